@@ -1,0 +1,230 @@
+/**
+ * Incremental SPDY/3 frame parser: an explicit two-state machine (frame
+ * header, then payload) that is safe at every chunk boundary. "Need more
+ * bytes" is simply returning fewer frames; malformed input throws a
+ * ProbeError with the byte offset, and the parser stays failed afterwards.
+ *
+ * Every rule that makes spdystream's reader end the session is enforced here
+ * (k8s-streaming-protocols.md section 3.1), plus our own limits, each checked
+ * before the payload is buffered.
+ */
+import { probeError, type ProbeError } from '../../errors.js';
+import {
+  CONTROL_TYPE_NAMES,
+  ControlType,
+  DEFAULT_SPDY_LIMITS,
+  FRAME_HEADER_BYTES,
+  PROTOCOL_MAX_PAYLOAD_BYTES,
+  SPDY_VERSION,
+  type SpdyLimits,
+} from './constants.js';
+import type { SpdyFrame } from './frames.js';
+import { HeaderBlockDecoder } from './header-block.js';
+
+interface PendingHeader {
+  readonly control: boolean;
+  readonly version: number;
+  readonly type: number; // control type, or stream id for DATA
+  readonly flags: number;
+  readonly length: number;
+  readonly offset: number; // stream offset of the frame's first byte
+}
+
+export class SpdyFrameParser {
+  private readonly limits: SpdyLimits;
+  private readonly headerDecoder: HeaderBlockDecoder;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private pending: PendingHeader | undefined;
+  private consumed = 0;
+  private failure: ProbeError | undefined;
+
+  constructor(limits: Partial<SpdyLimits> = {}) {
+    this.limits = { ...DEFAULT_SPDY_LIMITS, ...limits };
+    if (this.limits.maxFramePayloadBytes > PROTOCOL_MAX_PAYLOAD_BYTES) {
+      throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`);
+    }
+    this.headerDecoder = new HeaderBlockDecoder(this.limits);
+  }
+
+  /** Bytes received so far but not yet part of a complete frame. */
+  get bufferedBytes(): number {
+    return this.buffered;
+  }
+
+  /** Feeds bytes; returns every frame completed by them. Throws a ProbeError on malformed input. */
+  push(chunk: Buffer): SpdyFrame[] {
+    if (this.failure) throw this.failure;
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.buffered += chunk.length;
+    }
+    const frames: SpdyFrame[] = [];
+    try {
+      for (;;) {
+        if (!this.pending) {
+          if (this.buffered < FRAME_HEADER_BYTES) break;
+          this.pending = this.readHeader(this.take(FRAME_HEADER_BYTES));
+        }
+        if (this.buffered < this.pending.length) break;
+        const header = this.pending;
+        this.pending = undefined;
+        frames.push(this.decode(header, this.take(header.length)));
+      }
+    } catch (err) {
+      this.failure = err as ProbeError;
+      this.chunks = [];
+      this.buffered = 0;
+      throw err;
+    }
+    return frames;
+  }
+
+  private take(n: number): Buffer {
+    let out: Buffer;
+    const first = this.chunks[0];
+    if (first && first.length >= n) {
+      out = first.subarray(0, n);
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+    } else {
+      out = Buffer.allocUnsafe(n);
+      let filled = 0;
+      while (filled < n) {
+        const c = this.chunks[0]!;
+        const used = Math.min(c.length, n - filled);
+        c.copy(out, filled, 0, used);
+        filled += used;
+        if (used === c.length) this.chunks.shift();
+        else this.chunks[0] = c.subarray(used);
+      }
+    }
+    this.buffered -= n;
+    this.consumed += n;
+    return out;
+  }
+
+  private readHeader(h: Buffer): PendingHeader {
+    const offset = this.consumed - FRAME_HEADER_BYTES;
+    const word = h.readUInt32BE(0);
+    const control = (word & 0x80000000) !== 0;
+    const flags = h.readUInt8(4);
+    const length = h.readUInt32BE(4) & 0xffffff;
+    const header: PendingHeader = control
+      ? { control, version: (word >>> 16) & 0x7fff, type: word & 0xffff, flags, length, offset }
+      : { control, version: SPDY_VERSION, type: word & 0x7fffffff, flags, length, offset };
+    if (length > this.limits.maxFramePayloadBytes) {
+      const what = control ? (CONTROL_TYPE_NAMES[header.type] ?? `control type ${header.type}`) : `DATA on stream ${header.type}`;
+      throw probeError(
+        'SPDY_FRAME_TOO_LARGE',
+        `${what} frame of ${length} bytes exceeds the limit of ${this.limits.maxFramePayloadBytes} at byte ${offset}`,
+        { offset, length, limit: this.limits.maxFramePayloadBytes },
+      );
+    }
+    if (control) {
+      if (header.version !== SPDY_VERSION) {
+        throw probeError('SPDY_BAD_VERSION', `control frame version ${header.version} (expected 3) at byte ${offset}: the peer does not speak SPDY/3`, { offset, version: header.version });
+      }
+      if (!(header.type in CONTROL_TYPE_NAMES)) {
+        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${header.type} at byte ${offset}`, { offset, frameType: header.type });
+      }
+    }
+    return header;
+  }
+
+  private decode(h: PendingHeader, p: Buffer): SpdyFrame {
+    const bad = (msg: string) =>
+      probeError('SPDY_BAD_FRAME', `${h.control ? CONTROL_TYPE_NAMES[h.type] : 'DATA'} frame at byte ${h.offset}: ${msg}`, {
+        offset: h.offset,
+        frameType: h.control ? h.type : 0,
+      });
+    const needLength = (min: number, exact = false) => {
+      if (exact ? p.length !== min : p.length < min) throw bad(`length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
+    };
+    const headersFrom = (block: Buffer) => {
+      try {
+        return this.headerDecoder.decode(block);
+      } catch (err) {
+        const e = err as ProbeError;
+        throw probeError(e.code, `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`, { ...e.context, offset: h.offset }, e);
+      }
+    };
+    const streamIdAt = (o: number) => {
+      const id = p.readUInt32BE(o) & 0x7fffffff;
+      if (id === 0) throw bad('stream id 0');
+      return id;
+    };
+    if (!h.control) {
+      if (h.type === 0) throw bad('stream id 0');
+      return { type: 'DATA', streamId: h.type, flags: h.flags, data: p };
+    }
+    switch (h.type) {
+      case ControlType.SYN_STREAM: {
+        needLength(10);
+        const streamId = streamIdAt(0);
+        return {
+          type: 'SYN_STREAM',
+          streamId,
+          associatedId: p.readUInt32BE(4) & 0x7fffffff,
+          priority: p.readUInt8(8) >>> 5,
+          slot: p.readUInt8(9),
+          flags: h.flags,
+          headers: headersFrom(p.subarray(10)),
+        };
+      }
+      case ControlType.SYN_REPLY:
+      case ControlType.HEADERS: {
+        needLength(4);
+        const streamId = streamIdAt(0);
+        const headers = headersFrom(p.subarray(4));
+        return h.type === ControlType.SYN_REPLY
+          ? { type: 'SYN_REPLY', streamId, flags: h.flags, headers }
+          : { type: 'HEADERS', streamId, flags: h.flags, headers };
+      }
+      case ControlType.RST_STREAM: {
+        needLength(8, true);
+        const streamId = streamIdAt(0);
+        const status = p.readUInt32BE(4);
+        if (status === 0) throw bad('status 0');
+        return { type: 'RST_STREAM', streamId, status };
+      }
+      case ControlType.SETTINGS: {
+        needLength(4);
+        const count = p.readUInt32BE(0);
+        if (count > this.limits.maxSettingsEntries) {
+          throw probeError('SPDY_HEADER_LIMIT', `SETTINGS frame at byte ${h.offset} has ${count} entries; the limit is ${this.limits.maxSettingsEntries}`, {
+            offset: h.offset,
+            entries: count,
+            limit: this.limits.maxSettingsEntries,
+          });
+        }
+        if (p.length !== 4 + count * 8) throw bad(`${count} entries need ${4 + count * 8} bytes, got ${p.length}`);
+        const entries = [];
+        for (let i = 0; i < count; i++) {
+          const w = p.readUInt32BE(4 + i * 8);
+          entries.push({ flags: w >>> 24, id: w & 0xffffff, value: p.readUInt32BE(8 + i * 8) });
+        }
+        return { type: 'SETTINGS', flags: h.flags, entries };
+      }
+      case ControlType.PING: {
+        needLength(4, true);
+        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        const id = p.readUInt32BE(0);
+        if (id === 0) throw bad('ping id 0');
+        return { type: 'PING', id };
+      }
+      case ControlType.GOAWAY: {
+        needLength(8, true);
+        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        return { type: 'GOAWAY', lastGoodStreamId: p.readUInt32BE(0) & 0x7fffffff, status: p.readUInt32BE(4) };
+      }
+      case ControlType.WINDOW_UPDATE: {
+        needLength(8, true);
+        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        return { type: 'WINDOW_UPDATE', streamId: p.readUInt32BE(0) & 0x7fffffff, delta: p.readUInt32BE(4) & 0x7fffffff };
+      }
+      default:
+        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${h.type} at byte ${h.offset}`, { offset: h.offset });
+    }
+  }
+}

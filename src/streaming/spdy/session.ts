@@ -1,0 +1,260 @@
+/**
+ * A SPDY/3 session in the client or server role over any byte Duplex (a TCP
+ * or TLS socket, or the WebSocket tunnel adapter). Behaves as spdystream does:
+ * no flow control, odd client / even server stream and ping ids, PING echo,
+ * RST(PROTOCOL_ERROR) for out-of-order stream ids, GOAWAY on fatal input.
+ */
+import { EventEmitter } from 'node:events';
+import type { Duplex } from 'node:stream';
+import { isProbeError, probeError, type ProbeError } from '../../errors.js';
+import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
+import type { SpdyFrame, SpdyHeaders } from './frames.js';
+import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
+import { SpdyFrameParser } from './parser.js';
+import { dataFrameHeader, serializeFrame } from './serializer.js';
+import { SpdyStream, type StreamOwner } from './stream.js';
+
+export type SpdyRole = 'client' | 'server';
+
+/** Why a session ended, in the probe's vocabulary. */
+export type SessionEndCause = 'local' | 'fin' | 'rst' | 'goaway' | 'protocol-error' | 'error';
+
+export interface SessionEnd {
+  readonly cause: SessionEndCause;
+  readonly error?: Error;
+  /** GOAWAY status when cause is 'goaway'. */
+  readonly goAwayStatus?: number;
+}
+
+export interface SpdySessionOptions {
+  readonly role: SpdyRole;
+  readonly limits?: Partial<SpdyLimits>;
+  readonly deflate?: DeflateTuning;
+  /** Bytes that arrived with the 101 and belong to the session. */
+  readonly head?: Buffer;
+}
+
+export class SpdySession extends EventEmitter implements StreamOwner {
+  readonly role: SpdyRole;
+  readonly closed: Promise<SessionEnd>;
+  /** Timestamps (ms, performance.now) of the last frame read and written. */
+  lastReadAt = performance.now();
+  lastWriteAt = performance.now();
+  end: SessionEnd | undefined;
+
+  private readonly limits: SpdyLimits;
+  private readonly parser: SpdyFrameParser;
+  private readonly encoder: HeaderBlockEncoder;
+  private readonly streams = new Map<number, SpdyStream>();
+  private readonly pings = new Map<number, { sentAt: number; resolve: (rttMs: number) => void; reject: (e: Error) => void }>();
+  private nextStreamId: number;
+  private nextPingId: number;
+  private lastPeerStreamId = 0;
+  private resolveClosed!: (end: SessionEnd) => void;
+  private goingAway = false;
+
+  constructor(
+    private readonly transport: Duplex,
+    options: SpdySessionOptions,
+  ) {
+    super();
+    this.role = options.role;
+    this.limits = { ...DEFAULT_SPDY_LIMITS, ...options.limits };
+    this.parser = new SpdyFrameParser(this.limits);
+    this.encoder = new HeaderBlockEncoder(options.deflate);
+    this.nextStreamId = this.role === 'client' ? 1 : 2;
+    this.nextPingId = this.role === 'client' ? 1 : 2;
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+
+    transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
+    transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
+    transport.on('error', (err: NodeJS.ErrnoException) => {
+      const cause: SessionEndCause = err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'rst' : isProbeError(err) ? 'protocol-error' : 'error';
+      this.finish({ cause, error: err });
+    });
+    transport.on('close', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
+    if (options.head && options.head.length > 0) queueMicrotask(() => this.onBytes(options.head!));
+  }
+
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
+  /** Opens a stream (SYN_STREAM, flags 0, priority 0, as kubectl). Await `stream.replied` for the SYN_REPLY. */
+  openStream(headers: Readonly<Record<string, string>>): SpdyStream {
+    if (this.end || this.goingAway) throw probeError('SPDY_SESSION_CLOSED', 'cannot open a stream: the SPDY session is closed');
+    if (this.streams.size >= this.limits.maxConcurrentStreams) {
+      throw probeError('SPDY_STREAM_LIMIT', `cannot open more than ${this.limits.maxConcurrentStreams} streams on one session`);
+    }
+    const id = this.nextStreamId;
+    this.nextStreamId += 2;
+    const h: Record<string, string[]> = {};
+    for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = [v];
+    const stream = new SpdyStream(id, h, this, true);
+    this.streams.set(id, stream);
+    this.writeFrame({ type: 'SYN_STREAM', streamId: id, associatedId: 0, priority: 0, slot: 0, flags: 0, headers: h });
+    return stream;
+  }
+
+  /** Sends a PING with our next id; resolves with the round trip in ms. Like spdystream, it has no timeout of its own. */
+  ping(): Promise<number> {
+    if (this.end) return Promise.reject(probeError('SPDY_SESSION_CLOSED', 'cannot ping: the SPDY session is closed'));
+    const id = this.nextPingId;
+    this.nextPingId = this.nextPingId + 2 > 0x7ffffffe ? (this.role === 'client' ? 1 : 2) : this.nextPingId + 2;
+    return new Promise((resolve, reject) => {
+      this.pings.set(id, { sentAt: performance.now(), resolve, reject });
+      this.writeFrame({ type: 'PING', id });
+    });
+  }
+
+  /**
+   * kubectl's teardown (spdystream Connection.Close): RST_STREAM(CANCEL) for
+   * every stream we have not FIN'd, GOAWAY(last-good, OK), then close TCP.
+   */
+  close(): void {
+    if (this.end || this.goingAway) return;
+    for (const s of [...this.streams.values()]) if (!s.sentFin && s.resetStatus === undefined) s.reset(RstStatus.CANCEL);
+    const lastGood = this.role === 'client' ? 0 : this.lastPeerStreamId;
+    this.writeFrame({ type: 'GOAWAY', lastGoodStreamId: lastGood, status: GoAwayStatus.OK });
+    this.goingAway = true;
+    this.transport.end();
+    // A peer that never closes its side must not keep us waiting.
+    setTimeout(() => this.destroy(), 2000).unref();
+  }
+
+  /** Ends the session at once (no frames), e.g. on a deadline. */
+  destroy(error?: Error): void {
+    this.goingAway = true;
+    this.transport.destroy();
+    this.finish(error ? { cause: 'error', error } : { cause: 'local' });
+  }
+
+  // ---- StreamOwner ------------------------------------------------------------
+
+  sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
+    if (this.end) return cb(probeError('SPDY_SESSION_CLOSED', `cannot write to stream ${streamId}: the session is closed`, { streamId }));
+    const header = dataFrameHeader(streamId, fin ? FLAG_FIN : 0, data.length);
+    this.lastWriteAt = performance.now();
+    const ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
+    if (ok) cb();
+    else this.transport.once('drain', () => cb());
+  }
+
+  sendReply(streamId: number, headers: SpdyHeaders): void {
+    this.writeFrame({ type: 'SYN_REPLY', streamId, flags: 0, headers });
+  }
+
+  sendReset(streamId: number, status: number): void {
+    this.writeFrame({ type: 'RST_STREAM', streamId, status });
+  }
+
+  streamFinished(stream: SpdyStream): void {
+    if (this.streams.get(stream.id) === stream && stream.finished) this.streams.delete(stream.id);
+  }
+
+  // ---- internals --------------------------------------------------------------
+
+  private writeFrame(frame: SpdyFrame): void {
+    if (this.end || this.transport.destroyed) return;
+    this.lastWriteAt = performance.now();
+    this.transport.write(serializeFrame(frame, this.encoder));
+    this.emit('frameSent', frame);
+  }
+
+  private onBytes(chunk: Buffer): void {
+    if (this.end) return;
+    this.lastReadAt = performance.now();
+    let frames: SpdyFrame[];
+    try {
+      frames = this.parser.push(chunk);
+    } catch (err) {
+      // Fatal, as in spdystream: tell the peer, then drop the connection.
+      this.writeFrame({ type: 'GOAWAY', lastGoodStreamId: this.lastPeerStreamId, status: GoAwayStatus.PROTOCOL_ERROR });
+      this.transport.end();
+      this.transport.destroy();
+      this.finish({ cause: 'protocol-error', error: err as ProbeError });
+      return;
+    }
+    for (const frame of frames) {
+      if (this.end) return;
+      this.emit('frame', frame);
+      this.handle(frame);
+    }
+  }
+
+  private isPeerId(id: number): boolean {
+    return this.role === 'client' ? id % 2 === 0 : id % 2 === 1;
+  }
+
+  private handle(frame: SpdyFrame): void {
+    switch (frame.type) {
+      case 'SYN_STREAM': {
+        const id = frame.streamId;
+        // spdystream validateStreamId: ids from the peer must have its parity and grow.
+        if (!this.isPeerId(id) || id <= this.lastPeerStreamId) {
+          this.sendReset(id, RstStatus.PROTOCOL_ERROR);
+          return;
+        }
+        this.lastPeerStreamId = id;
+        if (this.streams.size >= this.limits.maxConcurrentStreams) {
+          this.sendReset(id, RstStatus.REFUSED_STREAM);
+          return;
+        }
+        const stream = new SpdyStream(id, frame.headers, this, false);
+        this.streams.set(id, stream);
+        if (frame.flags & FLAG_FIN) stream.onData(Buffer.alloc(0), FLAG_FIN);
+        this.emit('stream', stream);
+        return;
+      }
+      case 'SYN_REPLY':
+        this.streams.get(frame.streamId)?.onReply(frame.headers);
+        return;
+      case 'DATA':
+        this.streams.get(frame.streamId)?.onData(frame.data, frame.flags);
+        return;
+      case 'RST_STREAM':
+        this.streams.get(frame.streamId)?.onReset(frame.status);
+        return;
+      case 'PING': {
+        const pending = this.pings.get(frame.id);
+        if (this.isPeerId(frame.id)) this.writeFrame(frame);
+        else if (pending) {
+          this.pings.delete(frame.id);
+          pending.resolve(performance.now() - pending.sentAt);
+        }
+        this.emit('ping', frame.id);
+        return;
+      }
+      case 'GOAWAY':
+        this.emit('goaway', frame);
+        this.goingAway = true;
+        this.finish({
+          cause: 'goaway',
+          goAwayStatus: frame.status,
+          error: probeError('SPDY_GOAWAY', `the peer sent GOAWAY (status ${frame.status}, last good stream ${frame.lastGoodStreamId})`, {
+            status: frame.status,
+          }),
+        });
+        this.transport.end();
+        return;
+      case 'SETTINGS':
+      case 'WINDOW_UPDATE':
+      case 'HEADERS':
+        // spdystream reads these and drops them; it has no flow control to obey.
+        return;
+    }
+  }
+
+  private finish(end: SessionEnd): void {
+    if (this.end) return;
+    this.end = end;
+    const err = end.error ?? probeError('SPDY_SESSION_CLOSED', `the SPDY session ended (${end.cause})`, { cause: end.cause });
+    for (const s of this.streams.values()) s.onSessionEnd(err);
+    this.streams.clear();
+    for (const p of this.pings.values()) p.reject(err);
+    this.pings.clear();
+    if (!this.transport.destroyed && end.cause !== 'local' && end.cause !== 'goaway') this.transport.destroy();
+    this.resolveClosed(end);
+    this.emit('end', end);
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * One SPDY stream as a Node Duplex. It never emits an unhandled 'error':
+ * resets and session ends finish the readable side (kubectl treats RST and
+ * end of connection as EOF) and are recorded in `resetStatus` / `endError`.
+ */
+import { Duplex } from 'node:stream';
+import { probeError } from '../../errors.js';
+import { DATA_CHUNK_BYTES, FLAG_FIN, RstStatus } from './constants.js';
+import type { SpdyHeaders } from './frames.js';
+
+/** What a stream needs from its session: kept narrow so the stream is testable alone. */
+export interface StreamOwner {
+  sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void;
+  sendReply(streamId: number, headers: SpdyHeaders): void;
+  sendReset(streamId: number, status: number): void;
+  streamFinished(stream: SpdyStream): void;
+}
+
+export class SpdyStream extends Duplex {
+  /** Headers of the SYN_STREAM that opened this stream. */
+  readonly headers: SpdyHeaders;
+  replyHeaders: SpdyHeaders | undefined;
+  /** RST status received or sent, if the stream was reset. */
+  resetStatus: number | undefined;
+  resetByPeer = false;
+  /** Set when the session ended under this stream before it finished. */
+  endError: Error | undefined;
+  sentFin = false;
+  receivedFin = false;
+  readonly replied: Promise<SpdyHeaders>;
+  private resolveReply!: (h: SpdyHeaders) => void;
+  private rejectReply!: (e: Error) => void;
+
+  constructor(
+    readonly id: number,
+    headers: SpdyHeaders,
+    private readonly owner: StreamOwner,
+    readonly locallyInitiated: boolean,
+  ) {
+    super({ allowHalfOpen: true });
+    this.headers = headers;
+    this.replied = new Promise((resolve, reject) => {
+      this.resolveReply = resolve;
+      this.rejectReply = reject;
+    });
+    this.replied.catch(() => undefined);
+    // Errors are recorded, never thrown at the process.
+    this.on('error', (err) => {
+      this.endError ??= err;
+    });
+  }
+
+  get finished(): boolean {
+    return this.resetStatus !== undefined || (this.sentFin && this.receivedFin) || this.endError !== undefined;
+  }
+
+  /** Server side: answer the SYN_STREAM. Must precede any DATA (spdystream drops DATA before the reply). */
+  reply(headers: SpdyHeaders = {}): void {
+    if (this.replyHeaders) return;
+    this.replyHeaders = headers;
+    this.owner.sendReply(this.id, headers);
+    this.resolveReply(headers);
+  }
+
+  /** Sends RST_STREAM (CANCEL by default) and ends both sides. */
+  reset(status: number = RstStatus.CANCEL): void {
+    if (this.resetStatus !== undefined) return;
+    this.resetStatus = status;
+    this.owner.sendReset(this.id, status);
+    this.finishReadable();
+    this.owner.streamFinished(this);
+  }
+
+  // ---- called by the session -------------------------------------------------
+
+  onReply(headers: SpdyHeaders): void {
+    this.replyHeaders = headers;
+    this.resolveReply(headers);
+  }
+
+  onData(data: Buffer, flags: number): void {
+    if (this.receivedFin || this.resetStatus !== undefined) return;
+    if (data.length > 0) this.push(data);
+    if (flags & FLAG_FIN) {
+      this.receivedFin = true;
+      this.push(null);
+      if (this.finished) this.owner.streamFinished(this);
+    }
+  }
+
+  onReset(status: number): void {
+    if (this.resetStatus !== undefined) return;
+    this.resetStatus = status;
+    this.resetByPeer = true;
+    this.rejectReply(probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset by the peer (status ${status})`, { streamId: this.id, status }));
+    this.emit('reset', status);
+    this.finishReadable();
+    this.owner.streamFinished(this);
+  }
+
+  onSessionEnd(err: Error): void {
+    if (this.finished) return;
+    this.endError = err;
+    this.rejectReply(err);
+    this.finishReadable();
+  }
+
+  private finishReadable(): void {
+    if (!this.receivedFin) {
+      this.receivedFin = true;
+      this.push(null);
+    }
+  }
+
+  // ---- Duplex plumbing -------------------------------------------------------
+
+  override _read(): void {
+    // Data is pushed as frames arrive; SPDY as spdystream speaks it has no flow control.
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    if (this.resetStatus !== undefined || this.endError) {
+      cb(this.endError ?? probeError('SPDY_STREAM_RESET', `stream ${this.id} is reset (status ${this.resetStatus})`, { streamId: this.id }));
+      return;
+    }
+    if (chunk.length <= DATA_CHUNK_BYTES) {
+      this.owner.sendData(this.id, chunk, false, cb);
+      return;
+    }
+    // client-go never hands spdystream more than 32 KiB at once (remotecommand/reader.go).
+    let off = 0;
+    const next = (err?: Error | null): void => {
+      if (err || off >= chunk.length) return cb(err);
+      const piece = chunk.subarray(off, off + DATA_CHUNK_BYTES);
+      off += piece.length;
+      this.owner.sendData(this.id, piece, false, next);
+    };
+    next();
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    if (this.resetStatus !== undefined || this.endError || this.sentFin) return cb();
+    this.sentFin = true;
+    this.owner.sendData(this.id, Buffer.alloc(0), true, (err) => {
+      if (this.finished) this.owner.streamFinished(this);
+      cb(err);
+    });
+  }
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Interop tests spawn real kubectl binaries and real proxies; they are
+    // network-bound, not CPU-bound, so a generous timeout is not a speed target.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
