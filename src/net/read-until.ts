@@ -1,0 +1,63 @@
+/**
+ * Reads from a socket until `done` says the collected bytes are complete, then
+ * puts any bytes beyond that back (socket.unshift) for whoever reads next.
+ * Bounded by maxBytes so a hostile peer cannot make us buffer forever.
+ */
+import type { Socket } from 'node:net';
+import { probeError, type ErrorCode } from '../errors.js';
+
+export function readUntil(
+  socket: Socket,
+  done: (buf: Buffer) => number | undefined, // returns the length of the complete message
+  what: string,
+  errorCode: ErrorCode,
+  maxBytes = 16 * 1024,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let buf = Buffer.alloc(0);
+    const cleanup = () => {
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.off('error', onError);
+      socket.off('close', onEnd);
+    };
+    const onData = (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      const n = done(buf);
+      if (n !== undefined) {
+        cleanup();
+        socket.pause();
+        if (n < buf.length) socket.unshift(buf.subarray(n));
+        resolve(buf.subarray(0, n));
+      } else if (buf.length > maxBytes) {
+        cleanup();
+        socket.destroy();
+        reject(probeError(errorCode, `${what}: more than ${maxBytes} bytes without a complete reply`, { bytes: buf.length }));
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      reject(probeError(errorCode, `${what}: the connection closed after ${buf.length} bytes of the reply`, { bytes: buf.length }));
+    };
+    const onError = (err: NodeJS.ErrnoException) => {
+      cleanup();
+      reject(probeError(errorCode, `${what}: ${err.code ?? err.message}`, {}, err));
+    };
+    socket.on('data', onData);
+    socket.on('end', onEnd);
+    socket.on('close', onEnd);
+    socket.on('error', onError);
+    socket.resume();
+  });
+}
+
+/** Length of an HTTP head (through CRLFCRLF), or undefined while incomplete. */
+export function httpHeadLength(buf: Buffer): number | undefined {
+  const i = buf.indexOf('\r\n\r\n');
+  return i < 0 ? undefined : i + 4;
+}
+
+/** Printable first bytes of a peer's reply, for error messages (never secrets: these are the peer's bytes). */
+export function printable(buf: Buffer, max = 120): string {
+  return buf.subarray(0, max).toString('latin1').replace(/[^\x20-\x7e]/g, '.') + (buf.length > max ? '…' : '');
+}

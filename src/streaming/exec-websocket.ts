@@ -1,0 +1,115 @@
+/**
+ * exec over WebSocket (KEP-4006, `v5.channel.k8s.io`; v4 and the legacy
+ * names too when offered), as client-go's WebSocket executor does it
+ * (k8s-streaming-protocols.md section 4).
+ */
+import { PassThrough, Writable } from 'node:stream';
+import { Channel, ExecSubprotocol, decodeChannelMessage, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';
+import { decodeExecStatus } from './channel/exec-status.js';
+import { execPath } from './paths.js';
+import type { ExecExit, ExecOptions, ExecSession } from './types.js';
+import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
+import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, WebSocketConnection } from './ws-connection.js';
+
+const STDIN_CHUNK_BYTES = 32 * 1024;
+
+export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
+  const protocols = opts.websocketProtocols ?? [ExecSubprotocol.V5];
+  const up = await upgradeWebSocket(config, { path: execPath(opts), what: 'WebSocket exec', headers: [], protocols });
+  const upgradedAt = performance.now();
+  const { ws, protocol } = up;
+  const conn = new WebSocketConnection(
+    ws,
+    up.raw,
+    opts.keepalive === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS },
+  );
+  const tty = opts.tty === true;
+  const stdout = (opts.stdout ?? true) ? new PassThrough() : undefined;
+  const stderr = (opts.stderr ?? !tty) && !tty ? new PassThrough() : undefined;
+  const errorChunks: Buffer[] = [];
+  let statusSeen = false;
+
+  ws.on('message', (data: Buffer, isBinary: boolean) => {
+    let msg;
+    try {
+      msg = decodeChannelMessage(data, isBinary, protocol);
+    } catch (err) {
+      conn.fail('protocol-error', (err as Error).message);
+      return;
+    }
+    switch (msg.channel) {
+      case Channel.STDOUT:
+        if (msg.payload.length) stdout?.write(msg.payload);
+        break;
+      case Channel.STDERR:
+        if (msg.payload.length) stderr?.write(msg.payload);
+        break;
+      case Channel.ERROR:
+        if (msg.payload.length) {
+          statusSeen = true;
+          errorChunks.push(msg.payload);
+        }
+        break;
+      default:
+        // client-go logs and drops unknown channels.
+        break;
+    }
+  });
+
+  const send = (channel: number, payload: Buffer, cb?: (err?: Error) => void) => {
+    const m = encodeChannelMessage(channel, payload, protocol);
+    ws.send(m.data, { binary: m.binary }, cb);
+  };
+
+  const stdin = opts.stdin
+    ? new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          if (ws.readyState !== ws.OPEN) return cb(new Error('WebSocket is not open'));
+          let off = 0;
+          const next = (err?: Error) => {
+            if (err || off >= chunk.length) return cb(err ?? null);
+            const piece = chunk.subarray(off, off + STDIN_CHUNK_BYTES);
+            off += piece.length;
+            send(Channel.STDIN, piece, next);
+          };
+          next();
+        },
+        final(cb) {
+          // Only v5 can half-close stdin ([255, 0]); v4 has no way to (issue #89899).
+          if (protocol === ExecSubprotocol.V5 && ws.readyState === ws.OPEN) ws.send(encodeCloseSignal(Channel.STDIN), { binary: true }, () => cb());
+          else cb();
+        },
+      })
+    : undefined;
+  stdin?.on('error', () => undefined);
+
+  const exit: Promise<ExecExit> = conn.ended.then((end) => {
+    stdout?.end();
+    stderr?.end();
+    const text = Buffer.concat(errorChunks).toString('utf8');
+    if (!statusSeen) {
+      // A v4/v5 server always sends a status before close 1000; none means the session was lost.
+      return { exitCode: undefined, error: `the connection ended (${end.cause}) before the exit status arrived` };
+    }
+    return decodeExecStatus(text, protocol);
+  });
+
+  const session: ExecSession = {
+    transport: 'websocket',
+    subprotocol: protocol,
+    timing: up.timing,
+    upgradedAt,
+    ended: conn.ended,
+    stdin,
+    stdout,
+    stderr,
+    exit,
+    resize(width, height) {
+      if (ws.readyState === ws.OPEN) send(Channel.RESIZE, Buffer.from(`${JSON.stringify({ Width: width, Height: height })}\n`));
+    },
+    close: () => conn.close(1000),
+    destroy: () => conn.destroy(),
+  };
+  if (tty && opts.terminalSize) session.resize(opts.terminalSize.width, opts.terminalSize.height);
+  return session;
+}

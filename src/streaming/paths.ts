@@ -1,0 +1,38 @@
+/** Request paths and queries exactly as client-go builds them. */
+import type { ExecOptions, PodTarget } from './types.js';
+
+/** Go's url.QueryEscape: only [A-Za-z0-9-_.~] stay; space becomes '+'. */
+export function goQueryEscape(s: string): string {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+    .replace(/%20/g, '+');
+}
+
+/** Go's url.Values.Encode: keys sorted, values of one key in order. */
+export function encodeQuery(values: ReadonlyArray<readonly [string, string]>): string {
+  const keys = [...new Set(values.map(([k]) => k))].sort();
+  return keys
+    .flatMap((k) => values.filter(([kk]) => kk === k).map(([, v]) => `${goQueryEscape(k)}=${goQueryEscape(v)}`))
+    .join('&');
+}
+
+export function podPath(t: PodTarget, subresource: 'exec' | 'attach' | 'portforward'): string {
+  return `/api/v1/namespaces/${encodeURIComponent(t.namespace)}/pods/${encodeURIComponent(t.pod)}/${subresource}`;
+}
+
+/** The PodExecOptions query: booleans only when true (omitempty), command repeated in order. */
+export function execQuery(o: ExecOptions): string {
+  const stdout = o.stdout ?? true;
+  const stderr = o.stderr ?? !o.tty;
+  const v: [string, string][] = o.command.map((c) => ['command', c] as [string, string]);
+  if (o.container) v.push(['container', o.container]);
+  if (o.stdin) v.push(['stdin', 'true']);
+  if (stdout) v.push(['stdout', 'true']);
+  if (stderr) v.push(['stderr', 'true']);
+  if (o.tty) v.push(['tty', 'true']);
+  return encodeQuery(v);
+}
+
+export function execPath(o: ExecOptions): string {
+  return `${podPath(o, 'exec')}?${execQuery(o)}`;
+}

@@ -1,0 +1,86 @@
+/**
+ * The legacy WebSocket port-forward of the kubelet (not used by kubectl; used
+ * by SDK clients and web dashboards): GET …/portforward?ports=P with
+ * `v4.channel.k8s.io`. Port i has data channel 2i and error channel 2i+1; the
+ * server's first message on each channel is the port, uint16 little-endian.
+ * The ports are fixed at upgrade time, so each port can be opened once.
+ */
+import { Duplex, PassThrough, Writable } from 'node:stream';
+import { probeError } from '../errors.js';
+import { decodeChannelMessage, encodeChannelMessage } from './channel/codec.js';
+import { encodeQuery, podPath } from './paths.js';
+import type { ForwardedConnection, PortForwardOptions, PortForwardSession } from './types.js';
+import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
+import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, WebSocketConnection } from './ws-connection.js';
+
+export const LEGACY_PORTFORWARD_PROTOCOLS = ['v4.channel.k8s.io'] as const;
+
+export async function openLegacyPortForward(
+  config: ConnectionConfig,
+  opts: PortForwardOptions & { readonly ports: readonly number[]; readonly protocols?: readonly string[] },
+): Promise<PortForwardSession> {
+  const path = `${podPath(opts, 'portforward')}?${encodeQuery(opts.ports.map((p) => ['ports', String(p)] as const))}`;
+  const up = await upgradeWebSocket(config, { path, what: 'legacy WebSocket port-forward', headers: [], protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS });
+  const upgradedAt = performance.now();
+  const { ws, protocol } = up;
+  const conn = new WebSocketConnection(ws, up.raw, opts.keepalive === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS });
+  const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
+  const opened = new Set<number>();
+
+  ws.on('message', (raw: Buffer, isBinary: boolean) => {
+    let msg;
+    try {
+      msg = decodeChannelMessage(raw, isBinary, protocol);
+    } catch (err) {
+      conn.fail('protocol-error', (err as Error).message);
+      return;
+    }
+    const index = msg.channel >> 1;
+    const isError = (msg.channel & 1) === 1;
+    const slot = inbound[index];
+    if (!slot) return;
+    let payload = msg.payload;
+    if (!slot.seenPrefix[isError ? 1 : 0]) {
+      // The first two bytes on each channel are the port number.
+      slot.seenPrefix[isError ? 1 : 0] = true;
+      payload = payload.subarray(2);
+    }
+    if (payload.length === 0) return;
+    if (isError) slot.error.push(payload);
+    else slot.data.write(payload);
+  });
+  conn.ended.then(() => inbound.forEach((s) => s.data.end()));
+
+  return {
+    transport: 'websocket',
+    subprotocol: protocol,
+    timing: up.timing,
+    upgradedAt,
+    ended: conn.ended,
+    close: () => conn.close(1000),
+    destroy: () => conn.destroy(),
+    async openConnection(port: number): Promise<ForwardedConnection> {
+      const index = opts.ports.indexOf(port);
+      if (index < 0 || opened.has(index)) {
+        throw probeError('CONFIG_INVALID', `port ${port} was not requested at upgrade time (legacy port-forward forwards ${opts.ports.join(',')} once each)`, { field: 'port' });
+      }
+      opened.add(index);
+      const slot = inbound[index]!;
+      const stream = Duplex.from({
+        readable: slot.data,
+        writable: new Writable({
+          write(chunk: Buffer, _e, cb) {
+            const m = encodeChannelMessage(index * 2, chunk, protocol);
+            ws.send(m.data, { binary: m.binary }, (err) => cb(err ?? null));
+          },
+        }),
+      });
+      stream.on('error', () => undefined);
+      return {
+        stream,
+        errorText: conn.ended.then(() => Buffer.concat(slot.error).toString('utf8')),
+        close: () => conn.close(1000),
+      };
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * port-forward as client-go does it over a SPDY session, direct (POST,
+ * `portforward.k8s.io`) or tunnelled in WebSocket (GET,
+ * `SPDY/3.1+portforward.k8s.io`): one error+data stream pair per forwarded
+ * connection, headers `streamtype`, `port`, `requestid` (section 5 and 6).
+ */
+import { probeError } from '../errors.js';
+import { awaitReply, readAll } from './exec-spdy.js';
+import { podPath } from './paths.js';
+import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
+import { SpdySession } from './spdy/session.js';
+import type { ConnectionEnd, ForwardedConnection, PortForwardOptions, PortForwardSession, Transport } from './types.js';
+import { UpgradeError, upgradeSpdy, upgradeWebSocket, type ConnectionConfig, type UpgradeTiming } from './upgrade.js';
+import { WebSocketByteStream } from './ws-byte-stream.js';
+import { WebSocketConnection } from './ws-connection.js';
+
+export const PORTFORWARD_PROTOCOL = 'portforward.k8s.io';
+/** apimachinery WebsocketsSPDYTunnelingPrefix + the port-forward protocol. */
+export const TUNNEL_PROTOCOL = `SPDY/3.1+${PORTFORWARD_PROTOCOL}`;
+
+function spdyPortForward(
+  session: SpdySession,
+  transport: Transport,
+  subprotocol: string,
+  timing: UpgradeTiming,
+  upgradedAt: number,
+  ended: Promise<ConnectionEnd>,
+  close: () => void,
+  destroy: () => void,
+): PortForwardSession {
+  let requestId = 0;
+  return {
+    transport,
+    subprotocol,
+    timing,
+    upgradedAt,
+    ended,
+    close,
+    destroy,
+    async openConnection(port: number): Promise<ForwardedConnection> {
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw probeError('CONFIG_INVALID', `port ${port} is not in 1..65535`, { field: 'port' });
+      const id = String(requestId++);
+      const headers = { streamtype: 'error', port: String(port), requestid: id };
+      const errorStream = session.openStream(headers);
+      await awaitReply(errorStream);
+      // client-go half-closes the error stream at once: only the server writes on it.
+      errorStream.end();
+      const errorText = readAll(errorStream).then((r) => r.text);
+      const dataStream = session.openStream({ ...headers, streamtype: 'data' });
+      await awaitReply(dataStream);
+      return {
+        stream: dataStream,
+        errorText,
+        close: () => {
+          if (!dataStream.sentFin) dataStream.end();
+          if (!dataStream.receivedFin) dataStream.reset();
+        },
+      };
+    },
+  };
+}
+
+/** Direct SPDY: POST …/portforward, X-Stream-Protocol-Version: portforward.k8s.io. */
+export async function openSpdyPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
+  const t0 = performance.now();
+  const up = await upgradeSpdy(config, {
+    method: 'POST',
+    path: podPath(opts, 'portforward'),
+    what: 'SPDY port-forward',
+    headers: [
+      ['Content-Length', '0'],
+      ['Connection', 'Upgrade'],
+      ['Upgrade', 'SPDY/3.1'],
+      ['X-Stream-Protocol-Version', PORTFORWARD_PROTOCOL],
+    ],
+  });
+  const upgradedAt = performance.now();
+  const negotiated = String(up.responseHeaders['x-stream-protocol-version'] ?? '');
+  if (negotiated !== PORTFORWARD_PROTOCOL) {
+    up.socket.destroy();
+    // kubectl: "unable to negotiate protocol"
+    throw new UpgradeError('UPGRADE_BAD_RESPONSE', `SPDY port-forward: the 101 selected protocol "${negotiated}", expected ${PORTFORWARD_PROTOCOL}`, up.timing.phases, performance.now() - t0);
+  }
+  const session = new SpdySession(up.socket, { role: 'client', head: up.head });
+  const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
+  const ended = spdyEnd(session, up.raw);
+  ended.then(() => keepalive?.stop());
+  return spdyPortForward(session, 'spdy', negotiated, up.timing, upgradedAt, ended, () => session.close(), () => session.destroy());
+}
+
+/** WebSocket: GET …/portforward with `SPDY/3.1+portforward.k8s.io`, a SPDY session inside. */
+export async function openTunnelPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
+  const up = await upgradeWebSocket(config, { path: podPath(opts, 'portforward'), what: 'WebSocket port-forward', headers: [], protocols: [TUNNEL_PROTOCOL] });
+  const upgradedAt = performance.now();
+  // client-go runs no WebSocket heartbeat for the tunnel: only SPDY pings inside it.
+  const conn = new WebSocketConnection(up.ws, up.raw, undefined);
+  const bytes = new WebSocketByteStream(up.ws);
+  const session = new SpdySession(bytes, { role: 'client' });
+  const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, TUNNEL_PING_PERIOD_MS);
+  // The WebSocket tells how the connection died; SPDY adds GOAWAY and garbage inside the tunnel.
+  session.closed.then((end) => {
+    if (end.cause === 'goaway' || end.cause === 'protocol-error') conn.fail(end.cause, end.error?.message);
+  });
+  conn.ended.then(() => keepalive?.stop());
+  const close = () => {
+    session.close();
+    conn.close(1000);
+  };
+  return spdyPortForward(session, 'websocket', up.protocol, up.timing, upgradedAt, conn.ended, close, () => conn.destroy());
+}

@@ -1,0 +1,26 @@
+/** kubectl's SPDY keepalive and the mapping of a session's end to the probe's causes. */
+import type { Socket } from 'node:net';
+import type { SpdySession } from './spdy/session.js';
+import type { ConnectionEnd } from './types.js';
+
+/** client-go: SPDY PING every 5 s on direct SPDY, every 10 s inside the WebSocket tunnel. */
+export const SPDY_PING_PERIOD_MS = 5_000;
+export const TUNNEL_PING_PERIOD_MS = 10_000;
+
+export function startSpdyKeepalive(session: SpdySession, periodMs: number): { stop(): void } {
+  // Like spdystream, an unanswered ping never fails the session by itself.
+  const timer = setInterval(() => session.ping().catch(() => undefined), periodMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+export function spdyEnd(session: SpdySession, raw: Socket): Promise<ConnectionEnd> {
+  let sawRst = false;
+  raw.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') sawRst = true;
+  });
+  return session.closed.then((end) => {
+    const cause = end.cause === 'error' && sawRst ? 'rst' : end.cause === 'fin' && sawRst ? 'rst' : end.cause;
+    return { cause, atMs: performance.now(), message: end.error?.message };
+  });
+}

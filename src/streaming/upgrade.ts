@@ -1,0 +1,321 @@
+/**
+ * The HTTP/1.1 upgrade handshakes, on a connection we dialled ourselves so
+ * every phase is timed. Redirects are never followed. Any reply other than
+ * 101 with the expected Upgrade and one of our subprotocols is a classified
+ * UPGRADE_* error that keeps the status, the first bytes of the body and
+ * whether the body is a Kubernetes Status (the API server answered) or not (a hop did).
+ */
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import WebSocket from 'ws';
+import { ProbeError, type ErrorCode } from '../errors.js';
+import { dial as defaultDial, type DialPhases, type Dialed, type Dialer, type ProxySettings, type TlsSettings } from '../net/dial.js';
+import { printable } from '../net/read-until.js';
+
+export interface ConnectionConfig {
+  /** API server base URL (http: or https:), possibly with a path prefix. */
+  readonly server: URL;
+  readonly tls?: TlsSettings;
+  readonly proxy?: ProxySettings;
+  /** Extra request headers, e.g. Authorization. Values are secrets: never logged or echoed. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly userAgent?: string;
+  readonly dialer?: Dialer;
+  /** DNS + TCP + proxy + TLS, in ms. */
+  readonly dialTimeoutMs?: number;
+  /** Request written → 101, in ms. */
+  readonly upgradeTimeoutMs?: number;
+}
+
+export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
+export const DEFAULT_UPGRADE_TIMEOUT_MS = 15_000;
+/** client-go 1.32+ reads up to 64 KiB of a failed handshake's body; we keep less for results. */
+const REJECTION_BODY_BYTES = 64 * 1024;
+const REJECTION_BODY_KEEP = 512;
+
+export interface UpgradeTiming {
+  readonly phases: DialPhases & { upgradeMs: number };
+  /** Start of dialing → 101 read, in ms. */
+  readonly handshakeMs: number;
+}
+
+/** A Kubernetes metav1.Status as far as we need it. */
+export interface KubeStatus {
+  readonly status?: string;
+  readonly message?: string;
+  readonly reason?: string;
+  readonly code?: number;
+  readonly details?: { readonly causes?: readonly { readonly reason?: string; readonly message?: string }[] };
+}
+
+export class UpgradeRejectedError extends ProbeError {
+  constructor(
+    readonly status: number,
+    readonly bodyPrefix: string,
+    readonly kubeStatus: KubeStatus | undefined,
+    readonly responseHeaders: IncomingHttpHeaders,
+    what: string,
+    readonly phases: DialPhases,
+    readonly elapsedMs: number,
+  ) {
+    const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : 'something that is not the API server';
+    const msg = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${bodyPrefix.slice(0, 120)}"` : '';
+    super('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${msg}`, { status, kubernetesStatus: kubeStatus !== undefined });
+    this.name = 'UpgradeRejectedError';
+  }
+}
+
+/** Thrown for every other handshake failure, keeping the timings so far. */
+export class UpgradeError extends ProbeError {
+  constructor(code: ErrorCode, message: string, readonly phases: DialPhases, readonly elapsedMs: number, cause?: unknown) {
+    super(code, message, {}, cause);
+    this.name = 'UpgradeError';
+  }
+}
+
+export function parseKubeStatus(body: Buffer, contentType: string | undefined): KubeStatus | undefined {
+  if (contentType && !/json/i.test(contentType)) return undefined;
+  try {
+    const v = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    if (v && typeof v === 'object' && v.kind === 'Status' && (v.status === 'Failure' || v.status === 'Success')) return v as KubeStatus;
+  } catch {
+    /* not JSON: not the API server */
+  }
+  return undefined;
+}
+
+async function readRejection(res: IncomingMessage, what: string, phases: DialPhases, t0: number): Promise<UpgradeRejectedError> {
+  const chunks: Buffer[] = [];
+  let n = 0;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 2000);
+    res.on('data', (c: Buffer) => {
+      if (n < REJECTION_BODY_BYTES) chunks.push(c);
+      n += c.length;
+      if (n >= REJECTION_BODY_BYTES) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    res.on('end', () => (clearTimeout(timer), resolve()));
+    res.on('error', () => (clearTimeout(timer), resolve()));
+    res.on('close', () => (clearTimeout(timer), resolve()));
+  });
+  const body = Buffer.concat(chunks).subarray(0, REJECTION_BODY_BYTES);
+  return new UpgradeRejectedError(
+    res.statusCode ?? 0,
+    printable(body, REJECTION_BODY_KEEP),
+    parseKubeStatus(body, res.headers['content-type']),
+    res.headers,
+    what,
+    phases,
+    performance.now() - t0,
+  );
+}
+
+export interface UpgradeRequest {
+  readonly method: 'GET' | 'POST';
+  /** Path and query below the server URL's path. */
+  readonly path: string;
+  /** Ordered; repeated names become repeated header lines. */
+  readonly headers: readonly (readonly [string, string])[];
+  readonly what: string; // for messages, e.g. "SPDY exec"
+}
+
+export function requestPath(server: URL, path: string): string {
+  return server.pathname.replace(/\/$/, '') + path;
+}
+
+function baseHeaders(config: ConnectionConfig): [string, string][] {
+  const out: [string, string][] = [];
+  if (config.userAgent) out.push(['User-Agent', config.userAgent]);
+  for (const [k, v] of Object.entries(config.headers ?? {})) out.push([k, v]);
+  return out;
+}
+
+async function dialFor(config: ConnectionConfig, what: string, t0: number): Promise<Dialed> {
+  const dialer = config.dialer ?? defaultDial;
+  try {
+    return await dialer(
+      { url: config.server, tls: config.tls, proxy: config.proxy },
+      { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS },
+    );
+  } catch (err) {
+    const e = err as ProbeError;
+    throw new UpgradeError(e.code ?? 'DIAL_FAILED', `${what}: ${e.message}`, {}, performance.now() - t0, err);
+  }
+}
+
+export interface UpgradedConnection {
+  readonly socket: Socket;
+  /** The TCP socket under TLS, for telling RST from FIN. */
+  readonly raw: Socket;
+  readonly head: Buffer;
+  readonly responseHeaders: IncomingHttpHeaders;
+  readonly timing: UpgradeTiming;
+}
+
+/**
+ * SPDY upgrade (POST, Connection: Upgrade, Upgrade: SPDY/3.1) on a fresh
+ * connection, as client-go's SpdyRoundTripper writes it.
+ */
+export async function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest): Promise<UpgradedConnection> {
+  const t0 = performance.now();
+  const dialed = await dialFor(config, req.what, t0);
+  const phases = dialed.phases;
+  const tReq = performance.now();
+  const host = config.server.host;
+  const headers = [['Host', host], ...baseHeaders(config), ...req.headers].flat();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      dialed.socket.destroy();
+      reject(err);
+    };
+    const timeoutMs = config.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
+    const timer = setTimeout(
+      () => fail(new UpgradeError('UPGRADE_TIMEOUT', `${req.what}: no answer to the upgrade request within ${timeoutMs} ms`, phases, performance.now() - t0)),
+      timeoutMs,
+    );
+    const r = http.request({
+      createConnection: () => dialed.socket,
+      method: req.method,
+      path: requestPath(config.server, req.path),
+      headers,
+      setHost: false,
+    });
+    r.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (settled) return socket.destroy();
+      const upgrade = String(res.headers.upgrade ?? '');
+      const connection = String(res.headers.connection ?? '');
+      // client-go: Connection must contain "upgrade" and Upgrade "spdy/3.1".
+      if (!/upgrade/i.test(connection) || !/spdy\/3\.1/i.test(upgrade)) {
+        return fail(
+          new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: 101 with Upgrade "${upgrade}" and Connection "${connection}", expected SPDY/3.1`, phases, performance.now() - t0),
+        );
+      }
+      settled = true;
+      clearTimeout(timer);
+      const tDone = performance.now();
+      resolve({
+        socket,
+        raw: dialed.raw,
+        head,
+        responseHeaders: res.headers,
+        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0) },
+      });
+    });
+    r.on('response', (res: IncomingMessage) => {
+      readRejection(res, req.what, phases, t0).then(fail, fail);
+    });
+    r.on('error', (err: NodeJS.ErrnoException) => {
+      const notHttp = err.code?.startsWith('HPE_');
+      fail(
+        new UpgradeError(
+          'UPGRADE_FAILED',
+          notHttp
+            ? `${req.what}: the reply to the upgrade is not HTTP (${err.code})`
+            : `${req.what}: the connection failed during the upgrade (${err.code ?? err.message})`,
+          phases,
+          performance.now() - t0,
+          err,
+        ),
+      );
+    });
+    r.end();
+  });
+}
+
+const round = (ms: number) => Math.round(ms * 1000) / 1000;
+
+export interface WebSocketUpgraded {
+  readonly ws: WebSocket;
+  readonly raw: Socket;
+  readonly protocol: string;
+  readonly timing: UpgradeTiming;
+}
+
+/** Largest WebSocket message we accept (x/net/websocket's server cap is 32 MiB). */
+export const DEFAULT_MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * WebSocket upgrade (GET) on a fresh connection, offering `protocols` in order.
+ * Success needs 101 and one of our subprotocols (client-go 1.30+ checks it).
+ */
+export async function upgradeWebSocket(
+  config: ConnectionConfig,
+  req: Omit<UpgradeRequest, 'method'> & { readonly protocols: readonly string[]; readonly maxMessageBytes?: number },
+): Promise<WebSocketUpgraded> {
+  const t0 = performance.now();
+  const dialed = await dialFor(config, req.what, t0);
+  const phases = dialed.phases;
+  const tReq = performance.now();
+  const scheme = config.server.protocol === 'https:' ? 'wss:' : 'ws:';
+  const url = `${scheme}//${config.server.host}${requestPath(config.server, req.path)}`;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of [...baseHeaders(config), ...req.headers]) headers[k] = v;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.removeAllListeners();
+      ws.on('error', () => undefined);
+      ws.terminate();
+      dialed.socket.destroy();
+      reject(err);
+    };
+    const timeoutMs = config.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
+    const timer = setTimeout(
+      () => fail(new UpgradeError('UPGRADE_TIMEOUT', `${req.what}: no answer to the upgrade request within ${timeoutMs} ms`, phases, performance.now() - t0)),
+      timeoutMs,
+    );
+    const ws = new WebSocket(url, [...req.protocols], {
+      createConnection: () => dialed.socket,
+      headers,
+      followRedirects: false,
+      perMessageDeflate: false,
+      maxPayload: req.maxMessageBytes ?? DEFAULT_MAX_WS_MESSAGE_BYTES,
+      // Our own timer covers the handshake; ws must not add another.
+      handshakeTimeout: undefined,
+    });
+    let upgradedAt = 0;
+    ws.on('upgrade', () => {
+      upgradedAt = performance.now();
+    });
+    ws.on('unexpected-response', (_r, res) => {
+      readRejection(res, req.what, phases, t0).then(fail, fail);
+    });
+    ws.on('open', () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      ws.removeAllListeners('error');
+      ws.removeAllListeners('unexpected-response');
+      const tDone = upgradedAt || performance.now();
+      resolve({
+        ws,
+        raw: dialed.raw,
+        protocol: ws.protocol,
+        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0) },
+      });
+    });
+    ws.on('error', (err: Error & { code?: string }) => {
+      const m = err.message;
+      if (/subprotocol/i.test(m)) {
+        fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: 101 without an offered subprotocol (${m}); offered ${req.protocols.join(', ')}`, phases, performance.now() - t0, err));
+      } else if (/Sec-WebSocket-Accept|Upgrade header|Invalid/i.test(m) && upgradedAt) {
+        fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: invalid 101 response (${m})`, phases, performance.now() - t0, err));
+      } else if (err.code?.startsWith('HPE_') || /Parse Error/i.test(m)) {
+        fail(new UpgradeError('UPGRADE_FAILED', `${req.what}: the reply to the upgrade is not HTTP (${err.code ?? m})`, phases, performance.now() - t0, err));
+      } else {
+        fail(new UpgradeError('UPGRADE_FAILED', `${req.what}: the connection failed during the upgrade (${err.code ?? m})`, phases, performance.now() - t0, err));
+      }
+    });
+  });
+}
+

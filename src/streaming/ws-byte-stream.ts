@@ -1,0 +1,51 @@
+/**
+ * A WebSocket as a plain byte Duplex, for SPDY tunnelled in WebSocket
+ * (KEP-4006 port-forward, `SPDY/3.1+portforward.k8s.io`): every message is
+ * binary, boundaries mean nothing, empty messages are skipped and a text
+ * message is fatal (client-go TunnelingConnection.Read). Used by both our
+ * client and the emulator.
+ */
+import { Duplex } from 'node:stream';
+import type WebSocket from 'ws';
+import { probeError } from '../errors.js';
+
+export class WebSocketByteStream extends Duplex {
+  constructor(private readonly ws: WebSocket) {
+    super({ allowHalfOpen: false });
+    ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
+      if (!isBinary) {
+        this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));
+        ws.terminate();
+        return;
+      }
+      const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+      if (buf.length > 0) this.push(buf);
+    });
+    ws.on('close', (code: number) => {
+      // Close 1000 is EOF; anything else is a lost connection.
+      if (code === 1000) this.push(null);
+      else {
+        const err = probeError('WS_CLOSED', `tunnel WebSocket closed with code ${code}`, { code }) as Error & { code: string };
+        this.destroy(err);
+      }
+    });
+    ws.on('error', () => undefined); // WebSocketConnection classifies errors
+  }
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    if (this.ws.readyState !== this.ws.OPEN) return cb(probeError('WS_CLOSED', 'tunnel WebSocket is not open'));
+    this.ws.send(chunk, { binary: true }, (err) => cb(err ?? null));
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.terminate();
+    cb(err);
+  }
+}

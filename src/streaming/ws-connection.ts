@@ -1,0 +1,102 @@
+/**
+ * End-cause tracking and kubectl's keepalive for a client WebSocket.
+ * The cause comes from the close frame when one arrived (`ws-close:<code>`),
+ * else from the TCP socket underneath (`rst` / `fin`), else from our own
+ * keepalive (`no-pong`) or a protocol error.
+ */
+import type { Socket } from 'node:net';
+import type WebSocket from 'ws';
+import type { ConnectionEnd, EndCause } from './types.js';
+
+/** client-go websocket.go: ping every 5 s; only a pong pushes the 61 s read deadline. */
+export const WS_PING_PERIOD_MS = 5_000;
+export const WS_PONG_DEADLINE_MS = 61_000;
+
+export interface WebSocketKeepalive {
+  readonly pingPeriodMs: number;
+  readonly pongDeadlineMs: number;
+}
+
+export class WebSocketConnection {
+  readonly ended: Promise<ConnectionEnd>;
+  end: ConnectionEnd | undefined;
+  lastPongAt: number;
+  private resolveEnded!: (e: ConnectionEnd) => void;
+  private sawRst = false;
+  private sawFin = false;
+  private localClose = false;
+  private pending: { cause: EndCause; message?: string } | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly ws: WebSocket,
+    raw: Socket,
+    keepalive: WebSocketKeepalive | undefined,
+  ) {
+    this.lastPongAt = performance.now();
+    this.ended = new Promise((r) => (this.resolveEnded = r));
+    raw.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.sawRst = true;
+    });
+    raw.on('end', () => (this.sawFin = true));
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws reports frames it cannot parse as errors with WS_ERR_* codes, then closes 1002/1009.
+      if (err.code?.startsWith('WS_ERR')) this.pending ??= { cause: 'protocol-error', message: `${err.code}: ${err.message}` };
+      else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') this.sawRst = true;
+    });
+    ws.on('pong', () => (this.lastPongAt = performance.now()));
+    ws.on('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));
+    if (keepalive) {
+      this.pingTimer = setInterval(() => {
+        if (performance.now() - this.lastPongAt > keepalive.pongDeadlineMs) {
+          this.fail('no-pong', `no pong for ${keepalive.pongDeadlineMs} ms`);
+          return;
+        }
+        try {
+          ws.ping();
+        } catch {
+          /* closing */
+        }
+      }, keepalive.pingPeriodMs);
+      this.pingTimer.unref();
+    }
+  }
+
+  /** Ends the connection with a cause we detected (protocol error, no pong…). */
+  fail(cause: EndCause, message?: string): void {
+    this.pending ??= { cause, message };
+    this.ws.terminate();
+  }
+
+  close(code = 1000): void {
+    if (this.end) return;
+    this.localClose = true;
+    try {
+      this.ws.close(code);
+    } catch {
+      this.ws.terminate();
+    }
+    setTimeout(() => this.ws.terminate(), 1000).unref();
+  }
+
+  destroy(): void {
+    this.localClose = true;
+    this.ws.terminate();
+  }
+
+  private onClose(code: number, reason: string): void {
+    clearInterval(this.pingTimer);
+    let cause: EndCause;
+    let message: string | undefined = reason || undefined;
+    if (this.pending) {
+      cause = this.pending.cause;
+      message = this.pending.message;
+    } else if (this.localClose) cause = 'local';
+    else if (code !== 1005 && code !== 1006) cause = `ws-close:${code}`;
+    else if (this.sawRst) cause = 'rst';
+    else if (this.sawFin || code === 1006) cause = 'fin';
+    else cause = 'ws-close:1005';
+    this.end = { cause, atMs: performance.now(), message };
+    this.resolveEnded(this.end);
+  }
+}
