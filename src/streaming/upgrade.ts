@@ -7,7 +7,8 @@
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import WebSocket from 'ws';
+import { createHash, randomBytes } from 'node:crypto';
+import { ClientWebSocket } from './ws-client.js';
 import { ProbeError, type ErrorCode } from '../errors.js';
 import { dial as defaultDial, type DialPhases, type Dialed, type Dialer, type ProxySettings, type TlsSettings } from '../net/dial.js';
 import { printable } from '../net/read-until.js';
@@ -156,16 +157,19 @@ export interface UpgradedConnection {
 }
 
 /**
- * SPDY upgrade (POST, Connection: Upgrade, Upgrade: SPDY/3.1) on a fresh
- * connection, as client-go's SpdyRoundTripper writes it.
+ * Writes one upgrade request on a fresh connection and reads the answer.
+ * `check` inspects a 101 and returns what is wrong with it, if anything.
  */
-export async function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest): Promise<UpgradedConnection> {
+async function httpUpgrade(
+  config: ConnectionConfig,
+  req: UpgradeRequest,
+  check: (res: IncomingMessage) => string | undefined,
+): Promise<UpgradedConnection> {
   const t0 = performance.now();
   const dialed = await dialFor(config, req.what, t0);
   const phases = dialed.phases;
   const tReq = performance.now();
-  const host = config.server.host;
-  const headers = [['Host', host], ...baseHeaders(config), ...req.headers].flat();
+  const headers = [['Host', config.server.host], ...baseHeaders(config), ...req.headers].flat();
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: Error) => {
@@ -189,14 +193,8 @@ export async function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest)
     });
     r.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
       if (settled) return socket.destroy();
-      const upgrade = String(res.headers.upgrade ?? '');
-      const connection = String(res.headers.connection ?? '');
-      // client-go: Connection must contain "upgrade" and Upgrade "spdy/3.1".
-      if (!/upgrade/i.test(connection) || !/spdy\/3\.1/i.test(upgrade)) {
-        return fail(
-          new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: 101 with Upgrade "${upgrade}" and Connection "${connection}", expected SPDY/3.1`, phases, performance.now() - t0),
-        );
-      }
+      const problem = check(res);
+      if (problem) return fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, phases, performance.now() - t0));
       settled = true;
       clearTimeout(timer);
       const tDone = performance.now();
@@ -208,6 +206,7 @@ export async function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest)
         timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0) },
       });
     });
+    // Any non-101 answer; redirects included, which are never followed.
     r.on('response', (res: IncomingMessage) => {
       readRejection(res, req.what, phases, t0).then(fail, fail);
     });
@@ -229,10 +228,21 @@ export async function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest)
   });
 }
 
+/** SPDY upgrade (POST, Connection: Upgrade, Upgrade: SPDY/3.1), as client-go's SpdyRoundTripper writes it. */
+export function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest): Promise<UpgradedConnection> {
+  return httpUpgrade(config, req, (res) => {
+    const upgrade = String(res.headers.upgrade ?? '');
+    const connection = String(res.headers.connection ?? '');
+    // client-go: Connection must contain "upgrade" and Upgrade "spdy/3.1".
+    if (!/upgrade/i.test(connection) || !/spdy\/3\.1/i.test(upgrade)) return `101 with Upgrade "${upgrade}" and Connection "${connection}", expected SPDY/3.1`;
+    return undefined;
+  });
+}
+
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 export interface WebSocketUpgraded {
-  readonly ws: WebSocket;
+  readonly ws: ClientWebSocket;
   readonly raw: Socket;
   readonly protocol: string;
   readonly timing: UpgradeTiming;
@@ -240,82 +250,37 @@ export interface WebSocketUpgraded {
 
 /** Largest WebSocket message we accept (x/net/websocket's server cap is 32 MiB). */
 export const DEFAULT_MAX_WS_MESSAGE_BYTES = 16 * 1024 * 1024;
+const WS_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
 /**
- * WebSocket upgrade (GET) on a fresh connection, offering `protocols` in order.
- * Success needs 101 and one of our subprotocols (client-go 1.30+ checks it).
+ * WebSocket upgrade (GET, RFC 6455) on a fresh connection, offering `protocols`
+ * in order. Success needs 101, a valid Sec-WebSocket-Accept and one of our
+ * subprotocols (client-go 1.30+ checks it and falls back to SPDY otherwise).
  */
 export async function upgradeWebSocket(
   config: ConnectionConfig,
   req: Omit<UpgradeRequest, 'method'> & { readonly protocols: readonly string[]; readonly maxMessageBytes?: number },
 ): Promise<WebSocketUpgraded> {
-  const t0 = performance.now();
-  const dialed = await dialFor(config, req.what, t0);
-  const phases = dialed.phases;
-  const tReq = performance.now();
-  const scheme = config.server.protocol === 'https:' ? 'wss:' : 'ws:';
-  const url = `${scheme}//${config.server.host}${requestPath(config.server, req.path)}`;
-  const headers: Record<string, string> = {};
-  for (const [k, v] of [...baseHeaders(config), ...req.headers]) headers[k] = v;
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (err: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ws.removeAllListeners();
-      ws.on('error', () => undefined);
-      ws.terminate();
-      dialed.socket.destroy();
-      reject(err);
-    };
-    const timeoutMs = config.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
-    const timer = setTimeout(
-      () => fail(new UpgradeError('UPGRADE_TIMEOUT', `${req.what}: no answer to the upgrade request within ${timeoutMs} ms`, phases, performance.now() - t0)),
-      timeoutMs,
-    );
-    const ws = new WebSocket(url, [...req.protocols], {
-      createConnection: () => dialed.socket,
-      headers,
-      followRedirects: false,
-      perMessageDeflate: false,
-      maxPayload: req.maxMessageBytes ?? DEFAULT_MAX_WS_MESSAGE_BYTES,
-      // Our own timer covers the handshake; ws must not add another.
-      handshakeTimeout: undefined,
-    });
-    let upgradedAt = 0;
-    ws.on('upgrade', () => {
-      upgradedAt = performance.now();
-    });
-    ws.on('unexpected-response', (_r, res) => {
-      readRejection(res, req.what, phases, t0).then(fail, fail);
-    });
-    ws.on('open', () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ws.removeAllListeners('error');
-      ws.removeAllListeners('unexpected-response');
-      const tDone = upgradedAt || performance.now();
-      resolve({
-        ws,
-        raw: dialed.raw,
-        protocol: ws.protocol,
-        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0) },
-      });
-    });
-    ws.on('error', (err: Error & { code?: string }) => {
-      const m = err.message;
-      if (/subprotocol/i.test(m)) {
-        fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: 101 without an offered subprotocol (${m}); offered ${req.protocols.join(', ')}`, phases, performance.now() - t0, err));
-      } else if (/Sec-WebSocket-Accept|Upgrade header|Invalid/i.test(m) && upgradedAt) {
-        fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: invalid 101 response (${m})`, phases, performance.now() - t0, err));
-      } else if (err.code?.startsWith('HPE_') || /Parse Error/i.test(m)) {
-        fail(new UpgradeError('UPGRADE_FAILED', `${req.what}: the reply to the upgrade is not HTTP (${err.code ?? m})`, phases, performance.now() - t0, err));
-      } else {
-        fail(new UpgradeError('UPGRADE_FAILED', `${req.what}: the connection failed during the upgrade (${err.code ?? m})`, phases, performance.now() - t0, err));
-      }
-    });
+  const key = randomBytes(16).toString('base64');
+  const expectedAccept = createHash('sha1').update(key + WS_GUID).digest('base64');
+  const headers: [string, string][] = [
+    ['Connection', 'Upgrade'],
+    ['Upgrade', 'websocket'],
+    ['Sec-WebSocket-Version', '13'],
+    ['Sec-WebSocket-Key', key],
+  ];
+  if (req.protocols.length > 0) headers.push(['Sec-WebSocket-Protocol', req.protocols.join(', ')]);
+  const up = await httpUpgrade(config, { method: 'GET', path: req.path, what: req.what, headers: [...headers, ...req.headers] }, (res) => {
+    if (!/^websocket$/i.test(String(res.headers.upgrade ?? ''))) return `101 with Upgrade "${String(res.headers.upgrade ?? '')}", expected websocket`;
+    if (res.headers['sec-websocket-accept'] !== expectedAccept) return '101 with a wrong Sec-WebSocket-Accept';
+    const chosen = String(res.headers['sec-websocket-protocol'] ?? '');
+    if (req.protocols.length > 0 && !req.protocols.includes(chosen)) {
+      // client-go: invalid protocol, expected one of [...], got "..."
+      return `101 without an offered subprotocol: expected one of ${req.protocols.join(', ')}, got "${chosen}"`;
+    }
+    return undefined;
   });
+  const protocol = String(up.responseHeaders['sec-websocket-protocol'] ?? '');
+  const ws = new ClientWebSocket(up.socket, up.head, protocol, req.maxMessageBytes ?? DEFAULT_MAX_WS_MESSAGE_BYTES);
+  return { ws, raw: up.raw, protocol, timing: up.timing };
 }
-

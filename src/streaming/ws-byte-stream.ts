@@ -6,11 +6,11 @@
  * client and the emulator.
  */
 import { Duplex } from 'node:stream';
-import type WebSocket from 'ws';
+import type { WsLike } from './ws-client.js';
 import { probeError } from '../errors.js';
 
 export class WebSocketByteStream extends Duplex {
-  constructor(private readonly ws: WebSocket) {
+  constructor(private readonly ws: WsLike) {
     super({ allowHalfOpen: false });
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
@@ -45,7 +45,7 @@ export class WebSocketByteStream extends Duplex {
   }
 
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
-    if (this.ws.readyState === this.ws.OPEN || this.ws.readyState === this.ws.CONNECTING) this.ws.terminate();
+    if (this.ws.readyState === this.ws.OPEN) this.ws.terminate();
     cb(err);
   }
 }

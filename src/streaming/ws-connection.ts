@@ -5,7 +5,7 @@
  * keepalive (`no-pong`) or a protocol error.
  */
 import type { Socket } from 'node:net';
-import type WebSocket from 'ws';
+import type { WsLike } from './ws-client.js';
 import type { ConnectionEnd, EndCause } from './types.js';
 
 /** client-go websocket.go: ping every 5 s; only a pong pushes the 61 s read deadline. */
@@ -29,7 +29,7 @@ export class WebSocketConnection {
   private pingTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    readonly ws: WebSocket,
+    readonly ws: WsLike,
     raw: Socket,
     keepalive: WebSocketKeepalive | undefined,
   ) {

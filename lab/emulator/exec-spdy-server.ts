@@ -1,0 +1,77 @@
+/**
+ * The kubelet side of exec/attach over SPDY (k8s-streaming-protocols.md 2.3-2.6):
+ * reply to each stream at once, wait for the expected set, run the command,
+ * FIN stdout/stderr, write the status on the error stream, FIN it.
+ */
+import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
+import { headerValue } from '../../src/streaming/spdy/frames.js';
+import type { SpdySession } from '../../src/streaming/spdy/session.js';
+import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
+import { runCommand } from './processes.js';
+
+export interface ExecRequest {
+  readonly command: readonly string[];
+  readonly stdin: boolean;
+  readonly stdout: boolean;
+  readonly stderr: boolean;
+  readonly tty: boolean;
+}
+
+/** kubelet DefaultStreamCreationTimeout. */
+const STREAM_CREATION_TIMEOUT_MS = 30_000;
+
+export function execRequestFrom(query: URLSearchParams, attach: boolean): ExecRequest {
+  const flag = (n: string) => query.get(n) === 'true' || query.get(n) === '1';
+  return {
+    // attach joins the container's main process, which is `cat` in our target.
+    command: attach ? ['cat'] : query.getAll('command'),
+    stdin: flag('stdin'),
+    stdout: flag('stdout'),
+    stderr: flag('stderr'),
+    tty: flag('tty'),
+  };
+}
+
+const structured = (protocol: string) => protocol.startsWith('v4.') || protocol.startsWith('v5.');
+
+export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecRequest, onStream: (h: Record<string, string>) => void): void {
+  const hasResize = req.tty && protocol !== 'channel.k8s.io' && protocol !== 'v2.channel.k8s.io';
+  const expected = 1 + Number(req.stdin) + Number(req.stdout) + Number(req.stderr && !req.tty) + Number(hasResize);
+  const streams = new Map<string, SpdyStream>();
+  const abort = new AbortController();
+  session.closed.then(() => abort.abort());
+  const timer = setTimeout(() => session.close(), STREAM_CREATION_TIMEOUT_MS);
+  session.on('stream', (stream: SpdyStream) => {
+    const type = headerValue(stream.headers, 'streamtype') ?? '';
+    onStream(Object.fromEntries(Object.entries(stream.headers).map(([k, v]) => [k, v.join(',')])));
+    stream.reply({});
+    if (type === 'resize') stream.resume(); // sizes are read and ignored
+    streams.set(type, stream);
+    if (streams.size === expected) {
+      clearTimeout(timer);
+      void run();
+    }
+  });
+
+  async function run(): Promise<void> {
+    const out = streams.get('stdout');
+    const err = req.tty ? out : streams.get('stderr');
+    const code = await runCommand(req.command, {
+      stdin: streams.get('stdin'),
+      stdout: (b) => out?.write(b),
+      stderr: (b) => err?.write(b),
+      signal: abort.signal,
+    });
+    if (abort.signal.aborted) return;
+    streams.get('stdout')?.end();
+    streams.get('stderr')?.end();
+    const errorStream = streams.get('error');
+    if (structured(protocol)) errorStream?.write(encodeExecStatus(code));
+    else if (code !== 0) errorStream?.write(`command terminated with non-zero exit code: exit status ${code}`);
+    errorStream?.end();
+    // Leave the teardown (RST, GOAWAY, close) to the client, as kubectl expects; but not forever.
+    const t = setTimeout(() => session.close(), 10_000);
+    t.unref();
+    session.closed.then(() => clearTimeout(t));
+  }
+}

@@ -1,0 +1,27 @@
+/** Writes a kubeconfig that real kubectl (and our `run`) can use as is. */
+import { writeFileSync } from 'node:fs';
+import YAML from 'yaml';
+import type { Emulator } from './server.js';
+
+export function emulatorKubeconfig(e: Emulator, opts: { contextName?: string; proxyUrl?: string; server?: string } = {}): string {
+  const name = opts.contextName ?? 'kube-stream-probe-lab';
+  const cluster: Record<string, unknown> = { server: opts.server ?? e.url.toString().replace(/\/$/, '') };
+  if (e.tls) cluster['certificate-authority-data'] = Buffer.from(e.tls.caPem).toString('base64');
+  if (opts.proxyUrl) cluster['proxy-url'] = opts.proxyUrl;
+  const user: Record<string, unknown> = {};
+  if (e.options.token) user.token = e.options.token;
+  return YAML.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': name,
+    clusters: [{ name, cluster }],
+    users: [{ name, user }],
+    contexts: [{ name, context: { cluster: name, user: name, namespace: e.namespace } }],
+    preferences: {},
+  });
+}
+
+export function writeEmulatorKubeconfig(e: Emulator, path: string, opts?: Parameters<typeof emulatorKubeconfig>[1]): string {
+  writeFileSync(path, emulatorKubeconfig(e, opts), { mode: 0o600 });
+  return path;
+}

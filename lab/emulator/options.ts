@@ -1,0 +1,82 @@
+/** What the emulated API server can be told to be, and what it records. */
+import type { IncomingHttpHeaders } from 'node:http';
+
+export type RbacModel = 'pre-1.35' | '1.35';
+
+export interface EmulatorFaults {
+  /** Answer WebSocket upgrades with this status (a Kubernetes Status body) instead of 101. */
+  readonly rejectWebSocket?: number;
+  /** Answer SPDY upgrades with this status instead of 101. */
+  readonly rejectSpdy?: number;
+  /** Cut a streaming connection after this many seconds without a byte in either direction. */
+  readonly idleCutSeconds?: number;
+  /** How the idle cut ends the TCP connection. */
+  readonly idleCutMode?: 'fin' | 'rst';
+  /** Read the upgrade request and never answer it. */
+  readonly noUpgradeAnswer?: boolean;
+  /** Wait this long before writing the 101. */
+  readonly upgradeDelayMs?: number;
+}
+
+export interface EmulatorRbac {
+  readonly model: RbacModel;
+  /** Verbs the caller holds on pods/exec, pods/attach and pods/portforward. */
+  readonly verbs: readonly ('get' | 'create')[];
+}
+
+export interface EmulatorOptions {
+  readonly host?: string;
+  readonly port?: number;
+  readonly tls?: boolean;
+  /** Bearer token required on every request; none means anonymous access. */
+  readonly token?: string;
+  readonly namespace?: string;
+  readonly pod?: string;
+  readonly container?: string;
+  /** Container ports the pod declares; all are forwarded to the in-process echo server. */
+  readonly podPorts?: readonly number[];
+  /** gitVersion reported by /version. */
+  readonly serverVersion?: string;
+  readonly faults?: EmulatorFaults;
+  readonly rbac?: EmulatorRbac;
+  /** SPDY exec protocols the "kubelet" supports, in its order; the real one lacks v5. */
+  readonly spdyExecProtocols?: readonly string[];
+  /** Delay after a WebSocket exec 101 before the first message, like a real kubelet round trip. */
+  readonly wsFirstMessageDelayMs?: number;
+}
+
+export type UpgradeTransport = 'spdy' | 'websocket';
+
+/** One upgrade request as the emulator saw it. */
+export interface UpgradeRecord {
+  readonly seq: number;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly operation: 'exec' | 'attach' | 'portforward' | 'other';
+  readonly transport: UpgradeTransport;
+  /** X-Stream-Protocol-Version values or Sec-WebSocket-Protocol offers, in order. */
+  readonly offered: readonly string[];
+  /** Request headers, minus Authorization. */
+  readonly headers: IncomingHttpHeaders;
+  readonly rawHeaderNames: readonly string[];
+  status: number;
+  subprotocol?: string;
+  /** performance.now() when the 101 was written (the emulator's own clock). */
+  wrote101At?: number;
+  /** Headers of the SPDY streams the client opened, in order. */
+  readonly streams: Array<Readonly<Record<string, string>>>;
+  endedAt?: number;
+  endCause?: string;
+}
+
+export const DEFAULTS = {
+  host: '127.0.0.1',
+  namespace: 'default',
+  pod: 'probe-target',
+  container: 'main',
+  podPorts: [8080],
+  serverVersion: 'v1.33.1',
+  rbac: { model: 'pre-1.35', verbs: ['get', 'create'] } as EmulatorRbac,
+  spdyExecProtocols: ['v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'],
+} as const;

@@ -1,0 +1,96 @@
+/**
+ * The kubelet side of port-forward over SPDY (direct, or inside the WebSocket
+ * tunnel), and the legacy v4 WebSocket port-forward (k8s-streaming-protocols.md 5, 6).
+ */
+import net from 'node:net';
+import type WebSocket from 'ws';
+import { decodeChannelMessage, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { RstStatus } from '../../src/streaming/spdy/constants.js';
+import { headerValue } from '../../src/streaming/spdy/frames.js';
+import type { SpdySession } from '../../src/streaming/spdy/session.js';
+import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
+
+export interface ForwardTarget {
+  readonly podPorts: readonly number[];
+  readonly echoPort: number;
+  readonly podUid: string;
+}
+
+function refusedText(port: number, uid: string): string {
+  return `error forwarding port ${port} to pod ${uid}, uid : failed to connect to localhost:${port} inside namespace: connection refused`;
+}
+
+export function serveSpdyPortForward(session: SpdySession, target: ForwardTarget, onStream: (h: Record<string, string>) => void): void {
+  const pairs = new Map<string, { error?: SpdyStream; data?: SpdyStream }>();
+  session.on('stream', (stream: SpdyStream) => {
+    onStream(Object.fromEntries(Object.entries(stream.headers).map(([k, v]) => [k, v.join(',')])));
+    const type = headerValue(stream.headers, 'streamtype');
+    const port = Number(headerValue(stream.headers, 'port'));
+    // kubelet: reject a stream without a valid port or stream type.
+    if (!Number.isInteger(port) || port < 1 || port > 65535 || (type !== 'error' && type !== 'data')) {
+      stream.reset(RstStatus.PROTOCOL_ERROR);
+      return;
+    }
+    stream.reply({});
+    const requestId = headerValue(stream.headers, 'requestid') ?? String(type === 'error' ? stream.id : stream.id - 2);
+    const pair = pairs.get(requestId) ?? {};
+    pair[type] = stream;
+    pairs.set(requestId, pair);
+    if (type === 'error') stream.resume();
+    if (pair.error && pair.data) {
+      pairs.delete(requestId);
+      forward(port, pair.error, pair.data, target);
+    }
+  });
+}
+
+function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target: ForwardTarget): void {
+  if (!target.podPorts.includes(port)) {
+    errorStream.write(refusedText(port, target.podUid));
+    setImmediate(() => {
+      errorStream.reset(RstStatus.CANCEL);
+      data.reset(RstStatus.CANCEL);
+    });
+    return;
+  }
+  const tcp = net.connect(target.echoPort, '127.0.0.1');
+  tcp.setNoDelay(true);
+  tcp.on('error', () => data.reset(RstStatus.CANCEL));
+  data.pipe(tcp);
+  tcp.pipe(data);
+  tcp.on('close', () => errorStream.end());
+  data.on('close', () => tcp.destroy());
+}
+
+/** Legacy: ?ports=a,b; channel 2i data and 2i+1 error, each opened by the port as uint16 LE. */
+export function serveLegacyPortForward(ws: WebSocket, protocol: string, ports: readonly number[], target: ForwardTarget): void {
+  const send = (channel: number, payload: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    const m = encodeChannelMessage(channel, payload, protocol);
+    ws.send(m.data, { binary: m.binary });
+  };
+  const conns = ports.map((port, i) => {
+    const prefix = Buffer.alloc(2);
+    prefix.writeUInt16LE(port);
+    send(2 * i, prefix);
+    send(2 * i + 1, prefix);
+    if (!target.podPorts.includes(port)) {
+      send(2 * i + 1, Buffer.from(refusedText(port, target.podUid)));
+      return undefined;
+    }
+    const tcp = net.connect(target.echoPort, '127.0.0.1');
+    tcp.on('data', (b: Buffer) => send(2 * i, b));
+    tcp.on('error', () => undefined);
+    return tcp;
+  });
+  ws.on('message', (raw: Buffer, isBinary: boolean) => {
+    try {
+      const m = decodeChannelMessage(raw, isBinary, protocol);
+      if (m.channel % 2 === 0) conns[m.channel / 2]?.write(m.payload);
+    } catch {
+      ws.close(1002);
+    }
+  });
+  ws.on('close', () => conns.forEach((c) => c?.destroy()));
+  ws.on('error', () => undefined);
+}

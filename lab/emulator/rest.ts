@@ -1,0 +1,180 @@
+/**
+ * The REST endpoints real kubectl needs before it upgrades (k8s-streaming-
+ * protocols.md section 8): legacy discovery, the pod, /version, pod lists
+ * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson, sendStatus } from './status.js';
+import type { EmulatorRbac } from './options.js';
+
+export interface RestContext {
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container: string;
+  readonly podPorts: readonly number[];
+  readonly serverVersion: string;
+  readonly serverAddress: string;
+  readonly rbac: EmulatorRbac;
+  readonly startedAt: Date;
+}
+
+const SUBRESOURCE = (name: string, kind: string) => ({ name, singularName: '', namespaced: true, kind, verbs: ['create', 'get'] });
+
+export function podObject(ctx: RestContext): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: ctx.pod,
+      namespace: ctx.namespace,
+      uid: '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001',
+      creationTimestamp: ctx.startedAt.toISOString().replace(/\.\d+Z$/, 'Z'),
+      labels: { app: 'kube-stream-probe-target' },
+    },
+    spec: {
+      nodeName: 'lab-node',
+      containers: [
+        {
+          name: ctx.container,
+          image: 'kube-stream-probe/target:lab',
+          command: ['sh', '-c', 'cat'],
+          ports: ctx.podPorts.map((p) => ({ name: `echo-${p}`, containerPort: p, protocol: 'TCP' })),
+        },
+      ],
+    },
+    status: {
+      phase: 'Running',
+      podIP: '10.0.0.10',
+      containerStatuses: [{ name: ctx.container, ready: true, restartCount: 0, state: { running: { startedAt: ctx.startedAt.toISOString() } } }],
+    },
+  };
+}
+
+function podTable(ctx: RestContext, namespace: string): Record<string, unknown> {
+  const rows =
+    namespace === ctx.namespace || namespace === ''
+      ? [
+          {
+            cells: [ctx.pod, '1/1', 'Running', 0, age(ctx.startedAt)],
+            object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: (podObject(ctx) as { metadata: unknown }).metadata },
+          },
+        ]
+      : [];
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: { resourceVersion: '1' },
+    columnDefinitions: [
+      { name: 'Name', type: 'string', format: 'name', description: 'Name', priority: 0 },
+      { name: 'Ready', type: 'string', format: '', description: 'Ready containers', priority: 0 },
+      { name: 'Status', type: 'string', format: '', description: 'Status', priority: 0 },
+      { name: 'Restarts', type: 'string', format: '', description: 'Restarts', priority: 0 },
+      { name: 'Age', type: 'string', format: '', description: 'Age', priority: 0 },
+    ],
+    rows,
+  };
+}
+
+function age(since: Date): string {
+  const s = Math.max(0, Math.round((Date.now() - since.getTime()) / 1000));
+  return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
+}
+
+function readBody(req: IncomingMessage, max = 64 * 1024): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) reject(new Error('body too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** Is `verb` on pods/<sub> allowed for the caller? (SelfSubjectAccessReview and upgrade checks) */
+export function allowed(rbac: EmulatorRbac, verb: string, subresource: string): boolean {
+  if (!['exec', 'attach', 'portforward'].includes(subresource)) return verb === 'get' || verb === 'list';
+  return (rbac.verbs as readonly string[]).includes(verb);
+}
+
+export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx: RestContext): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://x');
+  const p = url.pathname.replace(/\/+$/, '') || '/';
+  const get = req.method === 'GET';
+  if (get && p === '/version') {
+    const m = /^v(\d+)\.(\d+)/.exec(ctx.serverVersion);
+    return sendJson(res, 200, {
+      major: m?.[1] ?? '1',
+      minor: m?.[2] ?? '33',
+      gitVersion: ctx.serverVersion,
+      gitCommit: 'kube-stream-probe-lab',
+      gitTreeState: 'clean',
+      buildDate: ctx.startedAt.toISOString(),
+      goVersion: 'go1.24',
+      compiler: 'gc',
+      platform: 'linux/amd64',
+    });
+  }
+  if (get && p === '/api') {
+    return sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: ctx.serverAddress }] });
+  }
+  if (get && p === '/apis') {
+    const gv = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
+    return sendJson(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ name: 'authorization.k8s.io', versions: [gv], preferredVersion: gv }] });
+  }
+  if (get && p === '/api/v1') {
+    return sendJson(res, 200, {
+      kind: 'APIResourceList',
+      groupVersion: 'v1',
+      resources: [
+        { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', verbs: ['get', 'list'], shortNames: ['po'], categories: ['all'] },
+        SUBRESOURCE('pods/exec', 'PodExecOptions'),
+        SUBRESOURCE('pods/attach', 'PodAttachOptions'),
+        SUBRESOURCE('pods/portforward', 'PodPortForwardOptions'),
+        { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
+      ],
+    });
+  }
+  if (get && p === '/apis/authorization.k8s.io/v1') {
+    return sendJson(res, 200, {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'authorization.k8s.io/v1',
+      resources: [{ name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] }],
+    });
+  }
+  if (req.method === 'POST' && p === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
+    let review: { spec?: { resourceAttributes?: { verb?: string; resource?: string; subresource?: string; namespace?: string } } };
+    try {
+      review = JSON.parse(await readBody(req)) as typeof review;
+    } catch {
+      return sendStatus(res, 400, 'the SelfSubjectAccessReview body is not valid JSON');
+    }
+    const attrs = review.spec?.resourceAttributes;
+    if (!attrs?.verb) return sendStatus(res, 400, 'spec.resourceAttributes.verb is required');
+    const ok = attrs.resource === 'pods' && allowed(ctx.rbac, attrs.verb, attrs.subresource ?? '');
+    return sendJson(res, 201, {
+      kind: 'SelfSubjectAccessReview',
+      apiVersion: 'authorization.k8s.io/v1',
+      metadata: {},
+      spec: review.spec,
+      status: ok ? { allowed: true, reason: 'lab RBAC allows it' } : { allowed: false, reason: `lab RBAC does not grant ${attrs.verb} on pods/${attrs.subresource ?? ''}` },
+    });
+  }
+  const podList = /^\/api\/v1(?:\/namespaces\/([^/]+))?\/pods$/.exec(p);
+  if (get && podList) {
+    const ns = podList[1] ?? '';
+    if (/as=Table/.test(String(req.headers.accept ?? ''))) return sendJson(res, 200, podTable(ctx, ns));
+    const items = ns === '' || ns === ctx.namespace ? [podObject(ctx)] : [];
+    return sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items });
+  }
+  const pod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(p);
+  if (get && pod) {
+    if (pod[1] === ctx.namespace && pod[2] === ctx.pod) return sendJson(res, 200, podObject(ctx));
+    return sendStatus(res, 404, `pods "${pod[2]}" not found`);
+  }
+  return sendStatus(res, 404, 'the server could not find the requested resource');
+}

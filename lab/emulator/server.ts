@@ -1,0 +1,293 @@
+/**
+ * The emulated API server: real kubectl 1.29-1.33 can exec into and
+ * port-forward to its one pod over SPDY, WebSocket v5/v4 and the SPDY tunnel,
+ * and every upgrade it sees is recorded so tests can assert what the client
+ * actually did on the wire.
+ */
+import { EventEmitter } from 'node:events';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type net from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
+import { SpdySession } from '../../src/streaming/spdy/session.js';
+import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
+import { startEchoServer, type EchoServer } from './echo-server.js';
+import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
+import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
+import { DEFAULTS, type EmulatorOptions, type UpgradeRecord } from './options.js';
+import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
+import { allowed, handleRest, type RestContext } from './rest.js';
+import { rawStatusReply, sendStatus } from './status.js';
+import { emulatorTls, type TlsMaterial } from './tls.js';
+
+const POD_UID = '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001';
+
+export class Emulator extends EventEmitter {
+  readonly upgrades: UpgradeRecord[] = [];
+  readonly restRequests: Array<{ method: string; path: string }> = [];
+  url!: URL;
+  tls: TlsMaterial | undefined;
+  private server!: http.Server | https.Server;
+  private echo!: EchoServer;
+  private readonly sockets = new Set<net.Socket>();
+  private seq = 0;
+  private readonly wssClients = new Set<WebSocket>();
+  private ctx!: RestContext;
+
+  constructor(readonly options: EmulatorOptions = {}) {
+    super();
+  }
+
+  static async start(options: EmulatorOptions = {}): Promise<Emulator> {
+    const e = new Emulator(options);
+    await e.start();
+    return e;
+  }
+
+  get namespace(): string {
+    return this.options.namespace ?? DEFAULTS.namespace;
+  }
+  get pod(): string {
+    return this.options.pod ?? DEFAULTS.pod;
+  }
+  get container(): string {
+    return this.options.container ?? DEFAULTS.container;
+  }
+  get podPorts(): readonly number[] {
+    return this.options.podPorts ?? DEFAULTS.podPorts;
+  }
+  get echoConnections(): number {
+    return this.echo.connections;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    this.echo = await startEchoServer();
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res);
+    if (o.tls) {
+      this.tls = emulatorTls();
+      // HTTP/1.1 only (no ALPN h2): both upgrade paths need it.
+      this.server = https.createServer({ cert: this.tls.certPem, key: this.tls.keyPem, ALPNProtocols: ['http/1.1'] }, handler);
+    } else {
+      this.server = http.createServer(handler);
+    }
+    this.server.on('upgrade', (req: IncomingMessage, socket: net.Socket, head: Buffer) => this.onUpgrade(req, socket, head));
+    this.server.on('connection', (s: net.Socket) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    const host = o.host ?? DEFAULTS.host;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(o.port ?? 0, host, () => resolve());
+    });
+    const port = (this.server.address() as net.AddressInfo).port;
+    const hostPart = host.includes(':') ? `[${host}]` : host;
+    this.url = new URL(`${o.tls ? 'https' : 'http'}://${hostPart}:${port}`);
+    this.ctx = {
+      namespace: this.namespace,
+      pod: this.pod,
+      container: this.container,
+      podPorts: this.podPorts,
+      serverVersion: o.serverVersion ?? DEFAULTS.serverVersion,
+      serverAddress: `${hostPart}:${port}`,
+      rbac: o.rbac ?? DEFAULTS.rbac,
+      startedAt: new Date(),
+    };
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.wssClients) c.terminate();
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+    await this.echo.close();
+  }
+
+  private authorized(req: IncomingMessage): boolean {
+    const token = this.options.token;
+    return !token || req.headers.authorization === `Bearer ${token}`;
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.restRequests.push({ method: req.method ?? '', path: req.url ?? '' });
+    if (!this.authorized(req)) return sendStatus(res, 401, 'Unauthorized');
+    // A streaming path reached without an Upgrade header (e.g. a hop stripped it).
+    if (/\/(exec|attach|portforward)(\?|$)/.test(req.url ?? '')) {
+      return sendStatus(res, 400, 'Upgrade request required');
+    }
+    try {
+      await handleRest(req, res, this.ctx);
+    } catch {
+      if (!res.headersSent) sendStatus(res, 500, 'internal error');
+    }
+  }
+
+  private onUpgrade(req: IncomingMessage, socket: net.Socket, head: Buffer): void {
+    socket.on('error', () => undefined);
+    const url = new URL(req.url ?? '/', 'http://x');
+    const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach|portforward)$/.exec(url.pathname);
+    const isWs = /websocket/i.test(String(req.headers.upgrade ?? ''));
+    const offered = isWs
+      ? String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+      : (req.headersDistinct['x-stream-protocol-version'] ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+    const headers = { ...req.headers };
+    delete headers.authorization;
+    const rec: UpgradeRecord = {
+      seq: ++this.seq,
+      method: req.method ?? '',
+      path: url.pathname,
+      query: url.search.replace(/^\?/, ''),
+      operation: (m?.[3] as UpgradeRecord['operation']) ?? 'other',
+      transport: isWs ? 'websocket' : 'spdy',
+      offered,
+      headers,
+      rawHeaderNames: req.rawHeaders.filter((_, i) => i % 2 === 0),
+      status: 0,
+      streams: [],
+    };
+    this.upgrades.push(rec);
+    this.emit('upgrade', rec);
+    const refuse = (code: number, message: string, extra?: Record<string, string>) => {
+      rec.status = code;
+      socket.end(rawStatusReply(code, message, extra));
+    };
+    const faults = this.options.faults ?? {};
+    if (faults.noUpgradeAnswer) {
+      rec.status = -1; // never answered
+      return;
+    }
+    if (!this.authorized(req)) return refuse(401, 'Unauthorized');
+    if (!m) return refuse(404, 'the server could not find the requested resource');
+    if (m[1] !== this.namespace || m[2] !== this.pod) return refuse(404, `pods "${m[2]}" not found`);
+    const sub = m[3]!;
+    // RBAC: WebSocket GET is "get", SPDY POST is "create"; from 1.35 a GET upgrade also needs "create".
+    const rbac = this.ctx.rbac;
+    const verb = req.method === 'POST' ? 'create' : 'get';
+    if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
+      const need = rbac.model === '1.35' && verb === 'get' ? 'get and create' : verb;
+      return refuse(403, `pods "${this.pod}" is forbidden: User "lab-user" cannot ${need} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`);
+    }
+    if (isWs && faults.rejectWebSocket) return refuse(faults.rejectWebSocket, 'WebSocket upgrades are refused by the lab (fault rejectWebSocket)');
+    if (!isWs && faults.rejectSpdy) return refuse(faults.rejectSpdy, 'SPDY upgrades are refused by the lab (fault rejectSpdy)');
+    const go = () => (isWs ? this.upgradeWebSocket(req, socket, head, rec, sub, url) : this.upgradeSpdy(req, socket, head, rec, sub, url));
+    if (faults.upgradeDelayMs) setTimeout(go, faults.upgradeDelayMs);
+    else go();
+  }
+
+  private forwardTarget(): ForwardTarget {
+    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID };
+  }
+
+  private upgradeSpdy(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
+    // apimachinery UpgradeResponse: Connection must contain upgrade, Upgrade spdy/3.1.
+    if (!/upgrade/i.test(String(req.headers.connection ?? '')) || !/spdy\/3\.1/i.test(String(req.headers.upgrade ?? ''))) {
+      return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: missing upgrade headers in request')));
+    }
+    if (rec.offered.length === 0) return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: no X-Stream-Protocol-Version')));
+    const supported: readonly string[] = sub === 'portforward' ? ['portforward.k8s.io'] : (this.options.spdyExecProtocols ?? DEFAULTS.spdyExecProtocols);
+    // httpstream.Handshake: the first client value the server supports.
+    const protocol = rec.offered.find((p) => supported.includes(p));
+    if (!protocol) {
+      rec.status = 403;
+      return void socket.end(rawStatusReply(403, 'unable to upgrade: unable to negotiate protocol', { 'X-Accepted-Stream-Protocol-Versions': supported.join(', ') }));
+    }
+    rec.status = 101;
+    rec.subprotocol = protocol;
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
+    rec.wrote101At = performance.now();
+    const session = new SpdySession(socket, { role: 'server', head });
+    this.watch(socket, rec, () => session.destroy());
+    session.closed.then((end) => this.ended(rec, end.cause));
+    const onStream = (h: Record<string, string>) => rec.streams.push(h);
+    if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
+    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach'), onStream);
+  }
+
+  private upgradeWebSocket(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
+    let protocol: string | undefined;
+    if (sub === 'portforward') {
+      protocol = rec.offered.includes(TUNNEL_PROTOCOL) ? TUNNEL_PROTOCOL : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
+    } else {
+      protocol = rec.offered.find((p) => (WS_EXEC_PROTOCOLS as readonly string[]).includes(p));
+    }
+    if (rec.offered.length > 0 && !protocol) {
+      rec.status = 400;
+      return void socket.end(rawStatusReply(400, `none of the offered subprotocols is supported: ${rec.offered.join(', ')}`));
+    }
+    // ws validates subprotocols as RFC 7230 tokens and would refuse `SPDY/3.1+portforward.k8s.io`
+    // (a '/'): we negotiate ourselves and add the header to the 101 it writes.
+    delete req.headers['sec-websocket-protocol'];
+    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 32 * 1024 * 1024 });
+    wss.on('headers', (lines: string[]) => {
+      if (protocol) lines.push(`Sec-WebSocket-Protocol: ${protocol}`);
+    });
+    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      rec.status = 101;
+      rec.subprotocol = protocol ?? '';
+      rec.wrote101At = performance.now();
+      this.wssClients.add(ws);
+      this.watch(socket, rec, () => ws.terminate());
+      ws.on('close', (code: number) => {
+        this.wssClients.delete(ws);
+        this.ended(rec, `ws-close:${code}`);
+      });
+      if (sub === 'portforward') {
+        if (protocol === TUNNEL_PROTOCOL) {
+          const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server' });
+          serveSpdyPortForward(session, this.forwardTarget(), (h) => rec.streams.push(h));
+        } else {
+          const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).map(Number);
+          serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
+        }
+      } else {
+        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach'), this.options.wsFirstMessageDelayMs ?? 5);
+      }
+    });
+  }
+
+  private ended(rec: UpgradeRecord, cause: string): void {
+    if (rec.endedAt !== undefined) return;
+    rec.endedAt = performance.now();
+    rec.endCause = cause;
+    this.emit('ended', rec);
+  }
+
+  /** The idle-cut fault: any byte in either direction counts as activity, as on an L4 load balancer. */
+  private watch(socket: net.Socket, rec: UpgradeRecord, onCut: () => void): void {
+    const seconds = this.options.faults?.idleCutSeconds;
+    if (!seconds) return;
+    let last = performance.now();
+    let seen = socket.bytesRead + socket.bytesWritten;
+    const timer = setInterval(() => {
+      const now = socket.bytesRead + socket.bytesWritten;
+      if (now !== seen) {
+        seen = now;
+        last = performance.now();
+      } else if (performance.now() - last >= seconds * 1000) {
+        clearInterval(timer);
+        this.ended(rec, `idle-cut-${this.options.faults?.idleCutMode ?? 'fin'}`);
+        cutSocket(socket, this.options.faults?.idleCutMode ?? 'fin');
+        onCut();
+      }
+    }, 20);
+    timer.unref();
+    socket.once('close', () => clearInterval(timer));
+  }
+}
+
+/** Ends a TCP connection with FIN, or with RST (resetAndDestroy on the TCP handle). */
+export function cutSocket(socket: net.Socket, mode: 'fin' | 'rst'): void {
+  const tcp = ((socket as unknown as { _parent?: net.Socket })._parent ?? socket) as net.Socket;
+  if (mode === 'rst') {
+    try {
+      tcp.resetAndDestroy();
+      socket.destroy();
+      return;
+    } catch {
+      /* not a TCP handle: fall through to a plain close */
+    }
+  }
+  socket.end();
+  setTimeout(() => socket.destroy(), 200).unref();
+}

@@ -1,0 +1,139 @@
+/**
+ * A client WebSocket over a socket whose 101 we already validated. Framing is
+ * ws's own Receiver and Sender (exported by the pinned ws package), so the
+ * frame parser is the battle-tested one; the handshake is ours, because ws's
+ * client refuses subprotocols with '/' such as `SPDY/3.1+portforward.k8s.io`.
+ * Behaves like gorilla/websocket: masked frames, pings answered, a received
+ * close frame echoed, then TCP closed.
+ */
+import { EventEmitter } from 'node:events';
+import type { Socket } from 'node:net';
+import * as wsModule from 'ws';
+
+/** The parts of ws's (untyped) Receiver and Sender we use; ws is pinned to an exact version. */
+interface WsReceiver extends NodeJS.WritableStream {
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+interface WsSender {
+  send(data: Buffer | string, options: object, cb?: (err?: Error) => void): void;
+  ping(data: Buffer, mask: boolean, cb?: () => void): void;
+  pong(data: Buffer, mask: boolean, cb?: () => void): void;
+  close(code: number | undefined, data: string, mask: boolean, cb?: () => void): void;
+  onerror: (err: Error) => void;
+}
+const { Receiver, Sender } = wsModule as unknown as {
+  Receiver: new (options: object) => WsReceiver;
+  Sender: new (socket: Socket, extensions: object, generateMask: undefined) => WsSender;
+};
+
+export interface WsLike {
+  readonly readyState: number;
+  readonly OPEN: number;
+  readonly protocol: string;
+  send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void;
+  ping(): void;
+  close(code?: number): void;
+  terminate(): void;
+  on(event: string, listener: (...args: any[]) => void): this;
+  once(event: string, listener: (...args: any[]) => void): this;
+  off(event: string, listener: (...args: any[]) => void): this;
+}
+
+const CONNECTING = 0;
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
+
+export class ClientWebSocket extends EventEmitter implements WsLike {
+  readonly OPEN = OPEN;
+  readyState = OPEN;
+  private readonly sender: WsSender;
+  private readonly receiver: WsReceiver;
+  private closeCode: number | undefined;
+  private closeReason: Buffer = Buffer.alloc(0);
+  private closeSent = false;
+  private closeTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly socket: Socket,
+    head: Buffer,
+    readonly protocol: string,
+    maxPayload: number,
+  ) {
+    super();
+    void CONNECTING;
+    this.sender = new Sender(socket, {}, undefined);
+    this.sender.onerror = (err) => this.onError(err);
+    this.receiver = new Receiver({ isServer: false, maxPayload, binaryType: 'nodebuffer', extensions: {}, allowSynchronousEvents: true });
+    this.receiver.on('message', (data: Buffer, isBinary: boolean) => this.emit('message', data, isBinary));
+    this.receiver.on('ping', (data: Buffer) => {
+      if (this.readyState === OPEN) this.sender.pong(data, true, undefined);
+      this.emit('ping', data);
+    });
+    this.receiver.on('pong', (data: Buffer) => this.emit('pong', data));
+    this.receiver.on('conclude', (code: number, reason: Buffer) => {
+      this.closeCode = code;
+      this.closeReason = reason;
+      // Echo the close frame, then close TCP (gorilla does the same).
+      if (!this.closeSent) {
+        this.closeSent = true;
+        this.sender.close(code === 1005 ? undefined : code, '', true, () => socket.end());
+      } else socket.end();
+      this.readyState = CLOSING;
+    });
+    this.receiver.on('error', (err: Error & { code?: string }) => this.onError(err));
+    socket.on('data', (chunk: Buffer) => {
+      if (!this.receiver.write(chunk)) socket.pause();
+    });
+    this.receiver.on('drain', () => socket.resume());
+    socket.on('end', () => this.receiver.end());
+    socket.on('error', (err) => this.emit('socketError', err));
+    socket.on('close', () => this.onSocketClose());
+    if (head.length > 0) queueMicrotask(() => socket.emit('data', head));
+  }
+
+  send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void {
+    if (this.readyState !== OPEN) {
+      cb?.(new Error('WebSocket is not open'));
+      return;
+    }
+    this.sender.send(data, { binary: options.binary, fin: true, mask: true, compress: false, rsv1: false }, cb);
+  }
+
+  ping(): void {
+    if (this.readyState === OPEN) this.sender.ping(Buffer.alloc(0), true, undefined);
+  }
+
+  close(code = 1000): void {
+    if (this.readyState !== OPEN) return;
+    this.readyState = CLOSING;
+    this.closeSent = true;
+    this.sender.close(code, '', true, undefined);
+    this.closeTimer = setTimeout(() => this.socket.destroy(), 1000);
+    this.closeTimer.unref();
+  }
+
+  terminate(): void {
+    if (this.readyState === CLOSED) return;
+    this.readyState = CLOSING;
+    this.socket.destroy();
+  }
+
+  private onError(err: Error & { code?: string }): void {
+    this.emit('error', err);
+    if (this.readyState === OPEN && !this.closeSent) {
+      this.closeSent = true;
+      const status = (err as unknown as Record<symbol, number>)[Object.getOwnPropertySymbols(err).find((s) => s.description === 'status-code') as symbol];
+      this.sender.close(status ?? 1002, '', true, undefined);
+    }
+    this.readyState = CLOSING;
+    this.socket.destroy();
+  }
+
+  private onSocketClose(): void {
+    if (this.readyState === CLOSED) return;
+    this.readyState = CLOSED;
+    clearTimeout(this.closeTimer);
+    this.emit('close', this.closeCode ?? 1006, this.closeReason);
+  }
+}
