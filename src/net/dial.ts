@@ -119,9 +119,8 @@ export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings 
       rejectUnauthorized: settings?.insecureSkipVerify !== true,
       // Upgrades are HTTP/1.1 only: an h2 hop would drop them.
       ALPNProtocols: ['http/1.1'],
-      checkServerIdentity: settings?.serverName
-        ? (_h, cert) => tls.checkServerIdentity(settings.serverName!, cert)
-        : undefined,
+      // kubeconfig tls-server-name: verify the certificate against that name, not the dialled host.
+      ...(settings?.serverName ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(settings.serverName!, cert) } : {}),
     });
     s.once('secureConnect', () => {
       phases[field] = (phases[field] ?? 0) + since(t0);

@@ -77,9 +77,10 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   ended.then(() => keepalive?.stop());
 
   const errorText = readAll(errorStream);
-  const outEnded = Promise.all([stdout, stderr].map((s) => (s ? new Promise((r) => s.once('end', r).once('close', r)) : undefined)));
+  // kubectl waits for stdout and stderr to end before it reports the status.
+  const outEnded = Promise.all([stdout?.remoteEnded, stderr?.remoteEnded]);
   const exit: Promise<ExecExit> = errorText.then(async ({ text, clean }) => {
-    await Promise.race([outEnded, new Promise((r) => setTimeout(r, 1000).unref())]);
+    await outEnded;
     if (!clean && text.length === 0) {
       const end = session.end;
       return { exitCode: undefined, error: `the connection ended (${end?.cause ?? 'reset'}) before the exit status arrived` };

@@ -83,6 +83,8 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     : undefined;
   stdin?.on('error', () => undefined);
 
+  ws.start();
+
   const exit: Promise<ExecExit> = conn.ended.then((end) => {
     stdout?.end();
     stderr?.end();

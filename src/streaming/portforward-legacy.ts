@@ -50,6 +50,7 @@ export async function openLegacyPortForward(
     else slot.data.write(payload);
   });
   conn.ended.then(() => inbound.forEach((s) => s.data.end()));
+  ws.start();
 
   return {
     transport: 'websocket',

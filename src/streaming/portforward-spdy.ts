@@ -96,6 +96,7 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
   const conn = new WebSocketConnection(up.ws, up.raw, undefined);
   const bytes = new WebSocketByteStream(up.ws);
   const session = new SpdySession(bytes, { role: 'client' });
+  up.ws.start();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, TUNNEL_PING_PERIOD_MS);
   // The WebSocket tells how the connection died; SPDY adds GOAWAY and garbage inside the tunnel.
   session.closed.then((end) => {

@@ -82,14 +82,31 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
       this.readyState = CLOSING;
     });
     this.receiver.on('error', (err: Error & { code?: string }) => this.onError(err));
+    socket.pause();
+    socket.on('error', (err) => this.emit('socketError', err));
+    socket.on('close', () => this.onSocketClose());
+    this.head = head;
+  }
+
+  private head: Buffer | undefined;
+
+  /**
+   * Starts reading. Nothing is delivered before this, so bytes that came in
+   * the same packet as the 101 reach listeners attached after the upgrade.
+   */
+  start(): this {
+    const head = this.head;
+    if (head === undefined) return this;
+    this.head = undefined;
+    const socket = this.socket;
     socket.on('data', (chunk: Buffer) => {
       if (!this.receiver.write(chunk)) socket.pause();
     });
     this.receiver.on('drain', () => socket.resume());
     socket.on('end', () => this.receiver.end());
-    socket.on('error', (err) => this.emit('socketError', err));
-    socket.on('close', () => this.onSocketClose());
-    if (head.length > 0) queueMicrotask(() => socket.emit('data', head));
+    if (head.length > 0) this.receiver.write(head);
+    socket.resume();
+    return this;
   }
 
   send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void {

@@ -28,6 +28,9 @@ export class SpdyStream extends Duplex {
   sentFin = false;
   receivedFin = false;
   readonly replied: Promise<SpdyHeaders>;
+  /** Resolves when the peer's side is over: FIN, RST or the session's end (whether or not anyone reads). */
+  readonly remoteEnded: Promise<void>;
+  private resolveRemoteEnded!: () => void;
   private resolveReply!: (h: SpdyHeaders) => void;
   private rejectReply!: (e: Error) => void;
 
@@ -44,6 +47,7 @@ export class SpdyStream extends Duplex {
       this.rejectReply = reject;
     });
     this.replied.catch(() => undefined);
+    this.remoteEnded = new Promise((resolve) => (this.resolveRemoteEnded = resolve));
     // Errors are recorded, never thrown at the process.
     this.on('error', (err) => {
       this.endError ??= err;
@@ -84,6 +88,7 @@ export class SpdyStream extends Duplex {
     if (flags & FLAG_FIN) {
       this.receivedFin = true;
       this.push(null);
+      this.resolveRemoteEnded();
       if (this.finished) this.owner.streamFinished(this);
     }
   }
@@ -110,6 +115,7 @@ export class SpdyStream extends Duplex {
       this.receivedFin = true;
       this.push(null);
     }
+    this.resolveRemoteEnded();
   }
 
   // ---- Duplex plumbing -------------------------------------------------------
