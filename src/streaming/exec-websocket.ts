@@ -51,7 +51,9 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
         }
         break;
       default:
-        // client-go logs and drops unknown channels.
+        // client-go logs and drops unknown channels; a probe reports them, since a
+        // server (or hop) that invents channels is not one kubectl can trust either.
+        conn.fail('protocol-error', `CHANNEL_PROTOCOL: unknown channel ${msg.channel} from the server`);
         break;
     }
   });
