@@ -1,0 +1,89 @@
+/** `kube-stream-probe emulator`: serves the emulated API server until interrupted. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { writeEmulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { Emulator } from '../../lab/emulator/server.js';
+import { probeError } from '../errors.js';
+import { integer, oneOf, parse } from './args.js';
+import type { CommandIO } from './io.js';
+
+export const EMULATOR_HELP = `Usage: kube-stream-probe emulator [flags]
+
+Serves an emulated Kubernetes API server on loopback with one pod (probe-target,
+container main, port 8080 forwarded to an in-process TCP echo server). Real
+kubectl can exec into it and port-forward to it over SPDY and WebSocket. Writes
+a kubeconfig for it and prints the path. Runs until Ctrl-C.
+
+Flags:
+  --port N                 listen port (default: a free one)
+  --host ADDR              listen address (default 127.0.0.1)
+  --tls                    serve HTTPS with a self-signed CA (in the kubeconfig)
+  --token T                require this bearer token (put in the kubeconfig)
+  --write-kubeconfig PATH  where to write the kubeconfig (default: a temp file)
+  --server-version V       gitVersion for /version (default v1.33.1)
+  --rbac MODEL             pre-1.35 | 1.35: 1.35 needs get AND create for WebSocket upgrades
+  --verbs LIST             verbs granted on pods/exec|attach|portforward (default get,create)
+  --reject-websocket CODE  answer WebSocket upgrades with this HTTP status
+  --reject-spdy CODE       answer SPDY upgrades with this HTTP status
+  --idle-cut SECONDS       cut streaming connections idle this long
+  --idle-cut-mode fin|rst  how to cut them (default fin)
+  --no-upgrade-answer      never answer an upgrade request
+  --upgrade-delay MS       wait before writing each 101
+  -h, --help               this help
+`;
+
+export async function emulatorCommand(argv: readonly string[], io: CommandIO): Promise<number> {
+  const { values } = parse(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    tls: { type: 'boolean' },
+    token: { type: 'string' },
+    'write-kubeconfig': { type: 'string' },
+    'server-version': { type: 'string' },
+    rbac: { type: 'string' },
+    verbs: { type: 'string' },
+    'reject-websocket': { type: 'string' },
+    'reject-spdy': { type: 'string' },
+    'idle-cut': { type: 'string' },
+    'idle-cut-mode': { type: 'string' },
+    'no-upgrade-answer': { type: 'boolean' },
+    'upgrade-delay': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(EMULATOR_HELP);
+    return 0;
+  }
+  const verbs = (values.verbs ?? 'get,create').split(',').filter(Boolean);
+  for (const v of verbs) if (v !== 'get' && v !== 'create') throw probeError('USAGE', `--verbs: "${v}" is not get or create`, { field: 'verbs' });
+  const emulator = await Emulator.start({
+    host: values.host,
+    port: integer('port', values.port, 0, 65535),
+    tls: values.tls,
+    token: values.token,
+    serverVersion: values['server-version'],
+    rbac: { model: oneOf('rbac', values.rbac, ['pre-1.35', '1.35'] as const, 'pre-1.35'), verbs: verbs as ('get' | 'create')[] },
+    faults: {
+      rejectWebSocket: integer('reject-websocket', values['reject-websocket'], 100, 599),
+      rejectSpdy: integer('reject-spdy', values['reject-spdy'], 100, 599),
+      idleCutSeconds: integer('idle-cut', values['idle-cut'], 1, 86_400),
+      idleCutMode: oneOf('idle-cut-mode', values['idle-cut-mode'], ['fin', 'rst'] as const, 'fin'),
+      noUpgradeAnswer: values['no-upgrade-answer'],
+      upgradeDelayMs: integer('upgrade-delay', values['upgrade-delay'], 0, 600_000),
+    },
+  });
+  const path = resolve(values['write-kubeconfig'] ?? join(mkdtempSync(join(tmpdir(), 'ksp-emulator-')), 'kubeconfig'));
+  writeEmulatorKubeconfig(emulator, path);
+  io.out(`emulated API server: ${emulator.url.toString().replace(/\/$/, '')}\nkubeconfig: ${path}\n`);
+  io.out(`try: kubectl --kubeconfig ${path} exec ${emulator.pod} -- echo hello\n`);
+  emulator.on('upgrade', (r) => io.err(`${r.method} ${r.path} ${r.transport} offered=[${r.offered.join(', ')}]\n`));
+  await new Promise<void>((resolveStop) => {
+    const stop = () => resolveStop();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    io.signal?.addEventListener('abort', stop, { once: true });
+  });
+  await emulator.stop();
+  return 0;
+}

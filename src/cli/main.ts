@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/**
+ * kube-stream-probe: finds the network hop that breaks kubectl exec and
+ * port-forward over SPDY/3.1 and WebSocket. Exit codes: 0 every verdict
+ * clean, 1 a broken path was found, 2 usage or configuration error.
+ */
+import { errorMessage, isProbeError } from '../errors.js';
+import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
+import { processIO, type CommandIO } from './io.js';
+
+type Command = { readonly summary: string; readonly run: (argv: readonly string[], io: CommandIO) => Promise<number>; readonly help: string };
+
+const COMMANDS: Readonly<Record<string, Command>> = {
+  emulator: { summary: 'serve the emulated API server (with fault switches) for kubectl or `run`', run: emulatorCommand, help: EMULATOR_HELP },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'Usage: kube-stream-probe <command> [flags]',
+    '',
+    'Finds the network hop that breaks kubectl exec and port-forward, over SPDY/3.1 and WebSocket.',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `kube-stream-probe <command> --help` for its flags.',
+    '',
+  ].join('\n');
+}
+
+export async function main(argv: readonly string[], io: CommandIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
+    io.out(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`kube-stream-probe: unknown command "${name}"\n\n${usage()}`);
+    return 2;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (err) {
+    io.err(`kube-stream-probe ${name}: ${isProbeError(err) ? err.message : errorMessage(err)}\n`);
+    if (isProbeError(err, 'USAGE')) io.err(`Run \`kube-stream-probe ${name} --help\` for usage.\n`);
+    return 2;
+  }
+}
+
+const isEntry = process.argv[1] !== undefined && /(?:main\.[cm]?[jt]s|cli\.m?js|kube-stream-probe(?:\.js)?)$/.test(process.argv[1]);
+if (isEntry) {
+  main(process.argv.slice(2), processIO()).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`kube-stream-probe: ${errorMessage(err)}\n`);
+      process.exitCode = 2;
+    },
+  );
+}
