@@ -7,10 +7,12 @@
 import { errorMessage, isProbeError } from '../errors.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
 import { processIO, type CommandIO } from './io.js';
+import { runCommand, RUN_HELP } from './run-command.js';
 
 type Command = { readonly summary: string; readonly run: (argv: readonly string[], io: CommandIO) => Promise<number>; readonly help: string };
 
 const COMMANDS: Readonly<Record<string, Command>> = {
+  run: { summary: 'probe a real cluster from a kubeconfig: both transports, idle holds, A/B verdicts', run: runCommand, help: RUN_HELP },
   emulator: { summary: 'serve the emulated API server (with fault switches) for kubectl or `run`', run: emulatorCommand, help: EMULATOR_HELP },
 };
 

@@ -1,0 +1,102 @@
+/** Human output: the verdict table, the diagnoses, and per-session numbers with units. */
+import type { Diagnosis, ProbeReport, SessionResult } from '../probe/types.js';
+
+export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+const sec = (s: number) => `${s}s`;
+const ms = (v: number | null) => (v === null ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
+
+function holdText(r: SessionResult): string {
+  if (!r.upgrade.ok) return '-';
+  if (r.firstEchoMs === null) return 'no echo';
+  if (r.holdSeconds === 0) return 'n/a';
+  if (r.hold.survived) return 'survived';
+  return r.hold.disconnectSeconds !== null ? `lost at ${r.hold.disconnectSeconds.toFixed(1)}s (${r.hold.cause})` : `lost (${r.hold.cause})`;
+}
+
+function upgradeText(r: SessionResult): string {
+  if (r.upgrade.ok) return '101';
+  if (r.upgrade.status !== null) return `${r.upgrade.status}${r.upgrade.kubernetesStatus ? ' Status' : ' (hop)'}`;
+  return r.upgrade.errorCode?.toLowerCase().replace(/_/g, '-') ?? 'failed';
+}
+
+export function resultsTable(reports: readonly { path?: string; report: ProbeReport }[]): string {
+  const withPath = reports.some((r) => r.path !== undefined);
+  const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'TRANSPORT', 'SUBPROTOCOL', 'KEEPALIVE', 'HOLD', 'UPGRADE', 'HANDSHAKE ms', 'ECHO ms', 'HOLD RESULT', 'EXIT'];
+  const rows = reports.flatMap(({ path, report }) =>
+    report.results.map((r) => [
+      ...(withPath ? [path ?? ''] : []),
+      r.operation,
+      r.transport,
+      r.subprotocol ?? '-',
+      r.keepalive,
+      sec(r.holdSeconds),
+      upgradeText(r),
+      ms(r.upgrade.handshakeMs),
+      ms(r.echoMs ?? r.firstEchoMs),
+      holdText(r),
+      r.exitCode === null ? '-' : String(r.exitCode),
+    ]),
+  );
+  return table(headers, rows);
+}
+
+export function verdictTable(reports: readonly { path?: string; report: ProbeReport }[]): string {
+  const withPath = reports.some((r) => r.path !== undefined);
+  const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'];
+  const rows = reports.flatMap(({ path, report }) =>
+    report.verdicts.map((v) => [...(withPath ? [path ?? ''] : []), v.operation, v.keepalive, sec(v.holdSeconds), v.spdy, v.websocket, v.verdict]),
+  );
+  return table(headers, rows);
+}
+
+export function diagnosisText(reports: readonly { path?: string; report: ProbeReport }[]): string {
+  const out: string[] = [];
+  for (const { path, report } of reports) {
+    // One line per distinct diagnosis, with the verdict rows it explains.
+    const seen = new Map<string, { d: Diagnosis; rows: string[] }>();
+    for (const v of report.verdicts) {
+      for (const d of v.diagnosis) {
+        const entry = seen.get(d.summary) ?? { d, rows: [] };
+        entry.rows.push(`${v.operation} ${v.keepalive} ${sec(v.holdSeconds)}`);
+        seen.set(d.summary, entry);
+      }
+    }
+    for (const d of report.findings) if (!seen.has(d.summary)) seen.set(d.summary, { d, rows: [] });
+    if (seen.size === 0) continue;
+    out.push(path ? `${path}:` : 'Diagnosis:');
+    for (const { d, rows } of seen.values()) {
+      out.push(`  - [${d.code}] ${d.summary}${rows.length ? ` (${compactRows(rows)})` : ''}`);
+      out.push(`    check: ${d.check}`);
+    }
+  }
+  return out.join('\n');
+}
+
+/** "exec kubectl 0s, exec kubectl 2s, exec none 2s" → "exec kubectl 0s/2s, exec none 2s". */
+function compactRows(rows: string[]): string {
+  const groups = new Map<string, string[]>();
+  for (const r of rows) {
+    const i = r.lastIndexOf(' ');
+    const k = r.slice(0, i);
+    groups.set(k, [...(groups.get(k) ?? []), r.slice(i + 1)]);
+  }
+  return [...groups.entries()].map(([k, holds]) => `${k} ${holds.join('/')}`).join(', ');
+}
+
+export function reportHeader(report: ProbeReport): string {
+  const version = report.server.version ?? `unknown (${report.server.versionError ?? 'not read'})`;
+  const lines = [`location ${report.location}, cluster ${report.cluster}, API server ${report.server.url}, version ${version}${report.server.proxy ? `, via proxy ${report.server.proxy}` : ''}`];
+  if (report.rbac.length > 0) {
+    const cell = (sub: string, verb: string) => {
+      const a = report.rbac.find((x) => x.subresource === sub && x.verb === verb);
+      return a?.allowed === true ? 'yes' : a?.allowed === false ? 'NO' : '?';
+    };
+    lines.push(`RBAC (SelfSubjectAccessReview): ${['exec', 'portforward', 'attach'].map((s) => `pods/${s} get=${cell(s, 'get')} create=${cell(s, 'create')}`).join('; ')}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,127 @@
+/** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
+import { hostname } from 'node:os';
+import { probeError } from '../errors.js';
+import { connectionFor } from '../kube/credentials.js';
+import { kubeconfigPath, loadKubeconfig } from '../kube/kubeconfig.js';
+import { SecretRedactor } from '../kube/secrets.js';
+import { runPlan } from '../probe/runner.js';
+import type { ProbePlan, ProbeReport } from '../probe/types.js';
+import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
+import { integer, list, oneOf, parse, parseDurationSeconds } from './args.js';
+import { diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
+import type { CommandIO } from './io.js';
+import { liveProgress } from './progress.js';
+
+export const RUN_HELP = `Usage: kube-stream-probe run [flags]
+
+Opens exec and port-forward sessions to a probe target pod over SPDY and
+WebSocket, holds them idle, checks they still work, and prints the A/B
+verdict per operation and hold: SPDY ok + WebSocket fails = a hop breaks
+WebSocket, and kubectl works only through its silent fallback.
+
+Flags:
+  --kubeconfig PATH     kubeconfig (default $KUBECONFIG, then ~/.kube/config)
+  --context NAME        kubeconfig context (default current-context)
+  -n, --namespace NS    target namespace (default the context's, else default)
+  --pod NAME            target pod running cat with a TCP echo port (default probe-target)
+  --container NAME      target container (default: the pod's first)
+  --port N              the pod's TCP echo port for port-forward (default 8080)
+  --ops LIST            exec,portforward (default both)
+  --transports LIST     websocket,spdy (default both)
+  --hold LIST           idle holds, e.g. 0s,65s,6m (default 0s)
+  --keepalive LIST      kubectl,none: kubectl's pings, or none at all (default kubectl)
+  --location NAME       where this runs, for results (default the host name)
+  -o, --output FORMAT   table | json (default table)
+  --echo-timeout MS     how long one echo may take (default 5000)
+  --upgrade-timeout MS  request written to 101 (default 15000)
+  --no-preflight        skip the RBAC SelfSubjectAccessReview preflight
+  -h, --help            this help
+
+Exit codes: 0 every verdict clean, 1 a broken path was found, 2 usage or configuration error.
+`;
+
+export interface RunSelection {
+  readonly operations: Operation[];
+  readonly transports: Transport[];
+  readonly keepalives: KeepaliveMode[];
+  readonly holdsSeconds: number[];
+}
+
+export function selection(values: { ops?: string; transports?: string; hold?: string; keepalive?: string }): RunSelection {
+  const holds = (values.hold ?? '0s').split(',').map((h) => parseDurationSeconds('hold', h));
+  for (const h of holds) if (h < 0 || h > 6 * 3600) throw probeError('USAGE', `--hold: ${h}s is outside 0s..6h`, { field: 'hold' });
+  return {
+    operations: list('ops', values.ops, ['exec', 'portforward'], ['exec', 'portforward']) as Operation[],
+    transports: list('transports', values.transports, ['websocket', 'spdy'], ['websocket', 'spdy']) as Transport[],
+    keepalives: list('keepalive', values.keepalive, ['kubectl', 'none'], ['kubectl']) as KeepaliveMode[],
+    holdsSeconds: [...new Set(holds)].sort((a, b) => a - b),
+  };
+}
+
+export function exitCodeFor(reports: readonly ProbeReport[]): number {
+  return reports.every((r) => r.verdicts.every((v) => v.verdict === 'clean')) ? 0 : 1;
+}
+
+export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: 'table' | 'json', redactor: SecretRedactor): void {
+  if (output === 'json') {
+    const doc = reports.length === 1 && reports[0]!.path === undefined ? reports[0]!.report : reports.map((r) => ({ path: r.path, ...r.report }));
+    io.out(redactor.redact(JSON.stringify(doc, null, 2)) + '\n');
+    return;
+  }
+  const parts = [...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)), verdictTable(reports), '', diagnosisText(reports), '', resultsTable(reports), ''];
+  io.out(redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n');
+}
+
+export async function runCommand(argv: readonly string[], io: CommandIO): Promise<number> {
+  const { values } = parse(argv, {
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    namespace: { type: 'string', short: 'n' },
+    pod: { type: 'string' },
+    container: { type: 'string' },
+    port: { type: 'string' },
+    ops: { type: 'string' },
+    transports: { type: 'string' },
+    hold: { type: 'string' },
+    keepalive: { type: 'string' },
+    location: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    'echo-timeout': { type: 'string' },
+    'upgrade-timeout': { type: 'string' },
+    'no-preflight': { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(RUN_HELP);
+    return 0;
+  }
+  const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const sel = selection(values);
+  const redactor = new SecretRedactor();
+  const path = kubeconfigPath(values.kubeconfig, io.env);
+  const ctx = loadKubeconfig(path, values.context, values.namespace);
+  const connection = await connectionFor(ctx, { env: io.env, redactor });
+  const plan: ProbePlan = {
+    location: values.location ?? hostname(),
+    cluster: {
+      name: ctx.contextName,
+      connection: { ...connection, upgradeTimeoutMs: integer('upgrade-timeout', values['upgrade-timeout'], 100, 600_000) },
+      namespace: ctx.namespace,
+      pod: values.pod ?? 'probe-target',
+      container: values.container,
+      port: integer('port', values.port, 1, 65535) ?? 8080,
+    },
+    ...sel,
+    echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),
+  };
+  const longest = Math.max(...sel.holdsSeconds);
+  const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
+  let report: ProbeReport;
+  try {
+    report = await runPlan(plan, { onProgress: progress?.onProgress, skipPreflight: values['no-preflight'] });
+  } finally {
+    progress?.stop();
+  }
+  printReports(io, [{ report }], output, redactor);
+  return exitCodeFor([report]);
+}

@@ -1,0 +1,168 @@
+/**
+ * Turns results into the likely broken hop, in plain words, with the measured
+ * numbers and what to check next (architecture.md, "Verdicts and diagnosis").
+ */
+import type { Transport } from '../streaming/types.js';
+import type { Diagnosis, SessionResult } from './types.js';
+
+const TRANSPORT_WORDS: Readonly<Record<Transport, string>> = { websocket: 'WebSocket', spdy: 'SPDY' };
+const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
+  websocket: 'GET with `Connection: Upgrade` and `Upgrade: websocket`',
+  spdy: 'POST with `Connection: Upgrade` and `Upgrade: SPDY/3.1`',
+};
+const opWords = (r: SessionResult) => (r.operation === 'exec' ? 'exec' : 'port-forward');
+const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
+
+/** Idle timeouts that usually sit at a given duration, in seconds. */
+export const KNOWN_IDLE_TIMEOUTS: ReadonlyArray<{ readonly seconds: number; readonly who: string }> = [
+  { seconds: 30, who: 'a 30 s backend/idle timeout (GKE backend services, some corporate proxies)' },
+  { seconds: 60, who: "nginx's default proxy_read_timeout (60 s) or an AWS ALB's default idle timeout (60 s)" },
+  { seconds: 350, who: "an AWS NLB's fixed TCP idle timeout (350 s)" },
+  { seconds: 4 * 3600, who: "the kubelet's / API server's streaming idle timeout (4 h)" },
+];
+
+export function knownTimeoutNear(seconds: number): string | undefined {
+  const hit = KNOWN_IDLE_TIMEOUTS.find((k) => Math.abs(seconds - k.seconds) <= Math.max(2, k.seconds * 0.1));
+  return hit?.who;
+}
+
+const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
+
+/** Why one failed session failed. */
+export function explainFailure(r: SessionResult, context: { readonly proxy?: string; readonly serverVersion?: string | null }): Diagnosis | undefined {
+  if (r.ok) return undefined;
+  const u = r.upgrade;
+  if (!u.ok) {
+    switch (u.errorCode) {
+      case 'UPGRADE_REJECTED':
+        if (!u.kubernetesStatus) {
+          return {
+            code: 'hop-refused-upgrade',
+            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by something that is not the API server (the body is not a Kubernetes Status${u.bodyPrefix ? `: "${u.bodyPrefix.slice(0, 80)}"` : ''}).`,
+            check: `An L7 hop (proxy, ingress, load balancer, WAF) between here and the API server refuses it. It must pass the ${UPGRADE_LINE[r.transport]} and answer 101.${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
+          };
+        }
+        if (u.status === 400 && /upgrade request required|missing upgrade headers/i.test(u.error ?? '')) {
+          return {
+            code: 'hop-stripped-upgrade',
+            summary: `The API server received the ${what(r)} request without its upgrade headers and answered 400 (${u.statusReason ?? 'BadRequest'}).`,
+            check: `An L7 hop dropped \`Connection: Upgrade\` / \`Upgrade\` on the way (nginx without \`proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection "upgrade"\` and \`proxy_http_version 1.1\`, for example).`,
+          };
+        }
+        if (u.status === 403 && r.transport === 'websocket') {
+          return {
+            code: 'rbac-websocket-create',
+            summary: `The API server refused the ${what(r)} upgrade with 403 Forbidden${u.statusReason ? ` (${u.statusReason})` : ''}.`,
+            check: `WebSocket upgrades are GET requests: they need "get" on pods/${r.operation}, and from Kubernetes 1.35 also "create"${context.serverVersion ? ` (server ${context.serverVersion})` : ''}. Grant both verbs; SPDY (POST) needs only "create".`,
+          };
+        }
+        return {
+          code: 'api-server-refused',
+          summary: `The API server itself refused the ${what(r)} upgrade: HTTP ${u.status}${u.statusReason ? ` ${u.statusReason}` : ''}.`,
+          check: u.status === 403 ? `RBAC: SPDY upgrades need "create" on pods/${r.operation}.` : `Read the Status message: ${u.error ?? ''}`.trim(),
+        };
+      case 'UPGRADE_TIMEOUT':
+        return {
+          code: 'upgrade-no-answer',
+          summary: `The ${what(r)} upgrade request was never answered${u.phases.tcpMs !== undefined ? ' (the TCP connection was made)' : ''}: ${u.error ?? ''}`.trim(),
+          check: 'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path.',
+        };
+      case 'UPGRADE_BAD_RESPONSE':
+        return {
+          code: 'bad-upgrade-response',
+          summary: `A 101 came back for the ${what(r)} upgrade, but not the one the protocol needs: ${u.error ?? ''}`,
+          check: 'A hop rewrote the handshake (dropped Sec-WebSocket-Protocol or X-Stream-Protocol-Version). kubectl treats this as an upgrade failure and falls back to SPDY.',
+        };
+      case 'DIAL_PROXY':
+        return {
+          code: 'proxy-refused-tunnel',
+          summary: `The forward proxy refused the tunnel for the ${what(r)}: ${u.error ?? ''}`,
+          check: 'kubectl tunnels every upgrade through the proxy with CONNECT and does not fall back when the proxy refuses it. Allow CONNECT to the API server in the proxy.',
+        };
+      case 'DIAL_DNS':
+      case 'DIAL_REFUSED':
+      case 'DIAL_TIMEOUT':
+      case 'DIAL_TLS':
+      case 'DIAL_FAILED':
+        return { code: 'unreachable', summary: `Could not reach the API server for the ${what(r)}: ${u.error ?? ''}`, check: 'Check DNS, routing, security groups and the CA in the kubeconfig from this location.' };
+      default:
+        return { code: 'upgrade-failed', summary: `The ${what(r)} upgrade failed: ${u.error ?? 'unknown error'}`, check: 'A hop broke the connection during the handshake.' };
+    }
+  }
+  if (r.firstEchoMs === null) {
+    return { code: 'channel-broken', summary: `The ${what(r)} upgraded (101) but the first echo failed: ${r.error ?? ''}`, check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).' };
+  }
+  const h = r.hold;
+  if (h.survived === false) {
+    if (h.cause === 'echo-timeout') {
+      return {
+        code: 'black-hole',
+        summary: `After a ${r.holdSeconds} s idle hold the ${what(r)} connection stayed open but nothing came back.`,
+        check: 'A hop silently dropped the idle flow without closing it (NAT or conntrack timeout, stateful firewall). Look for idle timeouts shorter than the hold.',
+      };
+    }
+    if (h.cause === 'protocol-error') {
+      return { code: 'stream-corrupted', summary: `The ${what(r)} stream was corrupted during the hold.`, check: 'A hop altered bytes inside the upgraded connection.' };
+    }
+    if (h.cause === 'no-pong') {
+      return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for 61 s.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
+    }
+    if (h.disconnectSeconds !== null) {
+      const near = knownTimeoutNear(h.disconnectSeconds);
+      return {
+        code: 'idle-timeout',
+        summary: `The ${what(r)} session was cut after ${fmt(h.disconnectSeconds)} s idle (${h.cause}), during a ${r.holdSeconds} s hold with keepalive "${r.keepalive}".`,
+        check: near ? `That is ${near}. Raise it on the hop, or keep sessions shorter than it.` : `Look for an idle timeout of about ${fmt(h.disconnectSeconds)} s on a hop (load balancer, proxy, NAT).`,
+      };
+    }
+    return { code: 'lost-during-hold', summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`, check: 'Look for idle timeouts on the path.' };
+  }
+  if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${r.error}`, check: 'See the error.' };
+  return undefined;
+}
+
+/** Findings that compare results: keepalive modes, exec against port-forward. */
+export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
+  const out: Diagnosis[] = [];
+  const find = (r: SessionResult, change: Partial<SessionResult>) =>
+    results.find((x) => (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])));
+  for (const r of results) {
+    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
+    const bare = find(r, { keepalive: 'none' });
+    if (!bare || !bare.upgrade.ok) continue;
+    if (r.ok && bare.hold.survived === false) {
+      const at = bare.hold.disconnectSeconds;
+      out.push({
+        code: 'keepalive-dependent',
+        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut${at !== null ? ` after ${fmt(at)} s` : ''}.`,
+        check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null ? ` at about ${fmt(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
+      });
+    } else if (!r.ok && r.hold.survived === false && bare.hold.survived === false) {
+      const a = r.hold.disconnectSeconds;
+      const b = bare.hold.disconnectSeconds;
+      if (a !== null && b !== null && Math.abs(a - b) < 2) {
+        out.push({
+          code: 'pings-ignored',
+          summary: `${what(r)}: the session was cut after ${fmt(a)} s even with kubectl's pings (${fmt(b)} s without).`,
+          check: 'The hop counts only application data as activity and ignores keepalive frames, or its idle timeout is shorter than the ping interval (5 s; 10 s inside the WebSocket port-forward tunnel).',
+        });
+      }
+    }
+  }
+  for (const r of results) {
+    if (r.operation !== 'exec') continue;
+    const pf = find(r, { operation: 'portforward' });
+    if (!pf || pf.ok === r.ok) continue;
+    const [good, bad] = r.ok ? [r, pf] : [pf, r];
+    out.push({
+      code: 'exec-portforward-disagree',
+      summary: `${TRANSPORT_WORDS[r.transport]} ${opWords(good)} works but ${opWords(bad)} does not (keepalive "${r.keepalive}", hold ${r.holdSeconds} s).`,
+      check:
+        r.transport === 'websocket'
+          ? 'They are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and use different keepalives (5 s WebSocket pings vs 10 s SPDY pings in the tunnel). Check both gates and the idle timeout against 10 s.'
+          : 'They use different subresources and RBAC (pods/exec vs pods/portforward); check both.',
+    });
+  }
+  const seen = new Set<string>();
+  return out.filter((d) => (seen.has(d.summary) ? false : (seen.add(d.summary), true)));
+}

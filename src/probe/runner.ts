@@ -1,0 +1,104 @@
+/**
+ * Runs a plan: every operation × transport × keepalive × hold session at
+ * once (a 65 s hold plan takes about 65 s), plus the server version and the
+ * RBAC preflight, then the A/B verdicts and diagnoses.
+ */
+import { needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
+import { rbacPreflight } from '../kube/rbac.js';
+import type { Transport } from '../streaming/types.js';
+import { crossFindings, explainFailure } from './diagnosis.js';
+import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
+import type { AccessSummary, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+
+export function expandPlan(plan: ProbePlan): SessionSpec[] {
+  const specs: SessionSpec[] = [];
+  for (const operation of plan.operations)
+    for (const keepalive of plan.keepalives)
+      for (const holdSeconds of plan.holdsSeconds)
+        for (const transport of plan.transports) {
+          // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
+          if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
+          specs.push({ operation, transport, keepalive, holdSeconds });
+        }
+  return specs;
+}
+
+export function verdictName(spdyOk: boolean | undefined, wsOk: boolean | undefined): VerdictName {
+  if (spdyOk !== false && wsOk !== false) return 'clean';
+  if (spdyOk !== false) return 'websocket-broken';
+  if (wsOk !== false) return 'spdy-broken';
+  return 'both-broken';
+}
+
+export function verdicts(results: readonly SessionResult[], context: { proxy?: string; serverVersion?: string | null }): Verdict[] {
+  const out: Verdict[] = [];
+  const keys = new Set(results.map((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}`));
+  for (const key of keys) {
+    const group = results.filter((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}` === key);
+    const by = (t: Transport) => group.find((r) => r.transport === t);
+    const spdy = by('spdy');
+    const ws = by('websocket');
+    const diagnosis = [ws, spdy].flatMap((r) => (r ? [explainFailure(r, context)].filter((d) => d !== undefined) : []));
+    const verdict = verdictName(spdy?.ok, ws?.ok);
+    if (verdict === 'websocket-broken' && spdy) {
+      diagnosis.push({
+        code: 'silent-fallback',
+        summary: `kubectl ${spdy.operation === 'exec' ? 'exec' : 'port-forward'} works on this path today only through its silent fallback to SPDY.`,
+        check: 'When the fallback and KUBECTL_*_WEBSOCKETS go away (KEP-4006 GA), this path breaks: fix the hop above first.',
+      });
+    }
+    const first = group[0]!;
+    out.push({
+      operation: first.operation,
+      keepalive: first.keepalive,
+      holdSeconds: first.holdSeconds,
+      spdy: spdy ? (spdy.ok ? 'ok' : 'fail') : 'not-run',
+      websocket: ws ? (ws.ok ? 'ok' : 'fail') : 'not-run',
+      verdict,
+      diagnosis,
+    });
+  }
+  return out;
+}
+
+export interface RunOptions {
+  readonly onProgress?: SessionOptions['onProgress'];
+  /** Skip the RBAC preflight (e.g. no SelfSubjectAccessReview permission). */
+  readonly skipPreflight?: boolean;
+}
+
+export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
+  const t0 = performance.now();
+  const startedAt = new Date().toISOString();
+  const c = plan.cluster;
+  const echoTimeoutMs = plan.echoTimeoutMs ?? DEFAULT_ECHO_TIMEOUT_MS;
+  const [version, rbac, results] = await Promise.all([
+    serverVersion(c.connection),
+    options.skipPreflight ? Promise.resolve([]) : rbacPreflight(c.connection, c.namespace, c.pod),
+    Promise.all(expandPlan(plan).map((spec) => runSession(spec, c, { echoTimeoutMs, onProgress: options.onProgress }))),
+  ]);
+  const proxy = c.connection.proxy ? `${c.connection.proxy.url.protocol}//${c.connection.proxy.url.host}` : undefined;
+  const gitVersion = version.version?.gitVersion ?? null;
+  const context = { proxy, serverVersion: gitVersion };
+  const findings = crossFindings(results);
+  const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
+  // 1.35+: a WebSocket upgrade needs create too; say so before anything fails.
+  if (needsCreateForWebSocket(version.version) && access.some((a) => a.verb === 'create' && a.allowed === false && a.subresource !== 'attach')) {
+    findings.push({
+      code: 'rbac-preflight',
+      summary: `The server is ${gitVersion}: WebSocket upgrades need "create" as well as "get", and the preflight shows "create" denied on ${access.filter((a) => a.verb === 'create' && a.allowed === false).map((a) => `pods/${a.subresource}`).join(', ')}.`,
+      check: 'Grant create on those subresources (see `kube-stream-probe manifest`).',
+    });
+  }
+  return {
+    location: plan.location,
+    cluster: c.name,
+    server: { url: c.connection.server.toString().replace(/\/$/, ''), version: gitVersion, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
+    rbac: access,
+    results,
+    verdicts: verdicts(results, context),
+    findings,
+    startedAt,
+    durationMs: Math.round(performance.now() - t0),
+  };
+}

@@ -1,0 +1,116 @@
+/** The probe's plan and results: the JSON contract of architecture.md. */
+import type { DialPhases } from '../net/dial.js';
+import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
+import type { ConnectionConfig } from '../streaming/upgrade.js';
+
+export interface ClusterTarget {
+  /** Name used in results and metrics. */
+  readonly name: string;
+  readonly connection: ConnectionConfig;
+  readonly namespace: string;
+  readonly pod: string;
+  readonly container?: string;
+  /** The pod's TCP echo port, for port-forward. */
+  readonly port: number;
+}
+
+export interface ProbePlan {
+  readonly location: string;
+  readonly cluster: ClusterTarget;
+  readonly operations: readonly Operation[];
+  readonly transports: readonly Transport[];
+  readonly keepalives: readonly KeepaliveMode[];
+  readonly holdsSeconds: readonly number[];
+  /** How long one echo may take, ms. */
+  readonly echoTimeoutMs?: number;
+}
+
+export interface SessionSpec {
+  readonly operation: Operation;
+  readonly transport: Transport;
+  readonly keepalive: KeepaliveMode;
+  readonly holdSeconds: number;
+}
+
+export interface UpgradeOutcome {
+  readonly ok: boolean;
+  /** HTTP status of the answer (101 on success); null when none came. */
+  readonly status: number | null;
+  /** Dial start → 101, ms; null when no 101. */
+  readonly handshakeMs: number | null;
+  readonly phases: DialPhases & { upgradeMs?: number };
+  /** Plain-words error, never a secret. */
+  readonly error: string | null;
+  readonly errorCode: string | null;
+  /** Whether a refusal's body was a Kubernetes Status (the API server answered) or not (a hop did). */
+  readonly kubernetesStatus: boolean | null;
+  readonly statusReason?: string;
+  readonly bodyPrefix?: string;
+}
+
+export type HoldCause = 'fin' | 'rst' | `ws-close:${number}` | 'goaway' | 'stream-reset' | 'no-pong' | 'echo-timeout' | 'protocol-error' | 'error' | 'deadline';
+
+export interface HoldOutcome {
+  /** null when the session never reached the hold. */
+  readonly survived: boolean | null;
+  /** Seconds from the 101 to the loss, when it was lost during or right after the hold. */
+  readonly disconnectSeconds: number | null;
+  readonly cause: HoldCause | null;
+}
+
+export interface SessionResult extends SessionSpec {
+  readonly subprotocol: string | null;
+  readonly upgrade: UpgradeOutcome;
+  /** The echo right after the upgrade, ms. */
+  readonly firstEchoMs: number | null;
+  readonly hold: HoldOutcome;
+  /** The echo after the hold, ms. */
+  readonly echoMs: number | null;
+  /** exec only: the exit status after stdin was closed. */
+  readonly exitCode: number | null;
+  /** Upgrade, echo and hold all worked. */
+  readonly ok: boolean;
+  /** What went wrong after the upgrade, in plain words. */
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken';
+
+export interface Diagnosis {
+  /** Stable code, e.g. hop-refused-upgrade, idle-timeout, rbac-websocket-create. */
+  readonly code: string;
+  /** What was seen, with the measured numbers. */
+  readonly summary: string;
+  /** What to check next. */
+  readonly check: string;
+}
+
+export interface Verdict {
+  readonly operation: Operation;
+  readonly keepalive: KeepaliveMode;
+  readonly holdSeconds: number;
+  readonly spdy: 'ok' | 'fail' | 'not-run';
+  readonly websocket: 'ok' | 'fail' | 'not-run';
+  readonly verdict: VerdictName;
+  readonly diagnosis: Diagnosis[];
+}
+
+export interface AccessSummary {
+  readonly subresource: string;
+  readonly verb: string;
+  readonly allowed: boolean | null;
+}
+
+export interface ProbeReport {
+  readonly location: string;
+  readonly cluster: string;
+  readonly server: { readonly url: string; readonly version: string | null; readonly versionError?: string; readonly proxy?: string };
+  readonly rbac: readonly AccessSummary[];
+  readonly results: readonly SessionResult[];
+  readonly verdicts: readonly Verdict[];
+  /** Diagnoses that span several verdicts (exec vs port-forward, keepalive modes). */
+  readonly findings: readonly Diagnosis[];
+  readonly startedAt: string;
+  readonly durationMs: number;
+}
