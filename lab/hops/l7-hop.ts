@@ -5,6 +5,7 @@
  * headers before forwarding, or hold upgrade requests forever (a buffering
  * hop). Everything else is relayed untouched.
  */
+import http from 'node:http';
 import net from 'node:net';
 import { listen, type Hop, type Upstream } from './common.js';
 
@@ -49,8 +50,9 @@ export function startL7Hop(name: string, o: L7HopOptions): Promise<Hop> {
       if (kind && o.holdUpgrades) return; // read it, never answer
       if (kind && o.refuse?.includes(kind)) {
         const status = o.refuseStatus ?? 403;
-        const body = `<html><head><title>${status} Forbidden</title></head><body><h1>${status} Forbidden</h1><p>${name}: ${kind} upgrades are not allowed by policy.</p></body></html>\n`;
-        client.end(`HTTP/1.1 ${status} Forbidden\r\nServer: ${name}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        const text = http.STATUS_CODES[status] ?? 'Error';
+        const body = `<html><head><title>${status} ${text}</title></head><body><h1>${status} ${text}</h1><p>${name}: ${kind} upgrades are not allowed by policy.</p></body></html>\n`;
+        client.end(`HTTP/1.1 ${status} ${text}\r\nServer: ${name}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
         return;
       }
       if (kind && o.stripUpgrade) {

@@ -57,21 +57,23 @@ export function verdictTable(reports: readonly { path?: string; report: ProbeRep
 export function diagnosisText(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const out: string[] = [];
   for (const { path, report } of reports) {
-    // One line per distinct diagnosis, with the verdict rows it explains.
-    const seen = new Map<string, { d: Diagnosis; rows: string[] }>();
-    for (const v of report.verdicts) {
-      for (const d of v.diagnosis) {
-        const entry = seen.get(d.summary) ?? { d, rows: [] };
-        entry.rows.push(`${v.operation} ${v.keepalive} ${sec(v.holdSeconds)}`);
-        seen.set(d.summary, entry);
-      }
-    }
-    for (const d of report.findings) if (!seen.has(d.summary)) seen.set(d.summary, { d, rows: [] });
-    if (seen.size === 0) continue;
+    // Grouped by (code, check): the check once, then each distinct observation with the rows it explains.
+    const groups = new Map<string, { code: string; check: string; seen: Map<string, string[]> }>();
+    const add = (d: Diagnosis, row?: string) => {
+      const key = `${d.code}|${d.check}`;
+      const g = groups.get(key) ?? { code: d.code, check: d.check, seen: new Map<string, string[]>() };
+      const rows = g.seen.get(d.summary) ?? [];
+      if (row) rows.push(row);
+      g.seen.set(d.summary, rows);
+      groups.set(key, g);
+    };
+    for (const v of report.verdicts) for (const d of v.diagnosis) add(d, `${v.operation} ${v.keepalive} ${sec(v.holdSeconds)}`);
+    for (const d of report.findings) add(d);
+    if (groups.size === 0) continue;
     out.push(path ? `${path}:` : 'Diagnosis:');
-    for (const { d, rows } of seen.values()) {
-      out.push(`  - [${d.code}] ${d.summary}${rows.length ? ` (${compactRows(rows)})` : ''}`);
-      out.push(`    check: ${d.check}`);
+    for (const g of groups.values()) {
+      out.push(`  [${g.code}] ${g.check}`);
+      for (const [summary, rows] of g.seen) out.push(`    - ${summary}${rows.length ? ` (${compactRows(rows)})` : ''}`);
     }
   }
   return out.join('\n');

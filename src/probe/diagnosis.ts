@@ -28,6 +28,13 @@ export function knownTimeoutNear(seconds: number): string | undefined {
 
 const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 
+/** The gist of a refusal body: an HTML page's title, else its first words. */
+export function bodyGist(body: string): string {
+  const title = /<title>([^<]{1,120})<\/title>/i.exec(body)?.[1]?.trim();
+  if (title) return title;
+  return body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 80);
+}
+
 /** Why one failed session failed. */
 export function explainFailure(r: SessionResult, context: { readonly proxy?: string; readonly serverVersion?: string | null }): Diagnosis | undefined {
   if (r.ok) return undefined;
@@ -38,7 +45,7 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
         if (!u.kubernetesStatus) {
           return {
             code: 'hop-refused-upgrade',
-            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by something that is not the API server (the body is not a Kubernetes Status${u.bodyPrefix ? `: "${u.bodyPrefix.slice(0, 80)}"` : ''}).`,
+            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by something that is not the API server (the body is not a Kubernetes Status${u.bodyPrefix ? `: "${bodyGist(u.bodyPrefix)}"` : ''}).`,
             check: `An L7 hop (proxy, ingress, load balancer, WAF) between here and the API server refuses it. It must pass the ${UPGRADE_LINE[r.transport]} and answer 101.${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
           };
         }
@@ -64,7 +71,7 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
       case 'UPGRADE_TIMEOUT':
         return {
           code: 'upgrade-no-answer',
-          summary: `The ${what(r)} upgrade request was never answered${u.phases.tcpMs !== undefined ? ' (the TCP connection was made)' : ''}: ${u.error ?? ''}`.trim(),
+          summary: `The ${what(r)} upgrade request got no answer${u.phases.tcpMs !== undefined ? ' although the TCP connection was made' : ''}.`,
           check: 'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path.',
         };
       case 'UPGRADE_BAD_RESPONSE':
@@ -112,7 +119,7 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
       return {
         code: 'idle-timeout',
         summary: `The ${what(r)} session was cut after ${fmt(h.disconnectSeconds)} s idle (${h.cause}), during a ${r.holdSeconds} s hold with keepalive "${r.keepalive}".`,
-        check: near ? `That is ${near}. Raise it on the hop, or keep sessions shorter than it.` : `Look for an idle timeout of about ${fmt(h.disconnectSeconds)} s on a hop (load balancer, proxy, NAT).`,
+        check: near ? `That is ${near}. Raise it on the hop, or keep sessions shorter than it.` : `Look for an idle timeout of about ${Math.round(h.disconnectSeconds)} s on a hop (load balancer, proxy, NAT).`,
       };
     }
     return { code: 'lost-during-hold', summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`, check: 'Look for idle timeouts on the path.' };
@@ -135,7 +142,7 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
       out.push({
         code: 'keepalive-dependent',
         summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut${at !== null ? ` after ${fmt(at)} s` : ''}.`,
-        check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null ? ` at about ${fmt(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
+        check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null ? ` at about ${Math.round(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
       });
     } else if (!r.ok && r.hold.survived === false && bare.hold.survived === false) {
       const a = r.hold.disconnectSeconds;
