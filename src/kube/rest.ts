@@ -67,7 +67,7 @@ export interface ServerVersion {
 /** GET /version; undefined when it cannot be read (the probe still runs). */
 export async function serverVersion(config: ConnectionConfig): Promise<{ version?: ServerVersion; error?: string }> {
   try {
-    const r = await restRequest(config, 'GET', '/version');
+    const r = await restRequest(config, 'GET', '/version', undefined, 5_000);
     const b = r.body as ServerVersion | undefined;
     if (r.status === 200 && typeof b?.gitVersion === 'string') return { version: b };
     return { error: `GET /version answered ${r.status}` };

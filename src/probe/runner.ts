@@ -8,7 +8,7 @@ import { rbacPreflight } from '../kube/rbac.js';
 import type { Transport } from '../streaming/types.js';
 import { crossFindings, explainFailure } from './diagnosis.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
-import type { AccessSummary, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+import type { AccessSummary, Diagnosis, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
 
 export function expandPlan(plan: ProbePlan): SessionSpec[] {
   const specs: SessionSpec[] = [];
@@ -82,14 +82,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
   const context = { proxy, serverVersion: gitVersion };
   const findings = crossFindings(results);
   const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
-  // 1.35+: a WebSocket upgrade needs create too; say so before anything fails.
-  if (needsCreateForWebSocket(version.version) && access.some((a) => a.verb === 'create' && a.allowed === false && a.subresource !== 'attach')) {
-    findings.push({
-      code: 'rbac-preflight',
-      summary: `The server is ${gitVersion}: WebSocket upgrades need "create" as well as "get", and the preflight shows "create" denied on ${access.filter((a) => a.verb === 'create' && a.allowed === false).map((a) => `pods/${a.subresource}`).join(', ')}.`,
-      check: 'Grant create on those subresources (see `kube-stream-probe manifest`).',
-    });
-  }
+  findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
   return {
     location: plan.location,
     cluster: c.name,
@@ -101,4 +94,25 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     startedAt,
     durationMs: Math.round(performance.now() - t0),
   };
+}
+
+/** What the RBAC preflight means for each transport, before anything fails. */
+export function rbacFindings(access: readonly AccessSummary[], createForWebSocket: boolean | undefined, gitVersion: string | null): Diagnosis[] {
+  const out: Diagnosis[] = [];
+  const allowed = (sub: string, verb: string) => access.find((a) => a.subresource === sub && a.verb === verb)?.allowed;
+  for (const sub of ['exec', 'portforward'] as const) {
+    const get = allowed(sub, 'get');
+    const create = allowed(sub, 'create');
+    const problems: string[] = [];
+    if (get === false) problems.push('WebSocket upgrades (GET) need "get", which is denied');
+    if (create === false && createForWebSocket) problems.push(`from 1.35 WebSocket upgrades also need "create", which is denied (server ${gitVersion})`);
+    if (create === false) problems.push('SPDY upgrades (POST) need "create", which is denied');
+    if (problems.length === 0) continue;
+    out.push({
+      code: 'rbac-preflight',
+      summary: `RBAC preflight for pods/${sub}: ${problems.join('; ')}.`,
+      check: `Grant get and create on pods/${sub} for the target pod (see \`kube-stream-probe manifest\`).`,
+    });
+  }
+  return out;
 }

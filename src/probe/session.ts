@@ -109,8 +109,8 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
     let pf: PortForwardSession | undefined;
     let forwarded: ForwardedConnection | undefined;
     try {
-      if (spec.operation === 'exec') exec = open = await openExec(spec.transport, conn, { ...pod, command: ['cat'], stdin: true, keepalive: spec.keepalive });
-      else pf = open = await openPortForward(spec.transport, conn, { ...pod, keepalive: spec.keepalive });
+      if (spec.operation === 'exec') exec = open = await openExec(spec.transport, conn, { ...pod, command: ['cat'], stdin: true, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
+      else pf = open = await openPortForward(spec.transport, conn, { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
     } catch (err) {
       return finish({ upgrade: upgradeFailure(err) });
     }
@@ -134,12 +134,19 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
         const stream = forwarded.stream as SpdyStream;
         reader = new EchoReader(stream);
         writer = stream;
+        const sessionLost = lost;
         const streamLost = new Promise<{ cause: HoldCause; atMs: number; message?: string }>((resolve) => {
-          const done = () => resolve({ cause: stream.resetByPeer ? 'stream-reset' : 'fin', atMs: performance.now(), message: 'the forwarded connection was closed by the server' });
+          const done = () => {
+            const atMs = performance.now();
+            // A stream also ends when its connection dies: then the connection's cause (rst, goaway…) is the truth.
+            void Promise.race([sessionLost, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]).then((end) =>
+              resolve(end ?? { cause: stream.resetByPeer ? 'stream-reset' : 'fin', atMs, message: 'the forwarded connection was closed by the server' }),
+            );
+          };
           stream.once('end', done);
           stream.once('close', done);
         });
-        lost = Promise.race([lost, streamLost]);
+        lost = Promise.race([sessionLost, streamLost]);
       }
       state.firstEchoMs = await reader.echo(writer, `${nonce()}\n`, options.echoTimeoutMs, lost);
     } catch (err) {

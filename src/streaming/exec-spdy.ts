@@ -11,7 +11,7 @@ import { startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { SpdyStream } from './spdy/stream.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
-import { upgradeSpdy, type ConnectionConfig } from './upgrade.js';
+import { UpgradeError, upgradeSpdy, type ConnectionConfig } from './upgrade.js';
 
 /** client-go tools/remotecommand/spdy.go: offered in this order, one header line each. */
 export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
@@ -50,6 +50,10 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   const upgradedAt = performance.now();
   // An empty X-Stream-Protocol-Version means v1 (client-go spdy.go).
   const protocol = String(up.responseHeaders['x-stream-protocol-version'] ?? '') || ExecSubprotocol.V1;
+  if (!(SPDY_EXEC_PROTOCOLS as readonly string[]).includes(protocol)) {
+    up.socket.destroy();
+    throw new UpgradeError('UPGRADE_BAD_RESPONSE', `SPDY exec: the 101 selected protocol "${protocol}", which was not offered`, up.timing.phases, up.timing.handshakeMs);
+  }
   const session = new SpdySession(up.socket, { role: 'client', head: up.head });
   const tty = opts.tty === true;
   const wantStdout = opts.stdout ?? true;
@@ -58,7 +62,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
 
   const open = async (type: string): Promise<SpdyStream> => {
     const s = session.openStream({ streamtype: type });
-    await awaitReply(s);
+    await awaitReply(s, opts.streamReplyTimeoutMs);
     return s;
   };
   let errorStream: SpdyStream, stdin: SpdyStream | undefined, stdout: SpdyStream | undefined, stderr: SpdyStream | undefined, resize: SpdyStream | undefined;

@@ -19,6 +19,7 @@ export const PORTFORWARD_PROTOCOL = 'portforward.k8s.io';
 export const TUNNEL_PROTOCOL = `SPDY/3.1+${PORTFORWARD_PROTOCOL}`;
 
 function spdyPortForward(
+  replyTimeoutMs: number | undefined,
   session: SpdySession,
   transport: Transport,
   subprotocol: string,
@@ -42,12 +43,12 @@ function spdyPortForward(
       const id = String(requestId++);
       const headers = { streamtype: 'error', port: String(port), requestid: id };
       const errorStream = session.openStream(headers);
-      await awaitReply(errorStream);
+      await awaitReply(errorStream, replyTimeoutMs);
       // client-go half-closes the error stream at once: only the server writes on it.
       errorStream.end();
       const errorText = readAll(errorStream).then((r) => r.text);
       const dataStream = session.openStream({ ...headers, streamtype: 'data' });
-      await awaitReply(dataStream);
+      await awaitReply(dataStream, replyTimeoutMs);
       return {
         stream: dataStream,
         errorText,
@@ -85,7 +86,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
   ended.then(() => keepalive?.stop());
-  return spdyPortForward(session, 'spdy', negotiated, up.timing, upgradedAt, ended, () => session.close(), () => session.destroy());
+  return spdyPortForward(opts.streamReplyTimeoutMs, session, 'spdy', negotiated, up.timing, upgradedAt, ended, () => session.close(), () => session.destroy());
 }
 
 /** WebSocket: GET …/portforward with `SPDY/3.1+portforward.k8s.io`, a SPDY session inside. */
@@ -107,5 +108,5 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
     session.close();
     conn.close(1000);
   };
-  return spdyPortForward(session, 'websocket', up.protocol, up.timing, upgradedAt, conn.ended, close, () => conn.destroy());
+  return spdyPortForward(opts.streamReplyTimeoutMs, session, 'websocket', up.protocol, up.timing, upgradedAt, conn.ended, close, () => conn.destroy());
 }

@@ -40,6 +40,8 @@ export interface ExecOptions extends PodTarget {
   readonly keepalive?: KeepaliveMode; // default kubectl
   /** WebSocket subprotocols to offer, in order; kubectl offers only v5. */
   readonly websocketProtocols?: readonly string[];
+  /** How long to wait for each SYN_REPLY, ms (kubectl: 30 s). */
+  readonly streamReplyTimeoutMs?: number;
   /** Initial terminal size when tty (kubectl sends it first). */
   readonly terminalSize?: { readonly width: number; readonly height: number };
 }
@@ -78,6 +80,8 @@ export interface ExecSession extends StreamingSession {
 
 export interface PortForwardOptions extends PodTarget {
   readonly keepalive?: KeepaliveMode;
+  /** How long to wait for each SYN_REPLY, ms (kubectl: 30 s). */
+  readonly streamReplyTimeoutMs?: number;
 }
 
 export interface ForwardedConnection {

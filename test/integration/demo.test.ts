@@ -1,0 +1,92 @@
+/**
+ * The demo, run for real (emulator + simulated hops on loopback): each path
+ * must produce the verdicts and diagnoses that its hop causes, with the
+ * measured disconnect times.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_HOLD_SECONDS, DEMO_IDLE_CUT_SECONDS } from '../../lab/demo.js';
+import type { ProbeReport, Verdict } from '../../src/probe/types.js';
+import { runDemo, type DemoRun } from '../../src/cli/demo-command.js';
+
+let run: DemoRun;
+const report = (path: string): ProbeReport => run.reports.find((r) => r.path === path)!.report;
+const verdictOf = (r: ProbeReport, op: string, keepalive: string, hold: number): Verdict =>
+  r.verdicts.find((v) => v.operation === op && v.keepalive === keepalive && v.holdSeconds === hold)!;
+const codes = (v: Verdict) => v.diagnosis.map((d) => d.code).sort();
+
+beforeAll(async () => {
+  run = await runDemo();
+}, 60_000);
+
+describe('demo paths', () => {
+  it('runs every path with the full matrix', () => {
+    expect(run.reports.map((r) => r.path)).toEqual(['direct', 'l7-refuses-websocket', 'l7-refuses-spdy', 'buffering-l7', 'l4-idle-6s', 'l4-idle-6s-data-only']);
+    for (const r of run.reports) expect(r.report.results).toHaveLength(12);
+  });
+
+  it('direct: everything clean, with real handshake and echo numbers', () => {
+    const r = report('direct');
+    expect(r.verdicts.map((v) => v.verdict)).toEqual(Array(6).fill('clean'));
+    for (const s of r.results) {
+      expect(s.upgrade.handshakeMs).toBeGreaterThan(0);
+      expect(s.firstEchoMs).toBeGreaterThan(0);
+      if (s.holdSeconds > 0) expect(s.hold.survived).toBe(true);
+      if (s.operation === 'exec') expect(s.exitCode).toBe(0);
+    }
+    expect(r.results.filter((s) => s.transport === 'websocket' && s.operation === 'exec').every((s) => s.subprotocol === 'v5.channel.k8s.io')).toBe(true);
+  });
+
+  it('an L7 hop refusing WebSocket: websocket-broken, a non-Status 403 from a hop, and the silent fallback', () => {
+    const r = report('l7-refuses-websocket');
+    for (const v of r.verdicts) {
+      expect(v.verdict).toBe('websocket-broken');
+      expect(codes(v)).toEqual(['hop-refused-upgrade', 'silent-fallback']);
+    }
+    const ws = r.results.find((s) => s.transport === 'websocket')!;
+    expect(ws.upgrade).toMatchObject({ ok: false, status: 403, kubernetesStatus: false });
+  });
+
+  it('an L7 hop refusing SPDY: spdy-broken', () => {
+    for (const v of report('l7-refuses-spdy').verdicts) {
+      expect(v.verdict).toBe('spdy-broken');
+      expect(codes(v)).toEqual(['hop-refused-upgrade']);
+    }
+  });
+
+  it('a buffering hop: both-broken, upgrades never answered', () => {
+    for (const v of report('buffering-l7').verdicts) {
+      expect(v.verdict).toBe('both-broken');
+      expect(codes(v)).toEqual(['upgrade-no-answer', 'upgrade-no-answer']);
+    }
+  });
+
+  it(`an L4 idle cut at ${DEMO_IDLE_CUT_SECONDS} s: kubectl's 5 s pings survive, none does not, and the 10 s tunnel pings do not`, () => {
+    const r = report(`l4-idle-${DEMO_IDLE_CUT_SECONDS}s`);
+    expect(verdictOf(r, 'exec', 'kubectl', DEMO_HOLD_SECONDS).verdict).toBe('clean');
+    expect(verdictOf(r, 'exec', 'none', DEMO_HOLD_SECONDS).verdict).toBe('both-broken');
+    expect(verdictOf(r, 'portforward', 'kubectl', DEMO_HOLD_SECONDS).verdict).toBe('websocket-broken');
+    expect(verdictOf(r, 'portforward', 'none', DEMO_HOLD_SECONDS).verdict).toBe('both-broken');
+    for (const s of r.results.filter((x) => x.hold.survived === false)) {
+      expect(s.hold.cause).toBe('fin');
+      expect(Math.abs(s.hold.disconnectSeconds! - DEMO_IDLE_CUT_SECONDS)).toBeLessThan(0.5);
+    }
+    const findings = r.findings.map((d) => d.code);
+    expect(findings).toContain('keepalive-dependent');
+    expect(findings).toContain('exec-portforward-disagree');
+    expect(r.findings.find((d) => d.code === 'exec-portforward-disagree')!.summary).toContain('WebSocket exec works but port-forward does not');
+  });
+
+  it('a hop counting only application data: even kubectl keepalive is cut, and the report says pings were ignored', () => {
+    const r = report(`l4-idle-${DEMO_IDLE_CUT_SECONDS}s-data-only`);
+    for (const v of r.verdicts.filter((x) => x.holdSeconds === DEMO_HOLD_SECONDS)) expect(v.verdict).toBe('both-broken');
+    expect(r.findings.filter((d) => d.code === 'pings-ignored')).toHaveLength(4);
+    expect(r.findings.some((d) => d.code === 'keepalive-dependent')).toBe(false);
+  });
+
+  it('shows all four verdicts and at least three distinct diagnoses', () => {
+    const verdicts = new Set(run.reports.flatMap((r) => r.report.verdicts.map((v) => v.verdict)));
+    expect([...verdicts].sort()).toEqual(['both-broken', 'clean', 'spdy-broken', 'websocket-broken']);
+    const diagnoses = new Set(run.reports.flatMap((r) => [...r.report.verdicts.flatMap((v) => v.diagnosis), ...r.report.findings].map((d) => d.code)));
+    expect(diagnoses.size).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Each verdict and diagnosis the demo does not show, produced from a real
+ * loopback setup (emulator + simulated hop or raw server), never from
+ * hand-made results.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Hop } from '../../lab/hops/common.js';
+import { upstreamOf } from '../../lab/hops/common.js';
+import { startL7Hop } from '../../lab/hops/l7-hop.js';
+import { startTcpHop } from '../../lab/hops/tcp-hop.js';
+import type { EmulatorOptions } from '../../lab/emulator/options.js';
+import { runPlan } from '../../src/probe/runner.js';
+import type { ProbePlan, ProbeReport } from '../../src/probe/types.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { rawServer, spdy101, ws101, type RawServer } from '../helpers/raw-server.js';
+
+let lab: TestEmulator | undefined;
+let hop: Hop | undefined;
+let raw: RawServer | undefined;
+afterEach(async () => {
+  await hop?.close();
+  await lab?.stop();
+  await raw?.close();
+  lab = undefined;
+  hop = undefined;
+  raw = undefined;
+});
+
+function plan(server: URL, over: Partial<ProbePlan> = {}): ProbePlan {
+  return {
+    location: 'test',
+    cluster: { name: 'lab', connection: { server, upgradeTimeoutMs: 2000 }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
+    operations: ['exec', 'portforward'],
+    transports: ['websocket', 'spdy'],
+    keepalives: ['kubectl'],
+    holdsSeconds: [0],
+    echoTimeoutMs: 2000,
+    ...over,
+  };
+}
+
+async function probeEmulator(options: EmulatorOptions, over: Partial<ProbePlan> = {}, via?: (api: URL) => Promise<Hop>): Promise<ProbeReport> {
+  lab = await startTestEmulator(options);
+  hop = via ? await via(lab.emulator.url) : undefined;
+  return runPlan(plan(hop?.url ?? lab.emulator.url, over));
+}
+
+const allCodes = (r: ProbeReport) => [...new Set([...r.verdicts.flatMap((v) => v.diagnosis), ...r.findings].map((d) => d.code))].sort();
+
+describe('diagnoses from real loopback setups', () => {
+  it('RBAC on a 1.35 server with only create: WebSocket gets 403 from the API server, the preflight says why', async () => {
+    const r = await probeEmulator({ serverVersion: 'v1.35.0', rbac: { model: '1.35', verbs: ['create'] } });
+    expect(r.server.version).toBe('v1.35.0');
+    for (const v of r.verdicts) expect(v.verdict).toBe('websocket-broken');
+    expect(allCodes(r)).toEqual(['rbac-preflight', 'rbac-websocket-create', 'silent-fallback'].sort());
+    expect(r.rbac).toContainEqual({ subresource: 'exec', verb: 'get', allowed: false });
+    expect(r.rbac).toContainEqual({ subresource: 'exec', verb: 'create', allowed: true });
+    const ws = r.results.find((s) => s.transport === 'websocket')!;
+    expect(ws.upgrade).toMatchObject({ status: 403, kubernetesStatus: true, statusReason: 'Forbidden' });
+  });
+
+  it('a proxy that drops the upgrade headers: the API server answers 400, diagnosed as a stripped upgrade', async () => {
+    const r = await probeEmulator({}, {}, (api) => startL7Hop('strips-upgrade', { upstream: upstreamOf(api), stripUpgrade: true }));
+    for (const v of r.verdicts) expect(v.verdict).toBe('both-broken');
+    expect(allCodes(r)).toEqual(['hop-stripped-upgrade']);
+  });
+
+  it('the API server refusing SPDY with a Status: spdy-broken, api-server-refused', async () => {
+    const r = await probeEmulator({ faults: { rejectSpdy: 400 } });
+    for (const v of r.verdicts) expect(v.verdict).toBe('spdy-broken');
+    expect(allCodes(r)).toEqual(['api-server-refused']);
+  });
+
+  it('a black hole (bytes stop, nothing closes): echo-timeout after the hold, diagnosed as a black hole', async () => {
+    const r = await probeEmulator({}, { holdsSeconds: [2], keepalives: ['none'], echoTimeoutMs: 1000 }, (api) =>
+      startTcpHop('black-hole', { upstream: upstreamOf(api), blackHoleAfterSeconds: 1 }),
+    );
+    for (const s of r.results) expect(s.hold).toEqual({ survived: false, disconnectSeconds: null, cause: 'echo-timeout' });
+    for (const v of r.verdicts) expect(v.verdict).toBe('both-broken');
+    expect(allCodes(r)).toEqual(['black-hole']);
+  });
+
+  it('an idle cut with RST: cause rst and the measured time', async () => {
+    const r = await probeEmulator({ faults: { idleCutSeconds: 1, idleCutMode: 'rst' } }, { holdsSeconds: [2], keepalives: ['none'] });
+    for (const s of r.results) {
+      expect(s.hold.cause).toBe('rst');
+      expect(Math.abs(s.hold.disconnectSeconds! - 1)).toBeLessThan(0.5);
+    }
+    expect(allCodes(r)).toEqual(['idle-timeout']);
+  });
+
+  it('a server whose 101s lack the negotiated protocol: bad-upgrade-response on both transports', async () => {
+    raw = await rawServer((s, req) => s.write(req.method === 'GET' ? ws101(req) : spdy101('bogus.k8s.io')));
+    const r = await runPlan(plan(raw.url), { skipPreflight: true });
+    for (const v of r.verdicts) expect(v.verdict).toBe('both-broken');
+    expect(allCodes(r)).toEqual(['bad-upgrade-response']);
+  });
+
+  it('nothing listening: unreachable, with the phase that failed', async () => {
+    raw = await rawServer(() => undefined);
+    const url = raw.url;
+    await raw.close();
+    raw = undefined;
+    const r = await runPlan(plan(url), { skipPreflight: true });
+    expect(allCodes(r)).toEqual(['unreachable']);
+    expect(r.results[0]!.upgrade.errorCode).toBe('DIAL_REFUSED');
+    expect(r.server.version).toBeNull();
+  });
+
+  it('every session ends inside its deadline even when the server never answers', async () => {
+    const t0 = performance.now();
+    const r = await probeEmulator({ faults: { noUpgradeAnswer: true } }, { holdsSeconds: [0, 30] });
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(r.results).toHaveLength(8);
+    for (const s of r.results) expect(s.upgrade.errorCode).toBe('UPGRADE_TIMEOUT');
+  });
+});
