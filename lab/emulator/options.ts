@@ -30,6 +30,8 @@ export interface EmulatorOptions {
   readonly tls?: boolean;
   /** Bearer token required on every request; none means anonymous access. */
   readonly token?: string;
+  /** With tls: also accept a client certificate signed by the lab CA instead of the token. */
+  readonly clientCertAuth?: boolean;
   readonly namespace?: string;
   readonly pod?: string;
   readonly container?: string;

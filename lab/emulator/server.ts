@@ -68,7 +68,10 @@ export class Emulator extends EventEmitter {
     if (o.tls) {
       this.tls = emulatorTls();
       // HTTP/1.1 only (no ALPN h2): both upgrade paths need it.
-      this.server = https.createServer({ cert: this.tls.certPem, key: this.tls.keyPem, ALPNProtocols: ['http/1.1'] }, handler);
+      this.server = https.createServer(
+        { cert: this.tls.certPem, key: this.tls.keyPem, ALPNProtocols: ['http/1.1'], ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}) },
+        handler,
+      );
     } else {
       this.server = http.createServer(handler);
     }
@@ -106,6 +109,8 @@ export class Emulator extends EventEmitter {
 
   private authorized(req: IncomingMessage): boolean {
     const token = this.options.token;
+    if (this.options.clientCertAuth && (req.socket as import('node:tls').TLSSocket).authorized) return true;
+    if (this.options.clientCertAuth && !token) return false;
     return !token || req.headers.authorization === `Bearer ${token}`;
   }
 

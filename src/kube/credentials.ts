@@ -135,7 +135,8 @@ export async function connectionFor(ctx: ResolvedContext, opts: CredentialOption
       insecureSkipVerify: ctx.cluster.insecureSkipTlsVerify,
       serverName: ctx.cluster.tlsServerName,
     },
-    proxy: proxy ? { url: proxy } : undefined,
+    // Go verifies an https:// proxy with the same TLS config as the cluster (its CA, its skip-verify).
+    proxy: proxy ? { url: proxy, tls: { ca: ctx.cluster.caPem ? [ctx.cluster.caPem] : undefined, insecureSkipVerify: ctx.cluster.insecureSkipTlsVerify } } : undefined,
     headers,
     userAgent: 'kube-stream-probe/0.1.0',
   };

@@ -1,0 +1,90 @@
+/**
+ * Forward proxies the probe goes through: squid (HTTP CONNECT), dante
+ * (SOCKS5), and haproxy terminating TLS in front of squid (an https:// proxy).
+ */
+import { startRealHop, type RealHop } from './process-hop.js';
+
+export interface SquidOptions {
+  /** Refuse CONNECT to these ports with 403 (a proxy policy). */
+  readonly denyConnectPorts?: readonly number[];
+  /** squid's read_timeout / client-side idle limit for tunnels, seconds. */
+  readonly readTimeoutSeconds?: number;
+}
+
+export function startSquid(o: SquidOptions = {}): Promise<RealHop> {
+  return startRealHop({
+    name: 'squid',
+    binary: 'squid',
+    debianPackage: 'squid',
+    files: (dir, [port]) => ({
+      'squid.conf': [
+        `http_port 127.0.0.1:${port}`,
+        'acl CONNECT method CONNECT',
+        ...(o.denyConnectPorts?.length ? [`acl denied_ports port ${o.denyConnectPorts.join(' ')}`, 'http_access deny CONNECT denied_ports'] : []),
+        'http_access allow all',
+        'cache deny all',
+        'shutdown_lifetime 0 seconds',
+        ...(o.readTimeoutSeconds ? [`read_timeout ${o.readTimeoutSeconds} seconds`, `client_idle_pconn_timeout ${o.readTimeoutSeconds} seconds`] : []),
+        `access_log stdio:${dir}/access.log`,
+        `cache_log ${dir}/cache.log`,
+        `pid_filename ${dir}/squid.pid`,
+        `coredump_dir ${dir}`,
+        'dns_v4_first on',
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-N', '-f', `${dir}/squid.conf`],
+  });
+}
+
+export function startDante(): Promise<RealHop> {
+  return startRealHop({
+    name: 'dante',
+    binary: 'danted',
+    debianPackage: 'dante-server',
+    files: (dir, [port]) => ({
+      'danted.conf': [
+        `logoutput: ${dir}/danted.log`,
+        `internal: 127.0.0.1 port = ${port}`,
+        'external: 127.0.0.1',
+        'clientmethod: none',
+        'socksmethod: none',
+        'user.privileged: root',
+        'user.unprivileged: nobody',
+        'client pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }',
+        'socks pass { from: 127.0.0.0/8 to: 0.0.0.0/0 }',
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-f', `${dir}/danted.conf`, '-p', `${dir}/danted.pid`],
+  });
+}
+
+/** haproxy terminating TLS and relaying to an HTTP proxy: a proxy-url of https://. */
+export function startTlsFront(name: string, backendPort: number, certAndKeyPem: string, extraDefaults: readonly string[] = []): Promise<RealHop> {
+  return startRealHop({
+    name,
+    binary: 'haproxy',
+    debianPackage: 'haproxy',
+    files: (_dir, [port]) => ({
+      'cert.pem': certAndKeyPem,
+      'haproxy.cfg': [
+        'global',
+        '  maxconn 256',
+        'defaults',
+        '  mode tcp',
+        '  timeout connect 5s',
+        '  timeout client 1h',
+        '  timeout server 1h',
+        ...extraDefaults.map((l) => `  ${l}`),
+        `frontend tls_in`,
+        `  bind 127.0.0.1:${port} ssl crt cert.pem`,
+        '  default_backend out',
+        'backend out',
+        `  server s1 127.0.0.1:${backendPort}`,
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
+  });
+}

@@ -1,0 +1,267 @@
+/**
+ * `kube-stream-probe run` end to end against the emulator through its
+ * kubeconfig: the JSON contract with real numbers, exit codes, and every
+ * kubeconfig field kubectl honours, with real proxies where one is named.
+ */
+import { mkdtempSync, writeFileSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { startDante, startSquid, startTlsFront } from '../../lab/real-hops/proxies.js';
+import type { RealHop } from '../../lab/real-hops/process-hop.js';
+import { cli } from '../helpers/cli.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { requireHop } from '../helpers/hops.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ksp-cli-'));
+let n = 0;
+function writeConfig(doc: unknown): string {
+  const p = join(dir, `kubeconfig-${++n}`);
+  writeFileSync(p, typeof doc === 'string' ? doc : YAML.stringify(doc));
+  return p;
+}
+const base = ['--hold', '0s', '--no-preflight', '-o', 'json'];
+
+describe('run -o json against the emulator', () => {
+  let lab: TestEmulator;
+  afterEach(async () => lab?.stop());
+
+  it('prints the architecture.md document with real numbers, exit 0 when clean', async () => {
+    lab = await startTestEmulator({});
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--location', 'ci-runner']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ location: 'ci-runner', cluster: 'kube-stream-probe-lab', server: { version: 'v1.33.1' } });
+    expect(doc.results).toHaveLength(4);
+    for (const res of doc.results) {
+      expect(Object.keys(res)).toEqual(expect.arrayContaining(['operation', 'transport', 'subprotocol', 'keepalive', 'holdSeconds', 'upgrade', 'hold', 'echoMs', 'exitCode']));
+      expect(res.upgrade).toMatchObject({ ok: true, status: 101, error: null });
+      expect(res.upgrade.handshakeMs).toBeGreaterThan(0);
+      expect(res.upgrade.phases.tcpMs).toBeGreaterThanOrEqual(0);
+    }
+    expect(doc.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['clean', 'clean']);
+    expect(doc.rbac).toHaveLength(6);
+  });
+
+  it('an idle cut at 2 s with keepalive none: disconnectSeconds within 0.5 s of 2, verdict and diagnosis say so, exit 1', async () => {
+    lab = await startTestEmulator({ faults: { idleCutSeconds: 2 } });
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--hold', '3s', '--keepalive', 'none', '--no-preflight']);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    for (const res of doc.results) {
+      expect(res.hold.survived).toBe(false);
+      expect(Math.abs(res.hold.disconnectSeconds - 2)).toBeLessThan(0.5);
+    }
+    for (const v of doc.verdicts) {
+      expect(v.verdict).toBe('both-broken');
+      expect(v.diagnosis[0].code).toBe('idle-timeout');
+      expect(v.diagnosis[0].summary).toMatch(/cut after 2\.\d s idle/);
+    }
+  });
+
+  it('the table output names the verdicts and the units', async () => {
+    lab = await startTestEmulator({ faults: { rejectWebSocket: 400 } });
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^exec\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken$/m);
+    expect(r.stdout).toContain('HANDSHAKE ms');
+    expect(r.stdout).toContain('[silent-fallback]');
+  });
+});
+
+describe('usage and configuration errors: one line naming what was wrong, exit 2', () => {
+  const cases: Array<[string, () => string[], RegExp]> = [
+    ['unknown flag', () => ['run', '--bogus'], /Unknown option '--bogus'/],
+    ['bad --ops value', () => ['run', '--ops', 'exec,shell'], /--ops: "shell" is not one of exec, portforward/],
+    ['bad --hold value', () => ['run', '--hold', '5 minutes'], /--hold: "5 minutes" is not a duration/],
+    ['unreadable kubeconfig', () => ['run', '--kubeconfig', join(dir, 'missing')], /kubeconfig .*missing cannot be read \(ENOENT\)/],
+    ['malformed YAML', () => ['run', '--kubeconfig', writeConfig('clusters: [\n  - name: x\n   cluster: {')], /not valid YAML \(line \d+\)/],
+    ['missing context', () => ['run', '--kubeconfig', writeConfig({ 'current-context': 'nope', contexts: [], clusters: [], users: [] })], /contexts has no entry named "nope"/],
+    ['--context that does not exist', () => ['run', '--kubeconfig', writeConfig(minimal()), '--context', 'other'], /contexts has no entry named "other"/],
+    ['server not a URL', () => ['run', '--kubeconfig', writeConfig(minimal({ server: 'not a url' }))], /clusters\[c\]\.cluster\.server "not a url" is not a URL/],
+    ['unreadable certificate-authority', () => ['run', '--kubeconfig', writeConfig(minimal({ 'certificate-authority': 'nope.crt' }))], /clusters\[c\]\.cluster\.certificate-authority file .*nope\.crt cannot be read/],
+    ['insecure plus CA', () => ['run', '--kubeconfig', writeConfig(minimal({ 'insecure-skip-tls-verify': true, 'certificate-authority-data': 'QQ==' }))], /sets both insecure-skip-tls-verify and a certificate authority/],
+    ['bad proxy-url scheme', () => ['run', '--kubeconfig', writeConfig(minimal({ 'proxy-url': 'ftp://proxy:21' }))], /proxy-url scheme ftp: is not http, https or socks5/],
+    ['exec plugin with an unknown apiVersion', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' } }))], /users\[u\]\.user\.exec\.apiVersion must be one of/],
+    ['exec plugin that fails', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "boom: no credentials" >&2; exit 3') }))], /exec plugin .* failed with exit code 3: boom: no credentials/],
+    ['exec plugin that prints garbage', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "<html>login</html>"') }))], /printed something that is not ExecCredential JSON/],
+    ['exec plugin that is not installed', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/nonexistent/aws', installHint: 'Install the AWS CLI.' } }))], /could not be started \(ENOENT\)\. Install the AWS CLI\./],
+  ];
+  for (const [name, argv, message] of cases) {
+    it(name, async () => {
+      const r = await cli(argv());
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.split('\n')[0]).toMatch(message);
+    });
+  }
+});
+
+function minimal(cluster: Record<string, unknown> = {}, user: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'ctx',
+    clusters: [{ name: 'c', cluster: { server: 'https://127.0.0.1:1', ...cluster } }],
+    users: [{ name: 'u', user }],
+    contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u', namespace: 'default' } }],
+  };
+}
+
+/** A real exec credential plugin: a shell script. */
+function plugin(script: string, apiVersion = 'client.authentication.k8s.io/v1') {
+  const p = join(dir, `plugin-${++n}.sh`);
+  writeFileSync(p, `#!/bin/sh\n${script}\n`);
+  chmodSync(p, 0o755);
+  return { apiVersion, command: p, args: [], env: [{ name: 'PLUGIN_MARK', value: 'set' }] };
+}
+
+describe('kubeconfig fields against a TLS emulator', () => {
+  let lab: TestEmulator;
+  let certLab: TestEmulator;
+  beforeAll(async () => {
+    lab = await startTestEmulator({ tls: true, token: 'field-test-token-42' });
+    certLab = await startTestEmulator({ tls: true, clientCertAuth: true });
+  });
+  afterAll(async () => {
+    await lab.stop();
+    await certLab.stop();
+  });
+  const doc = (e = lab, mutate: (d: any) => void = () => undefined) => {
+    const d = YAML.parse(emulatorKubeconfig(e.emulator));
+    mutate(d);
+    return writeConfig(d);
+  };
+  const clean = async (path: string, extra: string[] = []) => {
+    const r = await cli(['run', '--kubeconfig', path, ...base, ...extra]);
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout).verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['clean', 'clean']);
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout);
+  };
+
+  it('certificate-authority-data and token', () => clean(doc()));
+
+  it('certificate-authority as a relative file path, tokenFile as a relative path', async () => {
+    writeFileSync(join(dir, 'ca.crt'), lab.emulator.tls!.caPem);
+    writeFileSync(join(dir, 'token.txt'), 'field-test-token-42\n');
+    await clean(
+      doc(lab, (d) => {
+        delete d.clusters[0].cluster['certificate-authority-data'];
+        d.clusters[0].cluster['certificate-authority'] = 'ca.crt';
+        delete d.users[0].user.token;
+        d.users[0].user.tokenFile = 'token.txt';
+      }),
+    );
+  });
+
+  it('without the CA, TLS verification is on and fails (unreachable, DIAL_TLS)', async () => {
+    const r = await cli(['run', '--kubeconfig', doc(lab, (d) => delete d.clusters[0].cluster['certificate-authority-data']), ...base]);
+    expect(r.code).toBe(1);
+    const res = JSON.parse(r.stdout).results[0];
+    expect(res.upgrade.errorCode).toBe('DIAL_TLS');
+  });
+
+  it('insecure-skip-tls-verify: true skips verification', () =>
+    clean(
+      doc(lab, (d) => {
+        delete d.clusters[0].cluster['certificate-authority-data'];
+        d.clusters[0].cluster['insecure-skip-tls-verify'] = true;
+      }),
+    ));
+
+  it('tls-server-name: the certificate is checked against it, not the dialled address', async () => {
+    await clean(doc(lab, (d) => (d.clusters[0].cluster['tls-server-name'] = 'kubernetes.default.svc')));
+    const r = await cli(['run', '--kubeconfig', doc(lab, (d) => (d.clusters[0].cluster['tls-server-name'] = 'wrong.example')), ...base]);
+    expect(JSON.parse(r.stdout).results[0].upgrade.errorCode).toBe('DIAL_TLS');
+  });
+
+  it('client-certificate-data and client-key-data authenticate', () =>
+    clean(
+      doc(certLab, (d) => {
+        d.users[0].user = {
+          'client-certificate-data': Buffer.from(certLab.emulator.tls!.clientCertPem).toString('base64'),
+          'client-key-data': Buffer.from(certLab.emulator.tls!.clientKeyPem).toString('base64'),
+        };
+      }),
+    ));
+
+  it('client-certificate and client-key as files', async () => {
+    writeFileSync(join(dir, 'client.crt'), certLab.emulator.tls!.clientCertPem);
+    writeFileSync(join(dir, 'client.key'), certLab.emulator.tls!.clientKeyPem);
+    await clean(doc(certLab, (d) => (d.users[0].user = { 'client-certificate': join(dir, 'client.crt'), 'client-key': join(dir, 'client.key') })));
+  });
+
+  for (const apiVersion of ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1']) {
+    it(`an exec credential plugin (${apiVersion}) gets KUBERNETES_EXEC_INFO and its env, and its token is used`, async () => {
+      const script = `
+[ "$PLUGIN_MARK" = set ] || { echo "env not passed" >&2; exit 9; }
+echo "$KUBERNETES_EXEC_INFO" | grep -q '"kind":"ExecCredential"' || { echo "no exec info" >&2; exit 8; }
+printf '{"apiVersion":"${apiVersion}","kind":"ExecCredential","status":{"token":"field-test-token-42"}}'`;
+      await clean(doc(lab, (d) => (d.users[0].user = { exec: plugin(script, apiVersion) })));
+    });
+  }
+
+  it('contexts and namespaces: --context picks another context; -n overrides its namespace', async () => {
+    const path = doc(lab, (d) => {
+      d.contexts.push({ name: 'second', context: { cluster: d.clusters[0].name, user: d.users[0].name, namespace: 'elsewhere' } });
+    });
+    // namespace "elsewhere" has no probe-target pod: 404 Status on both transports
+    const r = await cli(['run', '--kubeconfig', path, '--context', 'second', ...base]);
+    const doc1 = JSON.parse(r.stdout);
+    expect(doc1.cluster).toBe('second');
+    expect(doc1.results[0].upgrade).toMatchObject({ status: 404, kubernetesStatus: true });
+    await clean(path, ['--context', 'second', '-n', 'default']);
+  });
+
+  it('KUBECONFIG in the environment is used when no --kubeconfig is given', async () => {
+    const r = await cli(['run', ...base], { KUBECONFIG: doc() });
+    expect(r.code).toBe(0);
+  });
+});
+
+describe('proxy-url through real proxies', () => {
+  let lab: TestEmulator;
+  const hops: RealHop[] = [];
+  beforeAll(async () => {
+    lab = await startTestEmulator({ tls: true, token: 'proxy-test-token-77' });
+  });
+  afterAll(async () => {
+    await Promise.all(hops.map((h) => h.stop()));
+    await lab.stop();
+  });
+  const via = (proxyUrl: string) => writeConfig(YAML.parse(emulatorKubeconfig(lab.emulator, { proxyUrl })));
+
+  it('http:// proxy (squid CONNECT): both transports, proxy phase timed', async () => {
+    const squid = await requireHop(() => startSquid());
+    if (!squid) return;
+    hops.push(squid);
+    const r = await cli(['run', '--kubeconfig', via(`http://127.0.0.1:${squid.port}`), ...base]);
+    expect(r.code).toBe(0);
+    const d = JSON.parse(r.stdout);
+    expect(d.server.proxy).toBe(`http://127.0.0.1:${squid.port}`);
+    for (const res of d.results) expect(res.upgrade.phases.proxyMs).toBeGreaterThan(0);
+  });
+
+  it('socks5:// proxy (dante): both transports', async () => {
+    const dante = await requireHop(() => startDante());
+    if (!dante) return;
+    hops.push(dante);
+    const r = await cli(['run', '--kubeconfig', via(`socks5://127.0.0.1:${dante.port}`), ...base]);
+    expect(r.code).toBe(0);
+  });
+
+  it('https:// proxy (TLS to the proxy, verified with the cluster CA, then CONNECT)', async () => {
+    const squid = await requireHop(() => startSquid());
+    if (!squid) return;
+    hops.push(squid);
+    const front = await requireHop(() => startTlsFront('tls-proxy', squid.port, lab.emulator.tls!.certPem + lab.emulator.tls!.keyPem));
+    if (!front) return;
+    hops.push(front);
+    const r = await cli(['run', '--kubeconfig', via(`https://127.0.0.1:${front.port}`), ...base]);
+    expect(r.code).toBe(0);
+  });
+});
