@@ -31,7 +31,15 @@ export function sessionDeadlineMs(spec: SessionSpec, target: ClusterTarget, echo
   return dial + upgrade + spec.holdSeconds * 1000 + 2 * echoTimeoutMs + 3 * CLOSE_GRACE_MS;
 }
 
-function upgradeFailure(err: unknown): UpgradeOutcome {
+/** Removes our own credentials from text a peer sent back (a hop may reflect request headers). */
+function scrubber(target: ClusterTarget): (text: string) => string {
+  const secrets = Object.values(target.connection.headers ?? {})
+    .flatMap((v) => [v, v.split(' ').slice(1).join(' ')])
+    .filter((v) => v.length >= 6);
+  return (text) => secrets.reduce((t, s) => t.split(s).join('[REDACTED]'), text);
+}
+
+function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): UpgradeOutcome {
   if (err instanceof UpgradeRejectedError || (isProbeError(err, 'UPGRADE_REJECTED') && 'status' in (err as object))) {
     const e = err as UpgradeRejectedError;
     return {
@@ -39,11 +47,11 @@ function upgradeFailure(err: unknown): UpgradeOutcome {
       status: e.status,
       handshakeMs: null,
       phases: e.phases,
-      error: e.message,
+      error: scrub(e.message),
       errorCode: e.code,
       kubernetesStatus: e.kubeStatus !== undefined,
       statusReason: e.kubeStatus?.reason,
-      bodyPrefix: e.bodyPrefix.slice(0, 200),
+      bodyPrefix: scrub(e.bodyPrefix).slice(0, 200),
     };
   }
   const phases = err instanceof UpgradeError ? err.phases : {};
@@ -52,7 +60,7 @@ function upgradeFailure(err: unknown): UpgradeOutcome {
     status: null,
     handshakeMs: null,
     phases,
-    error: errorMessage(err).replace(/^[A-Z_]+: /, ''),
+    error: scrub(errorMessage(err).replace(/^[A-Z_]+: /, '')),
     errorCode: isProbeError(err) ? err.code : 'UPGRADE_FAILED',
     kubernetesStatus: null,
   };
@@ -112,7 +120,7 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
       if (spec.operation === 'exec') exec = open = await openExec(spec.transport, conn, { ...pod, command: ['cat'], stdin: true, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
       else pf = open = await openPortForward(spec.transport, conn, { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
     } catch (err) {
-      return finish({ upgrade: upgradeFailure(err) });
+      return finish({ upgrade: upgradeFailure(err, scrubber(target)) });
     }
     const session = open;
     state = {

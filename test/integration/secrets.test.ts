@@ -1,0 +1,124 @@
+/**
+ * Secrets (bearer token, client key, exec-plugin token, proxy password) never
+ * appear in stdout, stderr, JSON output or error messages, on success and on
+ * failure paths, including a hop that reflects the request headers (and so
+ * the token) into its error page.
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { cli, type CliRun } from '../helpers/cli.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+
+const TOKEN = 'kspSECRETtoken-9f8e7d6c5b4a';
+const PLUGIN_TOKEN = 'kspPLUGINtoken-0a1b2c3d4e5f';
+const dir = mkdtempSync(join(tmpdir(), 'ksp-secrets-'));
+let lab: TestEmulator;
+let certLab: TestEmulator;
+let reflector: net.Server;
+let reflectorPort: number;
+
+function assertClean(r: CliRun, secrets: readonly string[]) {
+  for (const s of secrets) {
+    expect(r.stdout, 'stdout').not.toContain(s);
+    expect(r.stderr, 'stderr').not.toContain(s);
+    // base64 of a secret is as bad as the secret
+    expect(r.stdout).not.toContain(Buffer.from(s).toString('base64'));
+  }
+}
+
+function config(e: TestEmulator, mutate: (d: any) => void): string {
+  const d = YAML.parse(emulatorKubeconfig(e.emulator));
+  mutate(d);
+  const p = join(dir, `kc-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(p, YAML.stringify(d));
+  return p;
+}
+
+beforeAll(async () => {
+  lab = await startTestEmulator({ tls: true, token: TOKEN });
+  certLab = await startTestEmulator({ tls: true, clientCertAuth: true });
+  // An HTTPS "hop" that answers every upgrade with an error page quoting the request headers.
+  reflector = (await import('node:https')).createServer({ cert: lab.emulator.tls!.certPem, key: lab.emulator.tls!.keyPem }, (req, res) => {
+    res.writeHead(502, { 'Content-Type': 'text/html' });
+    res.end(`<html><body>Bad gateway. Your request: ${JSON.stringify(req.headers)}</body></html>`);
+  });
+  reflector.on('upgrade', (req, socket) => {
+    const body = `<html><body>Upgrade refused. Your request: ${JSON.stringify(req.headers)}</body></html>`;
+    socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
+  await new Promise<void>((r) => reflector.listen(0, '127.0.0.1', r));
+  reflectorPort = (reflector.address() as net.AddressInfo).port;
+});
+afterAll(async () => {
+  await lab.stop();
+  await certLab.stop();
+  reflector.close();
+});
+
+describe('secrets never reach output', () => {
+  for (const output of ['table', 'json']) {
+    it(`bearer token, success path (-o ${output})`, async () => {
+      const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--hold', '0s', '-o', output]);
+      expect(r.code).toBe(0);
+      assertClean(r, [TOKEN]);
+    });
+
+    it(`bearer token, reflected by a hop into its error page (-o ${output})`, async () => {
+      const path = config(lab, (d) => (d.clusters[0].cluster.server = `https://127.0.0.1:${reflectorPort}`));
+      const r = await cli(['run', '--kubeconfig', path, '--hold', '0s', '-o', output]);
+      expect(r.code).toBe(1);
+      // The reflection really happened (the JSON keeps 200 bytes of the body) and was caught.
+      if (output === 'json') expect(r.stdout).toContain('[REDACTED]');
+      assertClean(r, [TOKEN]);
+    });
+  }
+
+  it('wrong token: the failure output does not contain the token we sent', async () => {
+    const wrong = 'kspWRONGtoken-1234567890';
+    const r = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user.token = wrong)), '--hold', '0s', '-o', 'json']);
+    expect(r.code).toBe(1);
+    assertClean(r, [wrong, TOKEN]);
+  });
+
+  it('exec-plugin token, success and a plugin that prints its token to stderr and fails', async () => {
+    const ok = join(dir, 'ok.sh');
+    writeFileSync(ok, `#!/bin/sh\nprintf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${TOKEN}"}}'\n`);
+    const bad = join(dir, 'bad.sh');
+    writeFileSync(bad, `#!/bin/sh\necho "debug: token=${PLUGIN_TOKEN} Bearer ${PLUGIN_TOKEN}" >&2\nexit 1\n`);
+    chmodSync(ok, 0o755);
+    chmodSync(bad, 0o755);
+    const good = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: ok } })), '--hold', '0s', '-o', 'json']);
+    expect(good.code).toBe(0);
+    assertClean(good, [TOKEN]);
+    const failed = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: bad } })), '--hold', '0s']);
+    expect(failed.code).toBe(2);
+    expect(failed.stderr).toContain('failed with exit code 1');
+    expect(failed.stderr).not.toContain(`Bearer ${PLUGIN_TOKEN}`);
+  });
+
+  it('client key, success path', async () => {
+    const key = certLab.emulator.tls!.clientKeyPem;
+    const path = config(certLab, (d) => {
+      d.users[0].user = {
+        'client-certificate-data': Buffer.from(certLab.emulator.tls!.clientCertPem).toString('base64'),
+        'client-key-data': Buffer.from(key).toString('base64'),
+      };
+    });
+    const r = await cli(['run', '--kubeconfig', path, '--hold', '0s', '-o', 'json']);
+    expect(r.code).toBe(0);
+    const keyBody = key.split('\n').filter((l) => !l.startsWith('-----') && l.length > 20);
+    assertClean(r, keyBody);
+  });
+
+  it('proxy password in proxy-url, on the failure path (proxy unreachable)', async () => {
+    const password = 'kspPROXYpass-31415926';
+    const r = await cli(['run', '--kubeconfig', config(lab, (d) => (d.clusters[0].cluster['proxy-url'] = `http://probe:${password}@127.0.0.1:1`)), '--hold', '0s', '-o', 'json']);
+    expect(r.code).toBe(1);
+    assertClean(r, [password, TOKEN]);
+  });
+});
