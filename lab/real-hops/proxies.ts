@@ -88,3 +88,21 @@ export function startTlsFront(name: string, backendPort: number, certAndKeyPem: 
     args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
   });
 }
+
+/**
+ * mitmproxy as a TLS-intercepting forward proxy: it terminates the client's
+ * TLS with its own CA (which the kubeconfig must trust), so it sees plaintext
+ * HTTP: an L7 hop. Upstream it trusts the lab CA.
+ */
+export async function startMitmproxy(upstreamCaPem: string): Promise<RealHop & { caPem(): string }> {
+  const hop = await startRealHop({
+    name: 'mitmproxy',
+    binary: 'mitmdump',
+    debianPackage: 'mitmproxy',
+    files: () => ({ 'upstream-ca.pem': upstreamCaPem }),
+    args: (dir, [port]) => ['--mode', 'regular', '--listen-host', '127.0.0.1', '--listen-port', String(port), '--set', `confdir=${dir}/conf`, '--set', `ssl_verify_upstream_trusted_ca=${dir}/upstream-ca.pem`, '--set', 'termlog_verbosity=warn', '--set', 'flow_detail=0'],
+    env: { HOME: '/tmp' },
+  });
+  const { readFileSync } = await import('node:fs');
+  return { ...hop, caPem: () => readFileSync(`${hop.dir}/conf/mitmproxy-ca-cert.pem`, 'utf8') };
+}

@@ -1,0 +1,79 @@
+/**
+ * Real reverse proxies in front of the emulated API server, one config per
+ * known failure (docs/hops.md): nginx and haproxy from Debian's packages.
+ */
+import { startRealHop, type RealHop } from './process-hop.js';
+
+export type NginxVariant =
+  /** Correct WebSocket proxying, with a short proxy_read_timeout (the idle cut). */
+  | { readonly kind: 'upgrade-ok'; readonly readTimeoutSeconds: number }
+  /** A plain proxy_pass: no `proxy_set_header Upgrade/Connection`, HTTP/1.0 upstream. */
+  | { readonly kind: 'no-upgrade-headers' }
+  /** Upgrades proxied, but SPDY refused by policy (a WebSocket-only gateway). */
+  | { readonly kind: 'refuse-spdy' };
+
+export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): string[] {
+  const upgrade = ['proxy_http_version 1.1;', 'proxy_set_header Upgrade $http_upgrade;', 'proxy_set_header Connection $connection_upgrade;', 'proxy_buffering off;'];
+  switch (variant.kind) {
+    case 'upgrade-ok':
+      return [...upgrade, `proxy_read_timeout ${variant.readTimeoutSeconds}s;`, `proxy_send_timeout ${variant.readTimeoutSeconds}s;`, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+    case 'no-upgrade-headers':
+      return [`proxy_pass http://127.0.0.1:${upstreamPort};`];
+    case 'refuse-spdy':
+      return ['if ($http_upgrade ~* "spdy") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+  }
+}
+
+export function startNginx(variant: NginxVariant, upstreamPort: number): Promise<RealHop> {
+  return startRealHop({
+    name: `nginx-${variant.kind}`,
+    binary: 'nginx',
+    debianPackage: 'nginx-light',
+    files: (dir, [port]) => ({
+      'nginx.conf': [
+        'daemon off;',
+        'master_process off;',
+        'worker_processes 1;',
+        `pid ${dir}/nginx.pid;`,
+        `error_log ${dir}/error.log warn;`,
+        'events { worker_connections 512; }',
+        'http {',
+        `  access_log ${dir}/access.log;`,
+        `  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;`,
+        `  fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
+        '  map $http_upgrade $connection_upgrade { default upgrade; "" close; }',
+        '  server {',
+        `    listen 127.0.0.1:${port};`,
+        '    location / {',
+        ...nginxServerBlock(variant, upstreamPort).map((l) => `      ${l}`),
+        '    }',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-p', dir, '-c', `${dir}/nginx.conf`],
+  });
+}
+
+export type HaproxyVariant =
+  /** L4: opaque bytes; only `timeout client/server` bites. */
+  | { readonly kind: 'tcp'; readonly timeoutSeconds: number }
+  /** L7: HTTP mode; upgraded connections live by `timeout tunnel`. */
+  | { readonly kind: 'http-tunnel'; readonly tunnelTimeoutSeconds: number };
+
+export function startHaproxy(variant: HaproxyVariant, upstreamPort: number): Promise<RealHop> {
+  const defaults =
+    variant.kind === 'tcp'
+      ? ['mode tcp', 'timeout connect 5s', `timeout client ${variant.timeoutSeconds}s`, `timeout server ${variant.timeoutSeconds}s`]
+      : ['mode http', 'option http-server-close', 'timeout connect 5s', 'timeout client 60s', 'timeout server 60s', `timeout tunnel ${variant.tunnelTimeoutSeconds}s`];
+  return startRealHop({
+    name: `haproxy-${variant.kind}`,
+    binary: 'haproxy',
+    debianPackage: 'haproxy',
+    files: (_dir, [port]) => ({
+      'haproxy.cfg': ['global', '  maxconn 512', 'defaults', ...defaults.map((l) => `  ${l}`), 'frontend fe', `  bind 127.0.0.1:${port}`, '  default_backend be', 'backend be', `  server api 127.0.0.1:${upstreamPort}`, ''].join('\n'),
+    }),
+    args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
+  });
+}
