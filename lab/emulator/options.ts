@@ -66,6 +66,8 @@ export interface UpgradeRecord {
   subprotocol?: string;
   /** performance.now() when the 101 was written (the emulator's own clock). */
   wrote101At?: number;
+  /** Keepalive pings received from the client (SPDY PINGs with odd ids, WebSocket pings). */
+  pingsReceived: number;
   /** Headers of the SPDY streams the client opened, in order. */
   readonly streams: Array<Readonly<Record<string, string>>>;
   endedAt?: number;

@@ -149,6 +149,7 @@ export class Emulator extends EventEmitter {
       headers,
       rawHeaderNames: req.rawHeaders.filter((_, i) => i % 2 === 0),
       status: 0,
+      pingsReceived: 0,
       streams: [],
     };
     this.upgrades.push(rec);
@@ -202,6 +203,7 @@ export class Emulator extends EventEmitter {
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
     rec.wrote101At = performance.now();
     const session = new SpdySession(socket, { role: 'server', head });
+    session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
     this.watch(socket, rec, () => session.destroy());
     session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
@@ -233,6 +235,7 @@ export class Emulator extends EventEmitter {
       rec.wrote101At = performance.now();
       this.wssClients.add(ws);
       this.watch(socket, rec, () => ws.terminate());
+      ws.on('ping', () => rec.pingsReceived++);
       ws.on('close', (code: number) => {
         this.wssClients.delete(ws);
         this.ended(rec, `ws-close:${code}`);
@@ -240,6 +243,7 @@ export class Emulator extends EventEmitter {
       if (sub === 'portforward') {
         if (protocol === TUNNEL_PROTOCOL) {
           const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server' });
+          session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
           serveSpdyPortForward(session, this.forwardTarget(), (h) => rec.streams.push(h));
         } else {
           const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).map(Number);

@@ -1,0 +1,55 @@
+/** The CLI surface: help everywhere, manifest contents, usage errors, no progress noise off a terminal. */
+import YAML from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { cli } from '../helpers/cli.js';
+
+describe('kube-stream-probe CLI', () => {
+  for (const command of ['demo', 'run', 'emulator', 'manifest']) {
+    it(`${command} --help prints usage and exits 0`, async () => {
+      const r = await cli([command, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`^Usage: kube-stream-probe ${command}`));
+    });
+  }
+
+  it('no command: usage, exit 2; an unknown command: exit 2 naming it', async () => {
+    expect((await cli([])).code).toBe(2);
+    const r = await cli(['frobnicate']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('manifest: the target pod and least-privilege RBAC for exactly that pod', async () => {
+    const r = await cli(['manifest', '-n', 'probes', '--pod', 'target-1', '--port', '9000', '--service-account', 'ops/prober']);
+    expect(r.code).toBe(0);
+    const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS());
+    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'Pod', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+    const pod = docs[1];
+    expect(pod.metadata).toMatchObject({ name: 'target-1', namespace: 'probes' });
+    expect(pod.spec.containers[0].command).toEqual(['cat']);
+    expect(pod.spec.containers[1].ports[0].containerPort).toBe(9000);
+    const role = docs[2];
+    expect(role.rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], resourceNames: ['target-1'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: ['target-1'], verbs: ['get', 'create'] },
+    ]);
+    expect(docs[3].subjects).toEqual([{ kind: 'ServiceAccount', name: 'prober', namespace: 'ops' }]);
+    expect(docs[4].rules[0]).toEqual({ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] });
+    expect(r.stdout).not.toContain('*');
+  });
+
+  it('manifest refuses invalid names and two subjects', async () => {
+    expect((await cli(['manifest', '--pod', 'Not_Valid'])).code).toBe(2);
+    const r = await cli(['manifest', '--group', 'a', '--user', 'b']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('give only one of --group, --user, --service-account');
+  });
+
+  it('demo -o json prints one document per path and no progress noise when not on a terminal', async () => {
+    const r = await cli(['demo', '-o', 'json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const doc = JSON.parse(r.stdout);
+    expect(doc.map((p: { path: string }) => p.path)).toContain('direct');
+  }, 60_000);
+});
