@@ -7,6 +7,7 @@ import type { Hop } from '../../lab/hops/common.js';
 import { Emulator } from '../../lab/emulator/server.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { runPlan } from '../probe/runner.js';
+import type { SessionOptions } from '../probe/session.js';
 import type { ProbeReport } from '../probe/types.js';
 import { oneOf, parse } from './args.js';
 import { diagnosisText, resultsTable, verdictTable } from './format.js';
@@ -31,7 +32,7 @@ export interface DemoRun {
 }
 
 /** Runs the whole demo matrix and stops everything it started. */
-export async function runDemo(onProgress?: Parameters<typeof runPlan>[1] extends infer O ? (O extends { onProgress?: infer P } ? P : never) : never): Promise<DemoRun> {
+export async function runDemo(onProgress?: SessionOptions['onProgress']): Promise<DemoRun> {
   const emulator = await Emulator.start();
   const hops: Hop[] = [];
   try {

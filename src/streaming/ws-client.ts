@@ -39,7 +39,6 @@ export interface WsLike {
   off(event: string, listener: (...args: any[]) => void): this;
 }
 
-const CONNECTING = 0;
 const OPEN = 1;
 const CLOSING = 2;
 const CLOSED = 3;
@@ -61,7 +60,6 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     maxPayload: number,
   ) {
     super();
-    void CONNECTING;
     this.sender = new Sender(socket, {}, undefined);
     this.sender.onerror = (err) => this.onError(err);
     this.receiver = new Receiver({ isServer: false, maxPayload, binaryType: 'nodebuffer', extensions: {}, allowSynchronousEvents: true });
