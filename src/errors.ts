@@ -87,7 +87,8 @@ export function isProbeError(err: unknown, code?: ErrorCode): err is ProbeError 
 export function errorMessage(err: unknown): string {
   if (isProbeError(err)) return `${err.code}: ${err.message}`;
   if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
+    // Node errors carry `code`; AWS SDK errors carry their type in `name`.
+    const code = (err as NodeJS.ErrnoException).code ?? (err.name && err.name !== 'Error' ? err.name : undefined);
     return code ? `${code}: ${err.message}` : err.message;
   }
   return String(err);

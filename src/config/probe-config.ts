@@ -1,0 +1,231 @@
+/**
+ * The deployment configuration: locations (account, region, optional VPC),
+ * clusters (endpoint, auth, target) and schedules (holds, keepalives, rate).
+ * One file validates it for both the CDK app and the Lambda, with errors that
+ * name the field (`locations[1].vpc.subnetIds: …`).
+ */
+import { probeError } from '../errors.js';
+import { parseDurationSeconds } from '../cli/args.js';
+
+export type ClusterAuth =
+  | { readonly type: 'eks'; readonly clusterName: string; readonly region?: string }
+  | { readonly type: 'secret'; readonly secretArn: string };
+
+export interface ClusterConfig {
+  readonly name: string;
+  /** https:// API server endpoint. */
+  readonly endpoint: string;
+  /** Base64 PEM CA; EKS clusters without it are looked up with eks:DescribeCluster. */
+  readonly caData?: string;
+  readonly auth: ClusterAuth;
+  readonly target: { readonly namespace: string; readonly pod: string; readonly container?: string; readonly port: number };
+}
+
+export interface LocationConfig {
+  readonly name: string;
+  readonly account: string;
+  readonly region: string;
+  readonly vpc?: { readonly vpcId: string; readonly subnetIds: readonly string[]; readonly securityGroupIds: readonly string[]; readonly availabilityZones?: readonly string[] };
+  /** Cluster names probed from here (default: all). */
+  readonly clusters?: readonly string[];
+}
+
+export interface ScheduleConfig {
+  readonly name: string;
+  /** EventBridge Scheduler expression: rate(5 minutes) or cron(...). */
+  readonly expression: string;
+  readonly holds: readonly string[];
+  readonly keepalives: readonly ('kubectl' | 'none')[];
+  readonly operations?: readonly ('exec' | 'portforward')[];
+}
+
+export interface ProbeConfig {
+  readonly project: string;
+  readonly alarmEmail?: string;
+  readonly alarms: { readonly evaluationPeriods: number; readonly datapointsToAlarm: number };
+  readonly memoryMb: number;
+  readonly logRetentionDays: number;
+  readonly locations: readonly LocationConfig[];
+  readonly clusters: readonly ClusterConfig[];
+  readonly schedules: readonly ScheduleConfig[];
+}
+
+/** Lambda's own limit is 900 s; hold + handshakes + echoes + publishing must fit. */
+export const LAMBDA_MAX_SECONDS = 900;
+export const SESSION_OVERHEAD_SECONDS = 40;
+export const MAX_HOLD_SECONDS = LAMBDA_MAX_SECONDS - SESSION_OVERHEAD_SECONDS - 20;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const NAME = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+
+class Checker {
+  constructor(private readonly source: string) {}
+  fail(field: string, rule: string): never {
+    throw probeError('CONFIG_INVALID', `${this.source}: ${field} ${rule}`, { field });
+  }
+  obj(v: unknown, field: string): Obj {
+    if (!isObj(v)) this.fail(field, 'must be an object');
+    return v;
+  }
+  str(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string {
+    const v = o[key];
+    if (typeof v !== 'string' || v.length === 0) this.fail(`${field}.${key}`, 'is required (a non-empty string)');
+    if (pattern && !pattern.test(v)) this.fail(`${field}.${key}`, `"${v}" ${rule ?? `must match ${pattern}`}`);
+    return v;
+  }
+  optStr(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string | undefined {
+    return o[key] === undefined ? undefined : this.str(o, key, field, pattern, rule);
+  }
+  arr(o: Obj, key: string, field: string, min = 0): unknown[] {
+    const v = o[key];
+    if (!Array.isArray(v)) this.fail(`${field}.${key}`, 'must be a list');
+    if (v.length < min) this.fail(`${field}.${key}`, `must have at least ${min} item${min === 1 ? '' : 's'}`);
+    return v;
+  }
+  strings(o: Obj, key: string, field: string, min: number, pattern?: RegExp, rule?: string): string[] {
+    return this.arr(o, key, field, min).map((v, i) => {
+      if (typeof v !== 'string' || (pattern && !pattern.test(v))) this.fail(`${field}.${key}[${i}]`, `"${String(v)}" ${rule ?? 'must be a string'}`);
+      return v;
+    });
+  }
+  int(o: Obj, key: string, field: string, min: number, max: number, fallback?: number): number {
+    const v = o[key] ?? fallback;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) this.fail(`${field}.${key}`, `must be a whole number from ${min} to ${max}`);
+    return v;
+  }
+}
+
+function unique(c: Checker, items: readonly { name: string }[], field: string): void {
+  const seen = new Set<string>();
+  items.forEach((x, i) => {
+    if (seen.has(x.name)) c.fail(`${field}[${i}].name`, `"${x.name}" is used twice`);
+    seen.add(x.name);
+  });
+}
+
+export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
+  // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
+  const c: Checker = new Checker(source);
+  const root = c.obj(raw, 'the document');
+  const clusters = c.arr(root, 'clusters', 'config', 1).map((v, i): ClusterConfig => {
+    const f = `clusters[${i}]`;
+    const o = c.obj(v, f);
+    const endpoint = c.str(o, 'endpoint', f, /^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/, 'must be an https:// URL');
+    const a = c.obj(o.auth, `${f}.auth`);
+    let auth: ClusterAuth;
+    if (a.type === 'eks') auth = { type: 'eks', clusterName: c.str(a, 'clusterName', `${f}.auth`, /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'is not an EKS cluster name'), region: c.optStr(a, 'region', `${f}.auth`, /^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region') };
+    else if (a.type === 'secret') auth = { type: 'secret', secretArn: c.str(a, 'secretArn', `${f}.auth`, /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN') };
+    else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
+    const t = c.obj(o.target, `${f}.target`);
+    return {
+      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
+      endpoint,
+      caData: c.optStr(o, 'caData', f, /^[A-Za-z0-9+/=\s]+$/, 'must be base64'),
+      auth,
+      target: {
+        namespace: c.str(t, 'namespace', `${f}.target`, /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'is not a namespace name'),
+        pod: c.str(t, 'pod', `${f}.target`, /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'is not a pod name'),
+        container: c.optStr(t, 'container', `${f}.target`),
+        port: c.int(t, 'port', `${f}.target`, 1, 65535, 8080),
+      },
+    };
+  });
+  unique(c, clusters, 'clusters');
+  const clusterNames = new Set(clusters.map((x) => x.name));
+  const locations = c.arr(root, 'locations', 'config', 1).map((v, i): LocationConfig => {
+    const f = `locations[${i}]`;
+    const o = c.obj(v, f);
+    let vpc: LocationConfig['vpc'];
+    if (o.vpc !== undefined) {
+      const vo = c.obj(o.vpc, `${f}.vpc`);
+      vpc = {
+        vpcId: c.str(vo, 'vpcId', `${f}.vpc`, /^vpc-[0-9a-f]{8,17}$/, 'is not a VPC id'),
+        subnetIds: c.strings(vo, 'subnetIds', `${f}.vpc`, 1, /^subnet-[0-9a-f]{8,17}$/, 'is not a subnet id'),
+        securityGroupIds: c.strings(vo, 'securityGroupIds', `${f}.vpc`, 1, /^sg-[0-9a-f]{8,17}$/, 'is not a security group id'),
+        availabilityZones: vo.availabilityZones === undefined ? undefined : c.strings(vo, 'availabilityZones', `${f}.vpc`, 1),
+      };
+    }
+    const only = o.clusters === undefined ? undefined : c.strings(o, 'clusters', f, 1);
+    only?.forEach((n, j) => clusterNames.has(n) || c.fail(`${f}.clusters[${j}]`, `"${n}" is not a cluster in clusters[]`));
+    return {
+      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
+      account: c.str(o, 'account', f, /^\d{12}$/, 'must be a 12-digit AWS account id'),
+      region: c.str(o, 'region', f, /^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region'),
+      vpc,
+      clusters: only,
+    };
+  });
+  unique(c, locations, 'locations');
+  const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
+    const f = `schedules[${i}]`;
+    const o = c.obj(v, f);
+    const holds = c.strings(o, 'holds', f, 1);
+    holds.forEach((h, j) => {
+      let s: number;
+      try {
+        s = parseDurationSeconds('hold', h);
+      } catch {
+        c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
+      }
+      if (s > MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${MAX_HOLD_SECONDS}s: with handshakes, echoes and publishing it cannot finish inside Lambda's 900 s`);
+    });
+    const keepalives = o.keepalives === undefined ? ['kubectl'] : c.strings(o, 'keepalives', f, 1, /^(kubectl|none)$/, 'must be kubectl or none');
+    const operations = o.operations === undefined ? undefined : c.strings(o, 'operations', f, 1, /^(exec|portforward)$/, 'must be exec or portforward');
+    return {
+      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-"'),
+      expression: c.str(o, 'expression', f, /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/, 'must be rate(N minutes|hours|days) or cron(...)'),
+      holds,
+      keepalives: keepalives as ScheduleConfig['keepalives'],
+      operations: operations as ScheduleConfig['operations'],
+    };
+  });
+  unique(c, schedules, 'schedules');
+  const alarms = root.alarms === undefined ? {} : c.obj(root.alarms, 'alarms');
+  const evaluationPeriods = c.int(alarms, 'evaluationPeriods', 'alarms', 1, 100, 3);
+  const datapointsToAlarm = c.int(alarms, 'datapointsToAlarm', 'alarms', 1, evaluationPeriods, 2);
+  return {
+    project: c.optStr(root, 'project', 'config', NAME, 'must be lower-case letters, digits and "-"') ?? 'kube-stream-probe',
+    alarmEmail: c.optStr(root, 'alarmEmail', 'config', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'is not an email address'),
+    alarms: { evaluationPeriods, datapointsToAlarm },
+    memoryMb: c.int(root, 'memoryMb', 'config', 128, 10240, 256),
+    logRetentionDays: c.int(root, 'logRetentionDays', 'config', 1, 3653, 30),
+    locations,
+    clusters,
+    schedules,
+  };
+}
+
+/** The part of the config one location's Lambda needs (baked into its environment). */
+export interface LocationRuntimeConfig {
+  readonly project: string;
+  readonly location: string;
+  readonly region: string;
+  readonly clusters: readonly ClusterConfig[];
+}
+
+export function runtimeConfigFor(config: ProbeConfig, location: LocationConfig): LocationRuntimeConfig {
+  return {
+    project: config.project,
+    location: location.name,
+    region: location.region,
+    clusters: config.clusters.filter((c) => !location.clusters || location.clusters.includes(c.name)),
+  };
+}
+
+export function parseRuntimeConfig(text: string | undefined): LocationRuntimeConfig {
+  if (!text) throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG is not set: the function was not deployed by the StreamProbe construct', { field: 'KSP_LOCATION_CONFIG' });
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG is not JSON', { field: 'KSP_LOCATION_CONFIG' });
+  }
+  const o = raw as Partial<LocationRuntimeConfig>;
+  if (!o || typeof o.location !== 'string' || typeof o.region !== 'string' || !Array.isArray(o.clusters)) {
+    throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG lacks location, region or clusters', { field: 'KSP_LOCATION_CONFIG' });
+  }
+  // Re-validate the clusters with the same rules as the config file.
+  const checked = parseProbeConfig({ clusters: o.clusters, locations: [{ name: o.location, account: '000000000000', region: o.region }], schedules: [{ name: 'x', expression: 'rate(1 hour)', holds: ['0s'] }] }, 'KSP_LOCATION_CONFIG');
+  return { project: o.project ?? 'kube-stream-probe', location: o.location, region: o.region, clusters: checked.clusters };
+}

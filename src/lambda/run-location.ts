@@ -1,0 +1,149 @@
+/**
+ * One invocation of a location's probe: validate the event, plan against the
+ * time Lambda gives us (holds that cannot finish are refused up front), run
+ * every cluster at once, publish (PutMetricData, EMF fallback) and return the
+ * same JSON as the CLI, leaving a safety margin. Every outcome is classified
+ * and published, including a cluster whose credentials failed.
+ */
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
+import { errorMessage, isProbeError } from '../errors.js';
+import { SecretRedactor } from '../kube/secrets.js';
+import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
+import { reportDatums } from '../metrics/datums.js';
+import { expandPlan, runPlan, verdicts } from '../probe/runner.js';
+import { sessionDeadlineMs } from '../probe/session.js';
+import type { ClusterTarget, ProbeReport, SessionResult } from '../probe/types.js';
+import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
+import { parseProbeEvent, type ProbeEvent } from './event.js';
+
+/** Left unused at the end of every invocation, so the handler always returns. */
+export const SAFETY_MARGIN_MS = 5_000;
+/** Time reserved for PutMetricData and its retries. */
+export const PUBLISH_BUDGET_MS = 8_000;
+/** Time reserved for credentials (STS presign, Secrets Manager, DescribeCluster). */
+export const ACCESS_BUDGET_MS = 5_000;
+const ECHO_TIMEOUT_MS = 5_000;
+
+export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
+  readonly cloudwatch: Pick<CloudWatchClient, 'send'>;
+  readonly log: (line: string) => void;
+}
+
+export interface RefusedHold {
+  readonly holdSeconds: number;
+  readonly reason: string;
+}
+
+export interface LocationSummary {
+  readonly ok: boolean;
+  readonly location: string;
+  readonly schedule?: string;
+  readonly reports: ProbeReport[];
+  readonly refused: RefusedHold[];
+  readonly publish?: PublishOutcome;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
+  const code = isProbeError(err) ? err.code : 'CONFIG_INVALID';
+  const message = errorMessage(err).replace(/^[A-Z_]+: /, '');
+  const results: SessionResult[] = expandPlan({ location, cluster: undefined as never, operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds }).map((spec) => ({
+    ...spec,
+    subprotocol: null,
+    upgrade: { ok: false, status: null, handshakeMs: null, phases: {}, error: `credentials for ${cluster.name} failed: ${message}`, errorCode: code, kubernetesStatus: null },
+    firstEchoMs: null,
+    hold: { survived: null, disconnectSeconds: null, cause: null },
+    echoMs: null,
+    exitCode: null,
+    ok: false,
+    error: null,
+    durationMs: 0,
+  }));
+  return {
+    location,
+    cluster: cluster.name,
+    server: { url: cluster.endpoint, version: null, versionError: 'not reached: credentials failed' },
+    rbac: [],
+    results,
+    verdicts: verdicts(results, {}),
+    findings: [{ code: 'credentials', summary: `Could not get credentials for ${cluster.name}: ${message}`, check: 'Check the secret or the function role (eks access entry, secretsmanager:GetSecretValue).' }],
+    startedAt: new Date().toISOString(),
+    durationMs: 0,
+  };
+}
+
+export async function runLocation(rawEvent: unknown, remainingMs: () => number, config: LocationRuntimeConfig, deps: LambdaDeps, cache: AccessCache): Promise<LocationSummary> {
+  const t0 = performance.now();
+  const deadline = t0 + remainingMs() - SAFETY_MARGIN_MS;
+  const redactor = new SecretRedactor();
+  let event: ProbeEvent;
+  try {
+    event = parseProbeEvent(rawEvent);
+  } catch (err) {
+    const e = { code: isProbeError(err) ? err.code : 'CONFIG_INVALID', message: errorMessage(err).replace(/^[A-Z_]+: /, '') };
+    deps.log(JSON.stringify({ level: 'error', msg: 'invalid event', ...e }));
+    return { ok: false, location: config.location, reports: [], refused: [], error: e };
+  }
+  const unknown = event.clusters?.filter((n) => !config.clusters.some((c) => c.name === n)) ?? [];
+  if (unknown.length) {
+    const e = { code: 'CONFIG_INVALID', message: `event.clusters: ${unknown.join(', ')} not configured for location ${config.location}` };
+    deps.log(JSON.stringify({ level: 'error', msg: 'invalid event', ...e }));
+    return { ok: false, location: config.location, reports: [], refused: [], error: e };
+  }
+  const clusters = config.clusters.filter((c) => !event.clusters || event.clusters.includes(c.name));
+  // Plan against the time we have: a hold runs only if its whole session fits before publishing.
+  const sessionBudgetMs = deadline - performance.now() - PUBLISH_BUDGET_MS - ACCESS_BUDGET_MS;
+  const refused: RefusedHold[] = [];
+  const holds: number[] = [];
+  for (const h of event.holdsSeconds) {
+    const needs = sessionDeadlineMs({ operation: 'exec', transport: 'spdy', keepalive: 'kubectl', holdSeconds: h }, { connection: { server: new URL('https://x'), dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 } } as ClusterTarget, ECHO_TIMEOUT_MS);
+    if (needs <= sessionBudgetMs) holds.push(h);
+    else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing` });
+  }
+  const reports = await Promise.all(
+    holds.length === 0
+      ? []
+      : clusters.map(async (cluster): Promise<ProbeReport> => {
+          let connection;
+          try {
+            connection = await connectionForCluster(cluster, config.region, { ...deps, redactor }, cache);
+          } catch (err) {
+            return credentialFailure(cluster, config.location, event, holds, err);
+          }
+          return runPlan(
+            {
+              location: config.location,
+              cluster: { name: cluster.name, connection, namespace: cluster.target.namespace, pod: cluster.target.pod, container: cluster.target.container, port: cluster.target.port },
+              operations: event.operations,
+              transports: event.transports,
+              keepalives: event.keepalives,
+              holdsSeconds: holds,
+              echoTimeoutMs: ECHO_TIMEOUT_MS,
+            },
+            {},
+          );
+        }),
+  );
+  const datums = reports.flatMap((r) => reportDatums(r));
+  const publish = datums.length
+    ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline, log: deps.log, location: config.location })
+    : undefined;
+  const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish };
+  // One line per invocation for the logs: the verdicts, never a secret.
+  deps.log(
+    redactor.redact(
+      JSON.stringify({
+        level: 'info',
+        msg: 'probe run',
+        location: config.location,
+        schedule: event.schedule,
+        verdicts: reports.flatMap((r) => r.verdicts.map((v) => `${r.cluster}/${v.operation}/${v.keepalive}/${v.holdSeconds}s=${v.verdict}`)),
+        refused: refused.map((x) => x.holdSeconds),
+        publish,
+        durationMs: Math.round(performance.now() - t0),
+      }),
+    ),
+  );
+  return JSON.parse(redactor.redact(JSON.stringify(summary))) as LocationSummary;
+}

@@ -1,0 +1,38 @@
+/**
+ * The metric contract (architecture.md): names, units and dimensions, defined
+ * once and imported by the publisher, the EMF writer and the CDK alarms and
+ * dashboard.
+ */
+export const METRIC_NAMESPACE = 'KubeStreamProbe';
+
+export const Dim = {
+  Location: 'Location',
+  Cluster: 'Cluster',
+  Operation: 'Operation',
+  Transport: 'Transport',
+  Keepalive: 'Keepalive',
+  HoldSeconds: 'HoldSeconds',
+} as const;
+export type DimensionName = (typeof Dim)[keyof typeof Dim];
+
+export type MetricUnit = 'None' | 'Milliseconds' | 'Seconds' | 'Count';
+
+export interface MetricSpec {
+  readonly unit: MetricUnit;
+  readonly dimensions: readonly DimensionName[];
+  readonly description: string;
+}
+
+const BASE = [Dim.Location, Dim.Cluster, Dim.Operation, Dim.Transport] as const;
+const HOLD = [...BASE, Dim.Keepalive, Dim.HoldSeconds] as const;
+
+export const METRICS = {
+  UpgradeSuccess: { unit: 'None', dimensions: BASE, description: 'the upgrade returned 101 with our subprotocol and the first echo worked (0/1)' },
+  HandshakeLatency: { unit: 'Milliseconds', dimensions: BASE, description: 'start of dialing → 101' },
+  HoldSurvived: { unit: 'None', dimensions: HOLD, description: 'the session was alive and echoed after the hold (0/1)' },
+  DisconnectTime: { unit: 'Seconds', dimensions: HOLD, description: 'when a session was lost during its hold: seconds since the 101' },
+  SilentFallback: { unit: 'None', dimensions: [Dim.Location, Dim.Cluster, Dim.Operation], description: 'WebSocket failed where SPDY worked (0/1)' },
+  PublishFailures: { unit: 'Count', dimensions: [Dim.Location], description: 'PutMetricData failed and the metrics went to EMF instead' },
+} as const satisfies Record<string, MetricSpec>;
+
+export type MetricName = keyof typeof METRICS;

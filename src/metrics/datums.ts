@@ -1,0 +1,45 @@
+/** Probe results → metric data points, per the contract. */
+import type { ProbeReport } from '../probe/types.js';
+import { METRICS, type DimensionName, type MetricName } from './contract.js';
+
+export interface Datum {
+  readonly name: MetricName;
+  readonly dimensions: Readonly<Partial<Record<DimensionName, string>>>;
+  readonly value: number;
+  readonly timestamp: Date;
+}
+
+function datum(name: MetricName, dims: Record<string, string>, value: number, timestamp: Date): Datum {
+  // Only the contract's dimensions, all of them: alarms match on the exact set.
+  const dimensions: Partial<Record<DimensionName, string>> = {};
+  for (const d of METRICS[name].dimensions) {
+    const v = dims[d];
+    if (v === undefined) throw new Error(`metric ${name} needs dimension ${d}`);
+    dimensions[d] = v;
+  }
+  return { name, dimensions, value, timestamp };
+}
+
+export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum[] {
+  const out: Datum[] = [];
+  const base = { Location: report.location, Cluster: report.cluster };
+  for (const r of report.results) {
+    const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };
+    const upgraded = r.upgrade.ok && r.firstEchoMs !== null;
+    out.push(datum('UpgradeSuccess', dims, upgraded ? 1 : 0, timestamp));
+    if (r.upgrade.handshakeMs !== null) out.push(datum('HandshakeLatency', dims, r.upgrade.handshakeMs, timestamp));
+    if (r.holdSeconds > 0 && upgraded) {
+      out.push(datum('HoldSurvived', dims, r.hold.survived ? 1 : 0, timestamp));
+      if (r.hold.survived === false && r.hold.disconnectSeconds !== null) out.push(datum('DisconnectTime', dims, r.hold.disconnectSeconds, timestamp));
+    }
+  }
+  for (const v of report.verdicts) {
+    if (v.spdy === 'not-run' || v.websocket === 'not-run') continue;
+    out.push(datum('SilentFallback', { ...base, Operation: v.operation }, v.verdict === 'websocket-broken' ? 1 : 0, timestamp));
+  }
+  return out;
+}
+
+export function publishFailureDatum(location: string, timestamp = new Date()): Datum {
+  return datum('PublishFailures', { Location: location }, 1, timestamp);
+}

@@ -1,0 +1,85 @@
+/**
+ * A loopback stand-in for the AWS endpoints the Lambda calls, so the real
+ * @aws-sdk clients can be exercised without AWS: CloudWatch PutMetricData
+ * (AWS JSON 1.0), Secrets Manager GetSecretValue (AWS JSON 1.1) and EKS
+ * DescribeCluster (REST JSON). It decodes and records every call, checks it
+ * is SigV4-signed, and can be told to fail the next CloudWatch calls.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedPut {
+  readonly namespace: string;
+  readonly metricData: Array<{ MetricName: string; Unit?: string; Value?: number; Dimensions?: Array<{ Name: string; Value: string }>; Timestamp?: number }>;
+}
+
+export interface LocalAws {
+  readonly url: string;
+  readonly puts: RecordedPut[];
+  readonly calls: string[];
+  /** Responses for the next PutMetricData calls: 'throttle' (400 Throttling) or 'error' (500). */
+  failNext(...kinds: Array<'throttle' | 'error'>): void;
+  failAlways(kind: 'throttle' | 'error' | undefined): void;
+  secrets: Map<string, string>;
+  clusters: Map<string, { caData: string }>;
+  close(): Promise<void>;
+}
+
+export async function startLocalAws(): Promise<LocalAws> {
+  const puts: RecordedPut[] = [];
+  const calls: string[] = [];
+  const queue: Array<'throttle' | 'error'> = [];
+  let always: 'throttle' | 'error' | undefined;
+  const secrets = new Map<string, string>();
+  const clusters = new Map<string, { caData: string }>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const signed = /^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+\//.test(String(req.headers.authorization ?? ''));
+      const send = (status: number, json: unknown, headers: Record<string, string> = {}) => {
+        res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', ...headers });
+        res.end(JSON.stringify(json));
+      };
+      if (!signed) return send(403, { __type: 'MissingAuthenticationToken', message: 'not signed' });
+      if (target === 'GraniteServiceVersion20100801.PutMetricData') {
+        calls.push('PutMetricData');
+        const kind = queue.shift() ?? always;
+        if (kind === 'throttle') return send(400, { __type: 'Throttling', message: 'Rate exceeded' }, { 'x-amzn-query-error': 'Throttling;Sender' });
+        if (kind === 'error') return send(500, { __type: 'InternalServiceError', message: 'internal failure' }, { 'x-amzn-query-error': 'InternalServiceError;Receiver' });
+        const input = JSON.parse(body) as { Namespace: string; MetricData: RecordedPut['metricData'] };
+        puts.push({ namespace: input.Namespace, metricData: input.MetricData });
+        return send(200, {});
+      }
+      if (target === 'secretsmanager.GetSecretValue') {
+        calls.push('GetSecretValue');
+        const id = (JSON.parse(body) as { SecretId: string }).SecretId;
+        const value = secrets.get(id);
+        if (value === undefined) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
+        return send(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1' });
+      }
+      const m = /^\/clusters\/([^/?]+)/.exec(req.url ?? '');
+      if (req.method === 'GET' && m) {
+        calls.push('DescribeCluster');
+        const c = clusters.get(decodeURIComponent(m[1]!));
+        if (!c) return send(404, { message: 'No cluster found' }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+        return send(200, { cluster: { name: m[1], status: 'ACTIVE', certificateAuthority: { data: c.caData } } });
+      }
+      calls.push(`unknown ${req.method} ${req.url} ${target}`);
+      send(400, { __type: 'UnknownOperationException' });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    puts,
+    calls,
+    failNext: (...kinds) => queue.push(...kinds),
+    failAlways: (kind) => (always = kind),
+    secrets,
+    clusters,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}

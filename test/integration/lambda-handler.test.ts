@@ -1,0 +1,154 @@
+/**
+ * The real Lambda handler (functions/probe.ts) end to end: the emulator as
+ * the cluster, and the real @aws-sdk clients sending to a loopback endpoint
+ * that decodes and records PutMetricData and serves Secrets Manager. No AWS.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LocationSummary } from '../../src/lambda/run-location.js';
+import { METRICS } from '../../src/metrics/contract.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
+
+const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
+const MISSING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:missing-XyZ';
+let aws: LocalAws;
+let lab: TestEmulator;
+let handler: (event: unknown, ctx: { getRemainingTimeInMillis(): number }) => Promise<LocationSummary>;
+let logged: string[] = [];
+const realWrite = process.stdout.write.bind(process.stdout);
+
+beforeAll(async () => {
+  aws = await startLocalAws();
+  lab = await startTestEmulator({ tls: true, token: TOKEN, faults: { rejectWebSocket: 400 } });
+  aws.secrets.set(SECRET_ARN, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
+  const cluster = (name: string, arn: string) => ({
+    name,
+    endpoint: lab.emulator.url.toString().replace(/\/$/, ''),
+    auth: { type: 'secret', secretArn: arn },
+    target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
+  });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: aws.url,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+    AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+    AWS_MAX_ATTEMPTS: '2',
+    KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'eu-west-1-vpc-a', region: 'eu-west-1', clusters: [cluster('lab', SECRET_ARN), cluster('lost', MISSING_ARN)] }),
+  });
+  ({ handler } = await import('../../functions/probe.js'));
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    logged.push(String(chunk));
+    return (realWrite as (...a: unknown[]) => boolean)(chunk, ...rest);
+  }) as typeof process.stdout.write;
+});
+afterAll(async () => {
+  process.stdout.write = realWrite;
+  await aws.close();
+  await lab.stop();
+});
+afterEach(() => {
+  logged = [];
+  aws.failAlways(undefined);
+});
+
+const ctx = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
+
+describe('the probe Lambda', () => {
+  it('runs the plan, publishes metrics that match the results, and returns the CLI JSON', async () => {
+    const before = aws.puts.length;
+    const out = await handler({ schedule: 'short', clusters: ['lab'], holds: ['0s', '1s'], keepalives: ['kubectl'] }, ctx(120_000));
+    expect(out.ok).toBe(true);
+    const report = out.reports[0]!;
+    expect(report.cluster).toBe('lab');
+    // The emulator refuses WebSocket: SPDY works, so kubectl would silently fall back.
+    expect(report.verdicts.map((v) => v.verdict)).toEqual(Array(4).fill('websocket-broken'));
+    const sent = aws.puts.slice(before).flatMap((p) => p.metricData);
+    expect(aws.puts.slice(before).every((p) => p.namespace === 'KubeStreamProbe')).toBe(true);
+    const named = (n: string) => sent.filter((d) => d.MetricName === n);
+    expect(named('UpgradeSuccess')).toHaveLength(report.results.length);
+    for (const r of report.results) {
+      const dims = { Location: 'eu-west-1-vpc-a', Cluster: 'lab', Operation: r.operation, Transport: r.transport };
+      const match = (d: (typeof sent)[number]) => d.Dimensions?.length === 4 && Object.entries(dims).every(([k, v]) => d.Dimensions!.some((x) => x.Name === k && x.Value === v));
+      expect(named('UpgradeSuccess').filter(match).map((d) => d.Value)).toContain(r.ok ? 1 : 0);
+      if (r.upgrade.handshakeMs !== null) expect(named('HandshakeLatency').filter(match).map((d) => d.Value)).toContain(r.upgrade.handshakeMs);
+    }
+    for (const d of sent) {
+      const spec = METRICS[d.MetricName as keyof typeof METRICS];
+      expect(d.Unit).toBe(spec.unit);
+      expect(d.Dimensions!.map((x) => x.Name).sort()).toEqual([...spec.dimensions].sort());
+    }
+    expect(named('HoldSurvived').map((d) => d.Value)).toEqual([1, 1]); // SPDY exec and port-forward survived the 1 s hold
+    expect(named('SilentFallback').map((d) => d.Value)).toEqual([1, 1, 1, 1]);
+    expect(out.publish).toMatchObject({ published: sent.length, emfFallback: 0 });
+  });
+
+  it('throttling is retried and then published', async () => {
+    const before = aws.puts.length;
+    aws.failNext('throttle', 'throttle');
+    const out = await handler({ clusters: ['lab'], operations: ['exec'] }, ctx(60_000));
+    expect(out.publish?.emfFallback).toBe(0);
+    expect(aws.puts.length).toBeGreaterThan(before);
+  });
+
+  it('throttling then 500s until the deadline: the metrics go to EMF log lines, nothing lost, the failure counted', async () => {
+    aws.failNext('throttle');
+    aws.failAlways('error');
+    const out = await handler({ clusters: ['lab'] }, ctx(60_000));
+    const emf = logged.filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
+    const values = (name: string) => emf.flatMap((d) => (d[name] === undefined ? [] : Array.isArray(d[name]) ? d[name] : [d[name]]));
+    const datums = out.reports.flatMap((r) => r.results).length; // UpgradeSuccess per result
+    expect(values('UpgradeSuccess')).toHaveLength(datums);
+    expect(values('PublishFailures')).toEqual([1]);
+    expect(out.publish!.emfFallback).toBeGreaterThanOrEqual(datums);
+    expect(out.publish!.error).toMatch(/InternalServiceError|HTTP 500/);
+    for (const d of emf) expect(d._aws.CloudWatchMetrics[0].Namespace).toBe('KubeStreamProbe');
+  });
+
+  it('a deadline shorter than the plan: long holds are refused up front with a clear reason, the rest runs', async () => {
+    const out = await handler({ clusters: ['lab'], holds: ['0s', '65s'] }, ctx(60_000));
+    expect(out.refused).toEqual([{ holdSeconds: 65, reason: expect.stringMatching(/a 65s hold needs up to \d+s .* only \d+s are left/) }]);
+    expect(out.reports[0]!.results.every((r) => r.holdSeconds === 0)).toBe(true);
+    const nothing = await handler({ holds: ['10m'] }, ctx(30_000));
+    expect(nothing).toMatchObject({ ok: true, reports: [], refused: [{ holdSeconds: 600 }] });
+  });
+
+  it('returns before its deadline with the safety margin', async () => {
+    const t0 = performance.now();
+    await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(25_000));
+    expect(performance.now() - t0).toBeLessThan(25_000 - 5_000);
+  });
+
+  it('a cluster whose credentials fail is still classified and published (UpgradeSuccess 0)', async () => {
+    const before = aws.puts.length;
+    const out = await handler({ clusters: ['lost'], operations: ['exec'] }, ctx(60_000));
+    const r = out.reports[0]!;
+    expect(r.findings[0]!.code).toBe('credentials');
+    expect(r.results.every((x) => !x.ok && x.upgrade.error!.includes('ResourceNotFoundException'))).toBe(true);
+    const sent = aws.puts.slice(before).flatMap((p) => p.metricData).filter((d) => d.MetricName === 'UpgradeSuccess');
+    expect(sent.map((d) => d.Value)).toEqual([0, 0]);
+  });
+
+  it('a bad event gets a typed error naming the field, and runs nothing', async () => {
+    for (const [event, field] of [
+      [{ holds: ['forever'] }, 'event.holds[0]'],
+      [{ transports: ['http3'] }, 'event.transports[0]'],
+      [{ clusters: ['nope'] }, 'event.clusters'],
+      [{ surprise: true }, 'event.surprise'],
+      ['just a string', 'the event'],
+    ] as const) {
+      const out = await handler(event, ctx(60_000));
+      expect(out.ok).toBe(false);
+      expect(out.error!.code).toBe('CONFIG_INVALID');
+      expect(out.error!.message).toContain(field);
+    }
+  });
+
+  it('reads the secret once per cold start and never logs or returns the token', async () => {
+    const out = await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(60_000));
+    expect(aws.calls.filter((c) => c === 'GetSecretValue' && true).length).toBeLessThanOrEqual(2); // lab once, lost once
+    expect(logged.join('')).not.toContain(TOKEN);
+    expect(JSON.stringify(out)).not.toContain(TOKEN);
+    expect(logged.some((l) => l.includes('"msg":"probe run"'))).toBe(true);
+  });
+});
