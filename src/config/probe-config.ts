@@ -96,6 +96,22 @@ class Checker {
   }
 }
 
+/** The retention periods CloudWatch Logs accepts. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+
+function retention(c: Checker, days: number): number {
+  if (!(LOG_RETENTION_DAYS as readonly number[]).includes(days)) c.fail('config.logRetentionDays', `${days} is not one CloudWatch Logs accepts (${LOG_RETENTION_DAYS.join(', ')})`);
+  return days;
+}
+
+/** Seconds between runs of a schedule expression (cron: assumed hourly for alarm periods). */
+export function scheduleIntervalSeconds(expression: string): number {
+  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
+  if (!m) return 3600;
+  const n = Number(m[1]);
+  return m[2]!.startsWith('minute') ? n * 60 : m[2]!.startsWith('hour') ? n * 3600 : n * 86400;
+}
+
 function unique(c: Checker, items: readonly { name: string }[], field: string): void {
   const seen = new Set<string>();
   items.forEach((x, i) => {
@@ -189,7 +205,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     alarmEmail: c.optStr(root, 'alarmEmail', 'config', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'is not an email address'),
     alarms: { evaluationPeriods, datapointsToAlarm },
     memoryMb: c.int(root, 'memoryMb', 'config', 128, 10240, 256),
-    logRetentionDays: c.int(root, 'logRetentionDays', 'config', 1, 3653, 30),
+    logRetentionDays: retention(c, c.int(root, 'logRetentionDays', 'config', 1, 3653, 30)),
     locations,
     clusters,
     schedules,

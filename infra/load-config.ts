@@ -1,0 +1,21 @@
+/** Reads and validates the deployment configuration file (JSON or YAML). */
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
+import { parseProbeConfig, type ProbeConfig } from '../src/config/probe-config.js';
+import { probeError } from '../src/errors.js';
+
+export function loadProbeConfig(path: string): ProbeConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw probeError('CONFIG_INVALID', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path });
+  }
+  let raw: unknown;
+  try {
+    raw = path.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+  } catch (err) {
+    throw probeError('CONFIG_INVALID', `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`, { file: path });
+  }
+  return parseProbeConfig(raw, path);
+}

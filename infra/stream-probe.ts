@@ -1,0 +1,318 @@
+/**
+ * StreamProbe: everything one network location needs to probe its clusters on
+ * a schedule: the probe Lambda (in the location's VPC when given), EventBridge
+ * Scheduler schedules, a least-privilege role, a log group with retention,
+ * alarms wired to an SNS topic, and a dashboard. Usable in any CDK app.
+ */
+import { fileURLToPath } from 'node:url';
+import { Annotations, Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as scheduler from 'aws-cdk-lib/aws-scheduler';
+import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import { parseDurationSeconds } from '../src/cli/args.js';
+import {
+  LAMBDA_MAX_SECONDS,
+  SESSION_OVERHEAD_SECONDS,
+  runtimeConfigFor,
+  scheduleIntervalSeconds,
+  type LocationConfig,
+  type ProbeConfig,
+  type ScheduleConfig,
+} from '../src/config/probe-config.js';
+import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
+import { probeMetric } from './metrics.js';
+
+export interface StreamProbeProps {
+  /** The validated configuration (see parseProbeConfig). */
+  readonly config: ProbeConfig;
+  /** The location this construct probes from. */
+  readonly location: LocationConfig;
+  /**
+   * Where alarms notify.
+   * @default - a new KMS-encrypted SNS topic, with the config's alarmEmail subscribed
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * The Lambda entry file.
+   * @default - functions/probe.ts of this package
+   */
+  readonly entry?: string;
+}
+
+/** Lambda environment variables are limited to 4 KB in total. */
+const MAX_ENV_BYTES = 3500;
+const OPERATIONS = ['exec', 'portforward'] as const;
+const TRANSPORTS = ['websocket', 'spdy'] as const;
+
+/** The newest Node.js runtime this aws-cdk-lib knows (at least nodejs22.x). */
+export function newestNodeRuntime(): lambda.Runtime {
+  const versions = Object.keys(lambda.Runtime)
+    .map((k) => /^NODEJS_(\d+)_X$/.exec(k))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => Number(m[1]));
+  const newest = Math.max(...versions);
+  if (newest < 22) throw new Error(`aws-cdk-lib offers Node.js ${newest}.x at most; the probe needs nodejs22.x or newer`);
+  return (lambda.Runtime as unknown as Record<string, lambda.Runtime>)[`NODEJS_${newest}_X`]!;
+}
+
+function holdsOf(s: ScheduleConfig): number[] {
+  return s.holds.map((h) => parseDurationSeconds('hold', h));
+}
+
+export class StreamProbe extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+  readonly alarmTopic: sns.ITopic;
+  readonly alarms: cloudwatch.Alarm[] = [];
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: StreamProbeProps) {
+    super(scope, id);
+    const { config, location } = props;
+    // Validation first: nothing is created for a configuration that cannot work.
+    const runtimeConfig = runtimeConfigFor(config, location);
+    if (runtimeConfig.clusters.length === 0) throw new Error(`location ${location.name}: no clusters to probe`);
+    const envJson = JSON.stringify(runtimeConfig);
+    if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
+      throw new Error(`location ${location.name}: its cluster list is ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations.`);
+    }
+    const longestHold = Math.max(...config.schedules.flatMap(holdsOf));
+    const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, longestHold + SESSION_OVERHEAD_SECONDS + 30);
+    const stack = Stack.of(this);
+
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName: `/aws/lambda/${config.project}-${location.name}`,
+      retention: config.logRetentionDays as logs.RetentionDays,
+    });
+
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `kube-stream-probe ${location.name}: metrics for its namespace, its secrets, its clusters`,
+    });
+    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } },
+      }),
+    );
+    const secretArns = runtimeConfig.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secretArn] : []));
+    if (secretArns.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
+    const describe = runtimeConfig.clusters.flatMap((c) =>
+      c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? location.region })] : [],
+    );
+    if (describe.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
+
+    let vpcProps: Partial<lambda.FunctionProps> = {};
+    if (location.vpc) {
+      const v = location.vpc;
+      const vpc = ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: v.vpcId, availabilityZones: [...(v.availabilityZones ?? stack.availabilityZones)] });
+      vpcProps = {
+        vpc,
+        vpcSubnets: {
+          subnets: v.subnetIds.map((s, i) => {
+            const subnet = ec2.Subnet.fromSubnetId(this, `Subnet${i}`, s);
+            // The function only places its network interfaces in these subnets; it never reads their route tables.
+            Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'Subnets are imported only to place the function; route tables are not used.');
+            return subnet;
+          }),
+        },
+        securityGroups: v.securityGroupIds.map((g, i) => ec2.SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, g, { mutable: false })),
+      };
+    }
+
+    this.function = new NodejsFunction(this, 'Function', {
+      functionName: `${config.project}-${location.name}`,
+      description: `kube-stream-probe for location ${location.name}: exec and port-forward over SPDY and WebSocket`,
+      entry: props.entry ?? fileURLToPath(new URL('../functions/probe.ts', import.meta.url)),
+      handler: 'handler',
+      runtime: newestNodeRuntime(),
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: config.memoryMb,
+      timeout: Duration.seconds(timeoutSeconds),
+      role: this.role,
+      logGroup: this.logGroup,
+      environment: { KSP_LOCATION_CONFIG: envJson, NODE_OPTIONS: '--enable-source-maps' },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node20',
+        minify: true,
+        sourceMap: true,
+        mainFields: ['module', 'main'],
+        // The Node.js runtimes ship AWS SDK v3; bundling it would double the package (docs/decisions.md).
+        externalModules: ['@aws-sdk/*'],
+        banner: "import { createRequire as __ksp_cr } from 'node:module'; const require = __ksp_cr(import.meta.url);",
+      },
+      ...vpcProps,
+    });
+
+    // One role for this location's schedules, allowed to invoke only this function.
+    const schedulerRole = new iam.Role(this, 'SchedulerRole', {
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
+      description: `kube-stream-probe ${location.name}: EventBridge Scheduler invokes the probe`,
+    });
+    const functionLogicalId = stack.getLogicalId(this.function.node.defaultChild as lambda.CfnFunction);
+    Validations.of(schedulerRole).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${functionLogicalId}.Arn>:*]`,
+      reason: "CDK's invoke grant covers this one function's versions and aliases (its ARN followed by :*); no other function.",
+    });
+    for (const s of config.schedules) {
+      new scheduler.Schedule(this, `Schedule-${s.name}`, {
+        description: `kube-stream-probe ${location.name}: holds ${s.holds.join(', ')}`,
+        schedule: scheduler.ScheduleExpression.expression(s.expression),
+        target: new targets.LambdaInvoke(this.function, {
+          input: scheduler.ScheduleTargetInput.fromObject({ schedule: s.name, holds: s.holds, keepalives: s.keepalives, ...(s.operations ? { operations: s.operations } : {}) }),
+          retryAttempts: 0,
+          role: schedulerRole,
+        }),
+      });
+    }
+
+    if (props.alarmTopic) this.alarmTopic = props.alarmTopic;
+    else {
+      const topic = new sns.Topic(this, 'Alarms', {
+        displayName: `kube-stream-probe alarms (${location.name})`,
+        enforceSSL: true,
+        masterKey: kms.Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
+      });
+      if (config.alarmEmail) topic.addSubscription(new subs.EmailSubscription(config.alarmEmail));
+      this.alarmTopic = topic;
+    }
+    const action = new cwActions.SnsAction(this.alarmTopic);
+    const alarm = (id: string, a: cloudwatch.AlarmProps) => {
+      const x = new cloudwatch.Alarm(this, id, a);
+      x.addAlarmAction(action);
+      x.addOkAction(action);
+      this.alarms.push(x);
+      return x;
+    };
+    const m = config.alarms;
+    const opsOf = (s: ScheduleConfig) => s.operations ?? OPERATIONS;
+    const periodFor = (covering: ScheduleConfig[]) => Duration.seconds(Math.max(60, Math.min(...covering.map((s) => scheduleIntervalSeconds(s.expression)))));
+    const dims = (cluster: string, op: string) => ({ Location: location.name, Cluster: cluster, Operation: op });
+
+    const widgets: cloudwatch.IWidget[][] = [];
+    for (const cluster of runtimeConfig.clusters) {
+      for (const op of OPERATIONS) {
+        const covering = config.schedules.filter((s) => opsOf(s).includes(op));
+        if (covering.length === 0) continue;
+        const period = periodFor(covering);
+        for (const transport of TRANSPORTS) {
+          alarm(`UpgradeSuccess-${cluster.name}-${op}-${transport}`, {
+            alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-${transport}-upgrade`,
+            alarmDescription: `${transport} ${op} to ${cluster.name} from ${location.name} failed to upgrade or echo in ${m.datapointsToAlarm} of ${m.evaluationPeriods} periods (or the probe stopped reporting).`,
+            metric: probeMetric('UpgradeSuccess', { ...dims(cluster.name, op), Transport: transport }, { statistic: 'Minimum', period }),
+            threshold: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluationPeriods: m.evaluationPeriods,
+            datapointsToAlarm: m.datapointsToAlarm,
+            treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+          });
+          for (const s of covering) {
+            for (const keepalive of s.keepalives) {
+              for (const hold of holdsOf(s).filter((h) => h > 0)) {
+                alarm(`HoldSurvived-${cluster.name}-${op}-${transport}-${keepalive}-${hold}s`, {
+                  alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-${transport}-${keepalive}-hold${hold}s`,
+                  alarmDescription: `${transport} ${op} to ${cluster.name} did not survive a ${hold}s idle hold with keepalive "${keepalive}".`,
+                  metric: probeMetric('HoldSurvived', { ...dims(cluster.name, op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) }, { statistic: 'Minimum', period: periodFor([s]) }),
+                  threshold: 1,
+                  comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+                  evaluationPeriods: m.evaluationPeriods,
+                  datapointsToAlarm: m.datapointsToAlarm,
+                  treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+                });
+              }
+            }
+          }
+        }
+        alarm(`SilentFallback-${cluster.name}-${op}`, {
+          alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-silent-fallback`,
+          alarmDescription: `WebSocket ${op} to ${cluster.name} fails where SPDY works: kubectl works only by its silent fallback, which KEP-4006 GA removes.`,
+          metric: probeMetric('SilentFallback', dims(cluster.name, op), { statistic: 'Maximum', period }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: m.evaluationPeriods,
+          datapointsToAlarm: m.datapointsToAlarm,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        });
+      }
+      widgets.push(this.clusterWidgets(location.name, cluster.name, config));
+    }
+    alarm('FunctionErrors', {
+      alarmName: `${config.project}-${location.name}-function-errors`,
+      alarmDescription: 'The probe Lambda itself failed.',
+      metric: this.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    alarm('FunctionThrottles', {
+      alarmName: `${config.project}-${location.name}-function-throttles`,
+      alarmDescription: 'The probe Lambda was throttled: runs were skipped.',
+      metric: this.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: `${config.project}-${location.name}`,
+      widgets: [[new cloudwatch.AlarmStatusWidget({ title: `Alarms: ${location.name}`, alarms: this.alarms, width: 24 })], ...widgets],
+    });
+
+    // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
+    });
+    if (location.vpc) {
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        reason: 'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
+      });
+    }
+  }
+
+  private clusterWidgets(locationName: string, cluster: string, config: ProbeConfig): cloudwatch.IWidget[] {
+    const period = Duration.minutes(5);
+    const per = (name: 'HandshakeLatency' | 'UpgradeSuccess', statistic: string) =>
+      OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, { Location: locationName, Cluster: cluster, Operation: op, Transport: t }, { statistic, period, label: `${op} ${t}` })));
+    const holdMetrics = config.schedules.flatMap((s) =>
+      holdsOf(s)
+        .filter((h) => h > 0)
+        .flatMap((h) =>
+          s.keepalives.flatMap((k) =>
+            (s.operations ?? OPERATIONS).flatMap((op) =>
+              TRANSPORTS.map((t) => probeMetric('DisconnectTime', { Location: locationName, Cluster: cluster, Operation: op, Transport: t, Keepalive: k, HoldSeconds: String(h) }, { statistic: 'Average', period, label: `${op} ${t} ${k} hold ${h}s` })),
+            ),
+          ),
+        ),
+    );
+    const holds = [...new Set(config.schedules.flatMap(holdsOf).filter((h) => h > 0))];
+    return [
+      new cloudwatch.GraphWidget({ title: `${cluster}: handshake latency (ms)`, left: per('HandshakeLatency', 'p50'), width: 8, leftYAxis: { label: 'ms', showUnits: false } }),
+      new cloudwatch.GraphWidget({ title: `${cluster}: upgrade success (0-1)`, left: per('UpgradeSuccess', 'Average'), width: 8, leftYAxis: { min: 0, max: 1, showUnits: false } }),
+      new cloudwatch.GraphWidget({
+        title: `${cluster}: disconnect time vs hold (s)`,
+        left: holdMetrics.slice(0, 40),
+        width: 8,
+        leftYAxis: { label: 's', min: 0, showUnits: false },
+        leftAnnotations: holds.map((h) => ({ value: h, label: `hold ${h}s` })),
+      }),
+    ];
+  }
+}
