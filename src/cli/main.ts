@@ -7,6 +7,7 @@
 import { errorMessage, isProbeError } from '../errors.js';
 import { demoCommand, DEMO_HELP } from './demo-command.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
+import { invokeCommand, INVOKE_HELP } from './invoke-command.js';
 import { processIO, type CommandIO } from './io.js';
 import { manifestCommand, MANIFEST_HELP } from './manifest-command.js';
 import { runCommand, RUN_HELP } from './run-command.js';
@@ -17,6 +18,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
   demo: { summary: 'the embedded lab: emulated API server and simulated hops, full matrix, verdict table (npm start)', run: demoCommand, help: DEMO_HELP },
   run: { summary: 'probe a real cluster from a kubeconfig: both transports, idle holds, A/B verdicts', run: runCommand, help: RUN_HELP },
   manifest: { summary: 'print YAML for the probe target pod and its least-privilege RBAC', run: manifestCommand, help: MANIFEST_HELP },
+  invoke: { summary: 'invoke the deployed probe in every location and print one combined verdict table', run: (a, io) => invokeCommand(a, io), help: INVOKE_HELP },
   emulator: { summary: 'serve the emulated API server (with fault switches) for kubectl or `run`', run: emulatorCommand, help: EMULATOR_HELP },
 };
 

@@ -4,6 +4,9 @@ import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { kubeconfigPath, loadKubeconfig } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
+import { publishCloudWatch } from '../metrics/cloudwatch.js';
+import { reportDatums } from '../metrics/datums.js';
+import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../probe/types.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
@@ -35,6 +38,9 @@ Flags:
   --echo-timeout MS     how long one echo may take (default 5000)
   --upgrade-timeout MS  request written to 101 (default 15000)
   --no-preflight        skip the RBAC SelfSubjectAccessReview preflight
+  --publish TARGET      none | cloudwatch | emf: also publish the metrics (namespace KubeStreamProbe);
+                        emf prints Embedded Metric Format lines on stderr for a log shipper;
+                        cloudwatch uses the standard AWS credential chain and region
   -h, --help            this help
 
 Exit codes: 0 every verdict clean, 1 a broken path was found, 2 usage or configuration error.
@@ -89,6 +95,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     'echo-timeout': { type: 'string' },
     'upgrade-timeout': { type: 'string' },
     'no-preflight': { type: 'boolean' },
+    publish: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -96,6 +103,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     return 0;
   }
   const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const publish = oneOf('publish', values.publish, ['none', 'cloudwatch', 'emf'] as const, 'none');
   const sel = selection(values);
   const redactor = new SecretRedactor();
   const path = kubeconfigPath(values.kubeconfig, io.env);
@@ -123,5 +131,14 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     progress?.stop();
   }
   printReports(io, [{ report }], output, redactor);
+  if (publish !== 'none') {
+    const datums = reportDatums(report);
+    if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);
+    else {
+      const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
+      const outcome = await publishCloudWatch(datums, { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location: plan.location });
+      io.err(`published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`);
+    }
+  }
   return exitCodeFor([report]);
 }

@@ -22,6 +22,8 @@ export interface LocalAws {
   failAlways(kind: 'throttle' | 'error' | undefined): void;
   secrets: Map<string, string>;
   clusters: Map<string, { caData: string }>;
+  /** Lambda Invoke (REST JSON): what the "function" returns. */
+  onInvoke?: (functionName: string, payload: unknown) => Promise<{ payload: unknown; functionError?: string }>;
   close(): Promise<void>;
 }
 
@@ -60,6 +62,17 @@ export async function startLocalAws(): Promise<LocalAws> {
         if (value === undefined) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
         return send(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1' });
       }
+      const inv = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
+      if (req.method === 'POST' && inv) {
+        const name = decodeURIComponent(inv[1]!);
+        calls.push(`Invoke ${name}`);
+        if (!api.onInvoke) return send(404, { Type: 'User', message: `Function not found: ${name}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
+        void api.onInvoke(name, body ? JSON.parse(body) : undefined).then((r) => {
+          res.writeHead(200, { 'Content-Type': 'application/json', ...(r.functionError ? { 'X-Amz-Function-Error': r.functionError } : {}) });
+          res.end(JSON.stringify(r.payload));
+        });
+        return;
+      }
       const m = /^\/clusters\/([^/?]+)/.exec(req.url ?? '');
       if (req.method === 'GET' && m) {
         calls.push('DescribeCluster');
@@ -72,7 +85,7 @@ export async function startLocalAws(): Promise<LocalAws> {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
+  const api: LocalAws = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     puts,
     calls,
@@ -82,4 +95,5 @@ export async function startLocalAws(): Promise<LocalAws> {
     clusters,
     close: () => new Promise((r) => server.close(() => r())),
   };
+  return api;
 }

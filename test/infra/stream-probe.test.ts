@@ -3,7 +3,8 @@
  * (AwsSolutions) with no unexplained finding, and one snapshot per example
  * configuration with asset hashes removed. No AWS credentials are used.
  */
-import { mkdtempSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
@@ -14,6 +15,7 @@ import { buildApp } from '../../infra/app.js';
 import { loadProbeConfig } from '../../infra/load-config.js';
 import { LocationStack } from '../../infra/location-stack.js';
 import { StreamProbe } from '../../infra/stream-probe.js';
+import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
 
@@ -21,6 +23,7 @@ const EXAMPLES = ['infra/examples/single-location.yaml', 'infra/examples/multi-l
 const apps = new Map<string, { app: App; stacks: LocationStack[] }>();
 
 beforeAll(() => {
+  mkdirSync(join(process.cwd(), '.tmp'), { recursive: true });
   for (const path of EXAMPLES) {
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-cdk-')) });
     apps.set(path, { app, stacks: buildApp(app, path) });
@@ -168,6 +171,42 @@ describe('StreamProbe: what each location gets', () => {
         .replace(/"aws:asset:path": "[^"]*"/g, '"aws:asset:path": "ASSET"');
       expect(json).toMatchSnapshot(stack.stackName);
     }
+  });
+});
+
+describe('cost estimate', () => {
+  it('counts the alarms the construct really creates', () => {
+    for (const path of EXAMPLES) {
+      const config = loadProbeConfig(path);
+      for (const [i, stack] of stacksOf(path).entries()) {
+        const alarms = Object.keys(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')).length;
+        expect(estimateMonthlyCost(config, config.locations[i]!).alarms).toBe(alarms);
+      }
+    }
+  });
+});
+
+describe('the bundled Lambda', () => {
+  it('is the asset CDK deploys, loads with node (the AWS SDK from the runtime) and handles a bad event', () => {
+    const { app } = apps.get(EXAMPLES[0]!)!;
+    const assembly = app.synth();
+    const assetDir = readdirSync(assembly.directory).find((d) => d.startsWith('asset.') && existsSync(join(assembly.directory, d, 'index.mjs')));
+    expect(assetDir).toBeDefined();
+    const bundle = join(assembly.directory, assetDir!, 'index.mjs');
+    const size = statSync(bundle).size;
+    expect(size).toBeLessThan(600 * 1024);
+    // Lambda's Node.js runtime provides @aws-sdk/*; here the project's node_modules stands in for it.
+    const dir = mkdtempSync(join(process.cwd(), '.tmp', 'lambda-smoke-'));
+    copyFileSync(bundle, join(dir, 'index.mjs'));
+    const runtimeConfig = { project: 'p', location: 'l', region: 'eu-west-1', clusters: [{ name: 'c', endpoint: 'https://127.0.0.1:1', auth: { type: 'eks', clusterName: 'c' }, caData: 'QQ==', target: { namespace: 'n', pod: 'p', port: 8080 } }] };
+    const env = { ...process.env, KSP_LOCATION_CONFIG: JSON.stringify(runtimeConfig) };
+    const script = `const m = await import(${JSON.stringify(join(dir, 'index.mjs'))}); const out = await m.handler({ holds: ['never'] }, { getRemainingTimeInMillis: () => 60000 }); process.stdout.write(JSON.stringify(out));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 30_000 });
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    expect(out).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID' } });
+    expect(out.error.message).toContain('event.holds[0]');
   });
 });
 

@@ -1,0 +1,124 @@
+/**
+ * `kube-stream-probe invoke`: invokes the deployed probe in every configured
+ * location at once (Lambda Invoke, RequestResponse) with optional overrides,
+ * and prints one combined verdict table (locations × verdicts).
+ */
+import { readFileSync } from 'node:fs';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import YAML from 'yaml';
+import { parseProbeConfig, type ProbeConfig } from '../config/probe-config.js';
+import { errorMessage, probeError } from '../errors.js';
+import type { LocationSummary } from '../lambda/run-location.js';
+import { list, oneOf, parse } from './args.js';
+import { table } from './format.js';
+import type { CommandIO } from './io.js';
+
+export const INVOKE_HELP = `Usage: kube-stream-probe invoke [flags]
+
+Invokes the deployed probe Lambda of every location in the deployment
+configuration at once and prints one table of verdicts. The equivalent for
+one location is:
+  aws lambda invoke --function-name <project>-<location> --region <region> \\
+    --cli-binary-format raw-in-base64-out --payload '{"holds":["0s","65s"]}' out.json
+
+Flags:
+  --config PATH        deployment configuration (default: cdk.json's context.config)
+  --locations LIST     only these locations
+  --clusters LIST      only these clusters
+  --ops LIST           exec,portforward
+  --transports LIST    websocket,spdy
+  --hold LIST          holds, e.g. 0s,65s (each must fit the function's timeout)
+  --keepalive LIST     kubectl,none
+  -o, --output FORMAT  table | json
+  -h, --help           this help
+
+Uses the standard AWS credential chain; locations in other accounts need
+credentials valid there. Exit codes: 0 all clean, 1 a broken path or a failed
+invocation, 2 usage or configuration error.
+`;
+
+export interface InvokeDeps {
+  /** One client per region; injected by tests. */
+  readonly lambdaFor: (region: string) => Pick<LambdaClient, 'send'>;
+}
+
+function defaultConfigPath(): string {
+  try {
+    const cdk = JSON.parse(readFileSync('cdk.json', 'utf8')) as { context?: { config?: string } };
+    if (cdk.context?.config) return cdk.context.config;
+  } catch {
+    /* no cdk.json here */
+  }
+  throw probeError('USAGE', 'no --config given and no cdk.json with context.config in this directory', { field: 'config' });
+}
+
+function readConfig(path: string): ProbeConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw probeError('CONFIG_INVALID', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path });
+  }
+  let raw: unknown;
+  try {
+    raw = path.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+  } catch (err) {
+    throw probeError('CONFIG_INVALID', `${path} is not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`, { file: path });
+  }
+  return parseProbeConfig(raw, path);
+}
+
+export async function invokeCommand(argv: readonly string[], io: CommandIO, deps?: InvokeDeps): Promise<number> {
+  const { values } = parse(argv, {
+    config: { type: 'string' },
+    locations: { type: 'string' },
+    clusters: { type: 'string' },
+    ops: { type: 'string' },
+    transports: { type: 'string' },
+    hold: { type: 'string' },
+    keepalive: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(INVOKE_HELP);
+    return 0;
+  }
+  const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const config = readConfig(values.config ?? defaultConfigPath());
+  const names = config.locations.map((l) => l.name);
+  const locations = values.locations ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!) : config.locations;
+  const event: Record<string, unknown> = {};
+  if (values.clusters) event.clusters = values.clusters.split(',');
+  if (values.ops) event.operations = list('ops', values.ops, ['exec', 'portforward'], []);
+  if (values.transports) event.transports = list('transports', values.transports, ['websocket', 'spdy'], []);
+  if (values.keepalive) event.keepalives = list('keepalive', values.keepalive, ['kubectl', 'none'], []);
+  if (values.hold) event.holds = values.hold.split(',');
+  const lambdaFor = deps?.lambdaFor ?? ((region: string) => new LambdaClient({ region }));
+  const outcomes = await Promise.all(
+    locations.map(async (loc): Promise<{ location: string; summary?: LocationSummary; error?: string }> => {
+      const functionName = `${config.project}-${loc.name}`;
+      try {
+        const out = await lambdaFor(loc.region).send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(event)) }));
+        const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
+        if (out.FunctionError) return { location: loc.name, error: `${functionName} failed (${out.FunctionError}): ${text.slice(0, 300)}` };
+        const summary = JSON.parse(text) as LocationSummary;
+        if (!summary.ok) return { location: loc.name, summary, error: `${summary.error?.code}: ${summary.error?.message}` };
+        return { location: loc.name, summary };
+      } catch (err) {
+        return { location: loc.name, error: `invoking ${functionName} in ${loc.region} failed: ${errorMessage(err)}` };
+      }
+    }),
+  );
+  if (output === 'json') io.out(JSON.stringify(outcomes, null, 2) + '\n');
+  else {
+    const rows = outcomes.flatMap((o) => [
+      ...(o.summary?.reports ?? []).flatMap((r) => r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, v.verdict])),
+      ...(o.summary?.refused ?? []).map((x) => [o.location, '-', '-', '-', `${x.holdSeconds}s`, '-', '-', `refused: ${x.reason}`]),
+      ...(o.error ? [[o.location, '-', '-', '-', '-', '-', '-', `ERROR ${o.error}`]] : []),
+    ]);
+    io.out(table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'], rows) + '\n');
+  }
+  const clean = outcomes.every((o) => !o.error && (o.summary?.reports ?? []).every((r) => r.verdicts.every((v) => v.verdict === 'clean')));
+  return clean ? 0 : 1;
+}
