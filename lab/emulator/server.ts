@@ -4,6 +4,7 @@
  * and every upgrade it sees is recorded so tests can assert what the client
  * actually did on the wire.
  */
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -138,6 +139,16 @@ export class Emulator extends EventEmitter {
       : (req.headersDistinct['x-stream-protocol-version'] ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
     const headers = { ...req.headers };
     delete headers.authorization;
+    const auth = String(req.headers.authorization ?? '');
+    const credential: UpgradeRecord['credential'] = auth.startsWith('Bearer k8s-aws-v1.')
+      ? { kind: 'eks-token', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
+      : auth.startsWith('Bearer ')
+        ? { kind: 'bearer', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
+        : auth.startsWith('Basic ')
+          ? { kind: 'basic' }
+          : (req.socket as import('node:tls').TLSSocket).authorized && this.options.clientCertAuth
+            ? { kind: 'client-cert' }
+            : { kind: 'none' };
     const rec: UpgradeRecord = {
       seq: ++this.seq,
       method: req.method ?? '',
@@ -149,6 +160,7 @@ export class Emulator extends EventEmitter {
       headers,
       rawHeaderNames: req.rawHeaders.filter((_, i) => i % 2 === 0),
       status: 0,
+      credential,
       pingsReceived: 0,
       streams: [],
     };

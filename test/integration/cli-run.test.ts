@@ -265,3 +265,36 @@ describe('proxy-url through real proxies', () => {
     expect(r.code).toBe(0);
   });
 });
+
+describe('run --publish', () => {
+  it('emf: Embedded Metric Format lines on stderr, stdout stays one JSON document', async () => {
+    const lab = await startTestEmulator({});
+    try {
+      const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--no-preflight', '--publish', 'emf', '--location', 'laptop']);
+      expect(r.code).toBe(0);
+      JSON.parse(r.stdout);
+      const emf = r.stderr.trim().split('\n').map((l) => JSON.parse(l));
+      expect(emf.every((d) => d._aws.CloudWatchMetrics[0].Namespace === 'KubeStreamProbe' && d.Location === 'laptop')).toBe(true);
+      expect(emf.flatMap((d) => (d.UpgradeSuccess === undefined ? [] : [d.UpgradeSuccess]))).toEqual([1, 1, 1, 1]);
+    } finally {
+      await lab.stop();
+    }
+  });
+
+  it('cloudwatch: PutMetricData through the standard SDK chain (a local endpoint here)', async () => {
+    const { startLocalAws } = await import('../helpers/local-aws.js');
+    const aws = await startLocalAws();
+    const lab = await startTestEmulator({});
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
+    try {
+      const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight', '--publish', 'cloudwatch']);
+      expect(r.stderr).toMatch(/published \d+ metrics to CloudWatch/);
+      expect(aws.puts.flatMap((p) => p.metricData).filter((d) => d.MetricName === 'UpgradeSuccess')).toHaveLength(4);
+    } finally {
+      process.env = saved;
+      await lab.stop();
+      await aws.close();
+    }
+  });
+});

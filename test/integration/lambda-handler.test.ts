@@ -14,6 +14,7 @@ const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-clu
 const MISSING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:missing-XyZ';
 let aws: LocalAws;
 let lab: TestEmulator;
+let eksLab: TestEmulator;
 let handler: (event: unknown, ctx: { getRemainingTimeInMillis(): number }) => Promise<LocationSummary>;
 let logged: string[] = [];
 const realWrite = process.stdout.write.bind(process.stdout);
@@ -28,13 +29,19 @@ beforeAll(async () => {
     auth: { type: 'secret', secretArn: arn },
     target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
   });
+  eksLab = await startTestEmulator({ tls: true });
+  aws.clusters.set('prod-eu', { caData: Buffer.from(eksLab.emulator.tls!.caPem).toString('base64') });
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: aws.url,
     AWS_REGION: 'eu-west-1',
     AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
     AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
     AWS_MAX_ATTEMPTS: '2',
-    KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'eu-west-1-vpc-a', region: 'eu-west-1', clusters: [cluster('lab', SECRET_ARN), cluster('lost', MISSING_ARN)] }),
+    KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'eu-west-1-vpc-a', region: 'eu-west-1', clusters: [
+        cluster('lab', SECRET_ARN),
+        cluster('lost', MISSING_ARN),
+        { name: 'eks', endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'eks', clusterName: 'prod-eu' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
+      ] }),
   });
   ({ handler } = await import('../../functions/probe.js'));
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -46,6 +53,7 @@ afterAll(async () => {
   process.stdout.write = realWrite;
   await aws.close();
   await lab.stop();
+  await eksLab.stop();
 });
 afterEach(() => {
   logged = [];
@@ -142,6 +150,23 @@ describe('the probe Lambda', () => {
       expect(out.error!.code).toBe('CONFIG_INVALID');
       expect(out.error!.message).toContain(field);
     }
+  });
+
+  it('EKS auth: the CA from eks:DescribeCluster (once per cold start), a fresh IAM token per invocation, never logged', async () => {
+    const before = eksLab.emulator.upgrades.length;
+    const out = await handler({ clusters: ['eks'], operations: ['exec'] }, ctx(60_000));
+    expect(out.reports[0]!.verdicts[0]!.verdict).toBe('clean');
+    // SigV4 is deterministic within one second (X-Amz-Date): let the clock move so a fresh mint differs.
+    await new Promise((r) => setTimeout(r, 1100));
+    await handler({ clusters: ['eks'], operations: ['exec'], transports: ['spdy'] }, ctx(60_000));
+    expect(aws.calls.filter((c) => c === 'DescribeCluster')).toHaveLength(1);
+    const ups = eksLab.emulator.upgrades.slice(before);
+    expect(ups.length).toBe(3);
+    expect(ups.every((u) => u.credential.kind === 'eks-token')).toBe(true);
+    // One token per invocation: the two sessions of the first run share one, the second run has its own.
+    expect(new Set(ups.map((u) => u.credential.fingerprint)).size).toBe(2);
+    expect(logged.join('')).not.toContain('k8s-aws-v1.');
+    expect(JSON.stringify(out)).not.toMatch(/k8s-aws-v1\.[A-Za-z0-9_-]{20}/);
   });
 
   it('reads the secret once per cold start and never logs or returns the token', async () => {
