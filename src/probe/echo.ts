@@ -19,22 +19,31 @@ export class EchoReader {
 
   constructor(stream: Readable) {
     stream.on('data', (c: Buffer) => {
+      // Bytes that arrive while no echo is pending can never be an echo (it is written first): drop them.
+      if (!this.waiter) return;
       this.text += c.toString('latin1');
-      if (this.text.length > 1 << 20) this.text = this.text.slice(-4096);
       this.check();
     });
     stream.on('end', () => (this.ended = true));
     stream.on('close', () => (this.ended = true));
   }
 
+  /**
+   * Looks for the pending nonce. Only a tail shorter than the nonce is kept
+   * between chunks (enough for a nonce split across them), so a peer that
+   * floods us costs O(bytes), never O(bytes²).
+   */
   private check(): void {
     if (!this.waiter) return;
-    const i = this.text.indexOf(this.waiter.needle);
+    const needle = this.waiter.needle;
+    const i = this.text.indexOf(needle);
     if (i >= 0) {
-      this.text = this.text.slice(i + this.waiter.needle.length);
+      this.text = '';
       const w = this.waiter;
       this.waiter = undefined;
       w.resolve();
+    } else if (this.text.length >= needle.length) {
+      this.text = this.text.slice(-(needle.length - 1));
     }
   }
 
@@ -46,6 +55,7 @@ export class EchoReader {
         this.waiter = undefined;
         reject(probeError('ECHO_TIMEOUT', `the echo did not come back within ${timeoutMs} ms`, { timeoutMs }));
       }, timeoutMs);
+      this.text = '';
       this.waiter = {
         needle: payload,
         resolve: () => {
