@@ -1,0 +1,60 @@
+/** Shared bench plumbing: result rows, timing, byte-exact echo transfers. */
+import { createHash } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+
+export interface Row {
+  readonly bench: string;
+  readonly what: string;
+  readonly value: number;
+  readonly unit: string;
+  /** e.g. "ours / kubectl" */
+  readonly ratio?: string;
+  readonly target?: string;
+  readonly pass?: boolean;
+}
+
+export class BenchFailure extends Error {}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+export function payload(bytes: number): { data: Buffer; sha: string } {
+  const data = Buffer.alloc(bytes);
+  for (let i = 0; i < bytes; i += 4) data.writeUInt32LE((i * 2654435761) >>> 0, i);
+  return { data, sha: createHash('sha256').update(data).digest('hex') };
+}
+
+/** Writes `data` through a duplex to an echo server and reads it all back; verifies the bytes; returns MiB/s. */
+export async function echoThroughput(stream: Duplex, data: Buffer, sha: string, label: string): Promise<number> {
+  const hash = createHash('sha256');
+  let received = 0;
+  const t0 = performance.now();
+  const done = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new BenchFailure(`${label}: stalled at ${received} of ${data.length} bytes`)), 120_000);
+    stream.on('data', (c: Buffer) => {
+      hash.update(c);
+      received += c.length;
+      if (received >= data.length) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    stream.on('error', (e) => (clearTimeout(timer), reject(e)));
+  });
+  const CHUNK = 256 * 1024;
+  for (let off = 0; off < data.length; off += CHUNK) {
+    if (!stream.write(data.subarray(off, off + CHUNK))) await new Promise((r) => stream.once('drain', r));
+  }
+  await done;
+  const seconds = (performance.now() - t0) / 1000;
+  const got = hash.digest('hex');
+  if (received !== data.length || got !== sha) throw new BenchFailure(`${label}: echoed bytes differ (${received} bytes, sha ${got.slice(0, 12)} vs ${sha.slice(0, 12)})`);
+  return data.length / (1024 * 1024) / seconds;
+}

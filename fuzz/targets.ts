@@ -1,0 +1,78 @@
+/**
+ * Fuzz targets: the SPDY frame parser, the header-block inflater and the
+ * channel decoders. The invariant for each: on any input only our typed
+ * errors escape (anything else is a crash), and a fresh parser still decodes
+ * a valid frame afterwards. Used by jsfuzz (scripts/fuzz.mjs) and replayed
+ * over the committed corpus by test/unit/fuzz-corpus.test.ts.
+ */
+import { isProbeError } from '../src/errors.js';
+import { decodeChannelMessage } from '../src/streaming/channel/codec.js';
+import { decodeExecStatus } from '../src/streaming/channel/exec-status.js';
+import { HeaderBlockDecoder, decodePlainHeaderBlock } from '../src/streaming/spdy/header-block.js';
+import { SpdyFrameParser } from '../src/streaming/spdy/parser.js';
+
+const VALID_DATA = Buffer.from('0000000100000003686921', 'hex'); // DATA stream 1 "hi!"
+const LIMITS = { maxHeaderBlockBytes: 64 * 1024, maxHeaderPairs: 128 };
+
+function typedOnly(fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    if (!isProbeError(err)) throw err; // a crash: the parser leaked an untyped exception
+  }
+}
+
+function stillWorks(): void {
+  const frames = new SpdyFrameParser().push(VALID_DATA);
+  if (frames.length !== 1 || frames[0]!.type !== 'DATA') throw new Error('a fresh parser no longer decodes a valid frame');
+}
+
+export function fuzzSpdyFrames(data: Buffer): void {
+  // The same bytes fed whole and split at a data-chosen offset must agree.
+  const whole = new SpdyFrameParser({ maxFramePayloadBytes: 64 * 1024 });
+  const split = new SpdyFrameParser({ maxFramePayloadBytes: 64 * 1024 });
+  let a: unknown[] = [];
+  let b: unknown[] = [];
+  let errA: string | undefined;
+  let errB: string | undefined;
+  typedOnly(() => {
+    try {
+      a = whole.push(data);
+    } catch (e) {
+      errA = (e as { code: string }).code;
+      throw e;
+    }
+  });
+  const cut = data.length ? data[0]! % (data.length + 1) : 0;
+  typedOnly(() => {
+    try {
+      b = [...split.push(data.subarray(0, cut)), ...split.push(data.subarray(cut))];
+    } catch (e) {
+      errB = (e as { code: string }).code;
+      throw e;
+    }
+  });
+  if (errA !== errB) throw new Error(`whole and split disagree: ${errA} vs ${errB}`);
+  if (!errA && JSON.stringify(a) !== JSON.stringify(b)) throw new Error('whole and split give different frames');
+  stillWorks();
+}
+
+export function fuzzHeaderBlock(data: Buffer): void {
+  typedOnly(() => void decodePlainHeaderBlock(data, LIMITS));
+  const decoder = new HeaderBlockDecoder(LIMITS);
+  typedOnly(() => void decoder.decode(data));
+  typedOnly(() => void decoder.decode(data)); // a broken context must stay a typed error
+  stillWorks();
+}
+
+const PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'base64.channel.k8s.io', 'channel.k8s.io', ''];
+
+export function fuzzChannel(data: Buffer): void {
+  const protocol = PROTOCOLS[(data[0] ?? 0) % PROTOCOLS.length]!;
+  const isBinary = ((data[1] ?? 0) & 1) === 1;
+  typedOnly(() => void decodeChannelMessage(data.subarray(2), isBinary, protocol));
+  const status = decodeExecStatus(data.subarray(2).toString('utf8'), protocol);
+  if (status.exitCode !== undefined && (!Number.isInteger(status.exitCode) || status.exitCode < 0 || status.exitCode > 255)) throw new Error(`exit code out of range: ${status.exitCode}`);
+}
+
+export const TARGETS = { 'spdy-frames': fuzzSpdyFrames, 'header-block': fuzzHeaderBlock, channel: fuzzChannel } as const;
