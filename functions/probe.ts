@@ -3,10 +3,6 @@
  * configuration is baked in by the StreamProbe construct (KSP_LOCATION_CONFIG);
  * the event may override clusters, operations, transports, keepalives and holds.
  */
-import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
-import { EKSClient } from '@aws-sdk/client-eks';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { Context } from 'aws-lambda';
 import { parseRuntimeConfig, type LocationRuntimeConfig } from '../src/config/probe-config.js';
 import { errorMessage } from '../src/errors.js';
@@ -23,11 +19,17 @@ try {
 } catch (err) {
   configError = errorMessage(err);
 }
+/** An SDK client created on first use: a location that never needs EKS or Secrets Manager never loads them. */
+function lazyClient<C extends { send(command: never, options?: never): Promise<unknown> }>(create: () => Promise<C>): Pick<C, 'send'> {
+  let client: Promise<C> | undefined;
+  return { send: ((command: never, options?: never) => (client ??= create()).then((c) => c.send(command, options))) as C['send'] };
+}
+let credentials: Promise<() => Promise<import('@smithy/types').AwsCredentialIdentity>> | undefined;
 const deps = {
-  cloudwatch: new CloudWatchClient({}),
-  secrets: new SecretsManagerClient({}),
-  eks: new EKSClient({}),
-  credentials: defaultProvider(),
+  cloudwatch: lazyClient(async () => new (await import('@aws-sdk/client-cloudwatch')).CloudWatchClient({})),
+  secrets: lazyClient(async () => new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient({})),
+  eks: lazyClient(async () => new (await import('@aws-sdk/client-eks')).EKSClient({})),
+  credentials: async () => (await (credentials ??= import('@aws-sdk/credential-provider-node').then((m) => m.defaultProvider())))(),
   log,
 };
 const cache = new AccessCache();

@@ -4,8 +4,8 @@
  * eks:DescribeCluster), or a kubeconfig / bearer token kept in Secrets Manager
  * (read once per cold start). Secrets are registered with the redactor.
  */
-import { DescribeClusterCommand, type EKSClient } from '@aws-sdk/client-eks';
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { EKSClient } from '@aws-sdk/client-eks';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { eksToken } from '../aws/eks-token.js';
 import type { ClusterConfig } from '../config/probe-config.js';
@@ -36,6 +36,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
     const auth = cluster.auth;
     let ca = cluster.caData ? Buffer.from(cluster.caData, 'base64').toString('utf8') : cache.cas.get(auth.clusterName);
     if (!ca) {
+      const { DescribeClusterCommand } = await import('@aws-sdk/client-eks');
       const out = await deps.eks.send(new DescribeClusterCommand({ name: auth.clusterName }));
       const data = out.cluster?.certificateAuthority?.data;
       if (!data) throw probeError('CONFIG_INVALID', `eks:DescribeCluster ${auth.clusterName} returned no certificate authority`, { field: 'clusters.auth.clusterName' });
@@ -49,6 +50,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
   const arn = cluster.auth.secretArn;
   let value = cache.secrets.get(arn);
   if (value === undefined) {
+    const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
     const out = await deps.secrets.send(new GetSecretValueCommand({ SecretId: arn }));
     if (!out.SecretString) throw probeError('CONFIG_INVALID', `secret ${arn} has no SecretString`, { field: 'clusters.auth.secretArn' });
     value = out.SecretString;

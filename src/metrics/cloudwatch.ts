@@ -4,7 +4,7 @@
  * datums are written as EMF log lines (nothing is lost) and the failure is
  * itself counted (PublishFailures).
  */
-import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
+import type { CloudWatchClient, MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { METRIC_NAMESPACE, METRICS } from './contract.js';
 import { publishFailureDatum, type Datum } from './datums.js';
 import { emfLines } from './emf.js';
@@ -66,6 +66,8 @@ export async function publishCloudWatch(datums: readonly Datum[], o: PublishOpti
   let attempts = 0;
   const failed: Datum[] = [];
   let lastError: string | undefined;
+  // Loaded on first use: the SDK client is a large part of a cold start.
+  const { PutMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   for (const batch of batches(datums)) {
     let ok = false;
     for (let attempt = 0; !ok; attempt++) {

@@ -47,7 +47,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
       ...SPDY_EXEC_PROTOCOLS.map((p) => ['X-Stream-Protocol-Version', p] as const),
     ],
   });
-  const upgradedAt = performance.now();
+  const upgradedAt = up.timing.at101;
   // An empty X-Stream-Protocol-Version means v1 (client-go spdy.go).
   const protocol = String(up.responseHeaders['x-stream-protocol-version'] ?? '') || ExecSubprotocol.V1;
   if (!(SPDY_EXEC_PROTOCOLS as readonly string[]).includes(protocol)) {
@@ -76,6 +76,8 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     session.destroy();
     throw err;
   }
+  // All streams exist: no header block will flow either way again, so free both zlib contexts.
+  session.releaseHeaderContexts();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, 5_000);
   const ended = spdyEnd(session, up.raw);
   ended.then(() => keepalive?.stop());

@@ -21,7 +21,7 @@ export async function openLegacyPortForward(
 ): Promise<PortForwardSession> {
   const path = `${podPath(opts, 'portforward')}?${encodeQuery(opts.ports.map((p) => ['ports', String(p)] as const))}`;
   const up = await upgradeWebSocket(config, { path, what: 'legacy WebSocket port-forward', headers: [], protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS });
-  const upgradedAt = performance.now();
+  const upgradedAt = up.timing.at101;
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, opts.keepalive === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS });
   const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));

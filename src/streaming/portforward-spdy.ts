@@ -75,7 +75,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
       ['X-Stream-Protocol-Version', PORTFORWARD_PROTOCOL],
     ],
   });
-  const upgradedAt = performance.now();
+  const upgradedAt = up.timing.at101;
   const negotiated = String(up.responseHeaders['x-stream-protocol-version'] ?? '');
   if (negotiated !== PORTFORWARD_PROTOCOL) {
     up.socket.destroy();
@@ -92,7 +92,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
 /** WebSocket: GET …/portforward with `SPDY/3.1+portforward.k8s.io`, a SPDY session inside. */
 export async function openTunnelPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
   const up = await upgradeWebSocket(config, { path: podPath(opts, 'portforward'), what: 'WebSocket port-forward', headers: [], protocols: [TUNNEL_PROTOCOL] });
-  const upgradedAt = performance.now();
+  const upgradedAt = up.timing.at101;
   // client-go runs no WebSocket heartbeat for the tunnel: only SPDY pings inside it.
   const conn = new WebSocketConnection(up.ws, up.raw, undefined);
   const bytes = new WebSocketByteStream(up.ws);

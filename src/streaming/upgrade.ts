@@ -38,6 +38,8 @@ export interface UpgradeTiming {
   readonly phases: DialPhases & { upgradeMs: number };
   /** Start of dialing → 101 read, in ms. */
   readonly handshakeMs: number;
+  /** performance.now() at the moment the 101 was parsed. */
+  readonly at101: number;
 }
 
 /** A Kubernetes metav1.Status as far as we need it. */
@@ -203,7 +205,7 @@ async function httpUpgrade(
         raw: dialed.raw,
         head,
         responseHeaders: res.headers,
-        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0) },
+        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0), at101: tDone },
       });
     });
     // Any non-101 answer; redirects included, which are never followed.

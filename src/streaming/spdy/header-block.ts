@@ -18,8 +18,13 @@ import type { SpdyHeaders } from './frames.js';
 
 const Z_SYNC_FLUSH = 2;
 const DICTIONARY = new Uint8Array(SPDY3_DICTIONARY);
-/** Output is produced in chunks of this size, so a bomb costs at most limit + one chunk. */
-const INFLATE_CHUNK_BYTES = 16 * 1024;
+/**
+ * Output is produced in chunks of this size, so a bomb costs at most limit + one
+ * chunk. Small, because every held session keeps one per direction (bench:
+ * memory per idle session); Kubernetes header blocks are a few dozen bytes.
+ */
+const INFLATE_CHUNK_BYTES = 4 * 1024;
+const DEFLATE_CHUNK_BYTES = 1024;
 
 export interface HeaderBlockLimits {
   readonly maxHeaderBlockBytes: number;
@@ -108,6 +113,7 @@ export class HeaderBlockEncoder {
       windowBits: tuning.windowBits ?? 11,
       memLevel: (tuning.memLevel ?? 1) as pako.DeflateFunctionOptions['memLevel'],
       dictionary: DICTIONARY,
+      chunkSize: DEFLATE_CHUNK_BYTES,
     });
     this.deflate.onData = (chunk: Uint8Array) => {
       this.chunks.push(chunk);

@@ -32,7 +32,7 @@ interface PendingHeader {
 
 export class SpdyFrameParser {
   private readonly limits: SpdyLimits;
-  private readonly headerDecoder: HeaderBlockDecoder;
+  private headerDecoder: HeaderBlockDecoder | undefined;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private pending: PendingHeader | undefined;
@@ -45,6 +45,14 @@ export class SpdyFrameParser {
       throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`);
     }
     this.headerDecoder = new HeaderBlockDecoder(this.limits);
+  }
+
+  /**
+   * Frees the header decompression context (about 40 KiB). For sessions that
+   * will receive no more header blocks; one arriving later is a protocol error.
+   */
+  releaseHeaderDecoder(): void {
+    this.headerDecoder = undefined;
   }
 
   /** Bytes received so far but not yet part of a complete frame. */
@@ -142,6 +150,9 @@ export class SpdyFrameParser {
       if (exact ? p.length !== min : p.length < min) throw bad(`length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
     };
     const headersFrom = (block: Buffer) => {
+      if (!this.headerDecoder) {
+        throw probeError('SPDY_PROTOCOL', `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: a header block after the session's streams were set up (none is expected)`, { offset: h.offset });
+      }
       try {
         return this.headerDecoder.decode(block);
       } catch (err) {

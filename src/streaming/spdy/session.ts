@@ -44,7 +44,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
 
   private readonly limits: SpdyLimits;
   private readonly parser: SpdyFrameParser;
-  private readonly encoder: HeaderBlockEncoder;
+  private encoder: HeaderBlockEncoder | undefined;
   private readonly streams = new Map<number, SpdyStream>();
   private readonly pings = new Map<number, { sentAt: number; resolve: (rttMs: number) => void; reject: (e: Error) => void }>();
   private nextStreamId: number;
@@ -94,6 +94,16 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.streams.set(id, stream);
     this.writeFrame({ type: 'SYN_STREAM', streamId: id, associatedId: 0, priority: 0, slot: 0, flags: 0, headers: h });
     return stream;
+  }
+
+  /**
+   * Frees both header-block zlib contexts (about 55 KiB per session). For a
+   * session that will neither open nor accept streams again: exec, once its
+   * streams are replied. Header blocks after this are protocol errors.
+   */
+  releaseHeaderContexts(): void {
+    this.encoder = undefined;
+    this.parser.releaseHeaderDecoder();
   }
 
   /** Sends a PING with our next id; resolves with the round trip in ms. Like spdystream, it has no timeout of its own. */
@@ -157,6 +167,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private writeFrame(frame: SpdyFrame): void {
     if (this.end || this.transport.destroyed) return;
     this.lastWriteAt = performance.now();
+    if (!this.encoder && (frame.type === 'SYN_STREAM' || frame.type === 'SYN_REPLY' || frame.type === 'HEADERS')) {
+      throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`);
+    }
     this.transport.write(serializeFrame(frame, this.encoder));
     this.emit('frameSent', frame);
   }

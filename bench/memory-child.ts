@@ -1,0 +1,33 @@
+/** Child process for the memory bench: opens N idle sessions and reports memory after GC. */
+import { openExec } from '../src/streaming/index.js';
+import type { ExecSession, Transport } from '../src/streaming/types.js';
+
+const [server, transport, countText] = process.argv.slice(2) as [string, Transport, string];
+const count = Number(countText);
+const gc = (globalThis as { gc?: () => void }).gc!;
+const settle = async () => {
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+// Warm-up: the first sessions compile code and fill pools once per process; that is not per-session cost.
+const warm = await Promise.all(Array.from({ length: 10 }, () => openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' })));
+for (const s of warm) s.destroy();
+await new Promise((r) => setTimeout(r, 300));
+await settle();
+const before = process.memoryUsage();
+const sessions: ExecSession[] = [];
+// Batches of 10: RSS is a high-water mark, and each handshake briefly holds zlib contexts an exec session then frees.
+for (let i = 0; i < count; i += 10) {
+  const batch = await Promise.all(
+    Array.from({ length: Math.min(10, count - i) }, () => openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' })),
+  );
+  sessions.push(...batch);
+}
+await settle();
+const after = process.memoryUsage();
+const alive = sessions.filter((s) => s.stdin && !s.stdin.destroyed).length;
+process.stdout.write(JSON.stringify({ count, alive, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }));
+for (const s of sessions) s.destroy();
+process.exit(0);

@@ -1,0 +1,40 @@
+/**
+ * npm run bench: every benchmark, with ratios against peers measured in the
+ * same run. Exits non-zero only when a benchmark's own correctness check
+ * fails (bytes differ, no 101, a bundle that does not load); targets are
+ * reported as pass/fail.
+ */
+import { cpus, totalmem } from 'node:os';
+import { bundleBench } from './bundle.js';
+import { BenchFailure, type Row } from './common.js';
+import { costBench } from './cost.js';
+import { handshakeBench } from './handshake.js';
+import { memoryBench } from './memory.js';
+import { throughputBench } from './throughput.js';
+
+const only = process.argv.slice(2);
+const benches: Array<[string, () => Promise<Row[]>]> = [
+  ['throughput', throughputBench],
+  ['handshake', handshakeBench],
+  ['memory', memoryBench],
+  ['bundle', bundleBench],
+  ['cost', costBench],
+];
+
+const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));
+console.log(`kube-stream-probe benchmarks, ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+let failed = false;
+const all: Row[] = [];
+for (const [name, fn] of benches) {
+  if (only.length && !only.includes(name)) continue;
+  try {
+    all.push(...(await fn()));
+  } catch (err) {
+    failed = true;
+    console.error(`BENCH ${name} FAILED its own check: ${(err as Error).message}`);
+    if (!(err instanceof BenchFailure)) console.error(err);
+  }
+}
+console.log('\n| bench | what | value | unit | ratio | target | result |\n|---|---|---|---|---|---|---|');
+for (const r of all) console.log(`| ${r.bench} | ${r.what} | ${fmt(r.value)} | ${r.unit} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'} |`);
+process.exit(failed ? 1 : 0);
