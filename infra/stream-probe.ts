@@ -22,6 +22,7 @@ import { Construct } from 'constructs';
 import { parseDurationSeconds } from '../src/cli/args.js';
 import {
   LAMBDA_MAX_SECONDS,
+  functionMemoryMb,
   SESSION_OVERHEAD_SECONDS,
   runtimeConfigFor,
   scheduleIntervalSeconds,
@@ -140,7 +141,7 @@ export class StreamProbe extends Construct {
       handler: 'handler',
       runtime: newestNodeRuntime(),
       architecture: lambda.Architecture.ARM_64,
-      memorySize: config.memoryMb,
+      memorySize: functionMemoryMb(config, location),
       timeout: Duration.seconds(timeoutSeconds),
       role: this.role,
       logGroup: this.logGroup,

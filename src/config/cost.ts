@@ -4,7 +4,7 @@
  * little. Free tiers are ignored (they would only lower the total).
  */
 import { parseDurationSeconds } from '../cli/args.js';
-import { runtimeConfigFor, scheduleIntervalSeconds, type LocationConfig, type ProbeConfig } from './probe-config.js';
+import { functionMemoryMb, runtimeConfigFor, scheduleIntervalSeconds, type LocationConfig, type ProbeConfig } from './probe-config.js';
 
 export const PRICES = {
   lambdaArmPerGbSecond: 0.0000133334,
@@ -48,7 +48,7 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
     const perMonth = SECONDS_PER_MONTH / scheduleIntervalSeconds(s.expression);
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     runs += perMonth;
-    lambdaUsd += perMonth * lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, config.memoryMb);
+    lambdaUsd += perMonth * lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location));
     for (const h of s.holds.map((x) => parseDurationSeconds('hold', x)).filter((x) => x > 0)) for (const k of s.keepalives) holdKeys.add(`${h}/${k}`);
   }
   const opsTransports = 4;

@@ -6,6 +6,7 @@
  * is SigV4-signed, and can be told to fail the next CloudWatch calls.
  */
 import http from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedPut {
@@ -38,7 +39,9 @@ export async function startLocalAws(): Promise<LocalAws> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      // The SDK gzips large request bodies (PutMetricData compresses above 10 KiB), as AWS accepts them.
+      const raw = Buffer.concat(chunks);
+      const body = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
       const target = String(req.headers['x-amz-target'] ?? '');
       const signed = /^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+\//.test(String(req.headers.authorization ?? ''));
       const send = (status: number, json: unknown, headers: Record<string, string> = {}) => {

@@ -16,7 +16,7 @@ import { loadProbeConfig } from '../../infra/load-config.js';
 import { LocationStack } from '../../infra/location-stack.js';
 import { StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
-import { parseProbeConfig } from '../../src/config/probe-config.js';
+import { functionMemoryMb, parseProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
 
 const EXAMPLES = ['infra/examples/single-location.yaml', 'infra/examples/multi-location.yaml'];
@@ -42,14 +42,14 @@ describe('StreamProbe: what each location gets', () => {
     ]);
   });
 
-  it('the probe Lambda: newest Node.js runtime (at least 22), arm64, small memory, timeout from the longest hold', () => {
+  it('the probe Lambda: newest Node.js runtime (at least 22), arm64, small memory sized by cluster count, timeout from the longest hold', () => {
     const t = single();
     t.resourceCountIs('AWS::Lambda::Function', 1);
     const fn = Object.values(t.findResources('AWS::Lambda::Function'))[0]!.Properties;
     expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Runtime)![1])).toBeGreaterThanOrEqual(22);
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.MemorySize).toBe(256);
+    expect(fn.MemorySize).toBe(128); // one cluster: 128 MB (peak RSS measured at 75 MB)
     expect(fn.Timeout).toBe(360 + 40 + 30); // 6 m hold + overhead + publish
     const env = JSON.parse(fn.Environment.Variables.KSP_LOCATION_CONFIG);
     expect(env).toMatchObject({ location: 'eu-west-1-public', region: 'eu-west-1', clusters: [{ name: 'prod-eu', auth: { type: 'eks', clusterName: 'prod-eu' } }] });
@@ -243,6 +243,17 @@ describe('fails when…', () => {
 
   it('the config file cannot be read, or is not YAML', () => {
     expect(() => loadProbeConfig('infra/examples/missing.yaml')).toThrow(/missing\.yaml cannot be read \(ENOENT\)/);
+  });
+
+  it('memory: 128 MB up to 3 clusters, 256 MB above, or what memoryMb says', async () => {
+    const c = base();
+    c.clusters = Array.from({ length: 4 }, (_, i) => ({ ...c.clusters[0], name: `c${i}` }));
+    delete c.locations[1].clusters;
+    const config = await parse(c);
+    expect(functionMemoryMb(config, config.locations[0]!)).toBe(256);
+    expect(functionMemoryMb(await parse({ ...c, clusters: c.clusters.slice(0, 3) }), config.locations[0]!)).toBe(128);
+    expect(functionMemoryMb(await parse({ ...c, memoryMb: 512 }), config.locations[0]!)).toBe(512);
+    await expect(parse({ ...c, memoryMb: 64 })).rejects.toThrow(/memoryMb must be a whole number from 128 to 10240/);
   });
 
   it('a location whose clusters do not fit in the Lambda environment', async () => {
