@@ -11,7 +11,9 @@ import { probeError } from '../errors.js';
 
 export class WebSocketByteStream extends Duplex {
   constructor(private readonly ws: WsLike) {
-    super({ allowHalfOpen: false });
+    // A 32 KiB SPDY DATA frame is one write: with Node's default 16 KiB buffer every frame would wait
+    // for the previous one to reach the socket (stop-and-wait). 256 KiB lets frames pipeline.
+    super({ allowHalfOpen: false, writableHighWaterMark: 256 * 1024 });
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
         this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));
