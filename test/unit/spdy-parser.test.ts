@@ -210,3 +210,27 @@ describe('SpdyFrameParser limits: at the limit passes, one past fails', () => {
     expect(elapsed).toBeLessThan(2000);
   });
 });
+
+describe('header-block encoder (stored blocks by default)', () => {
+  it('produces one zlib stream that node:zlib (independent of pako) inflates block by block', async () => {
+    const { HeaderBlockEncoder } = await import('../../src/streaming/spdy/header-block.js');
+    const { inflateSync, constants } = await import('node:zlib');
+    const enc = new HeaderBlockEncoder();
+    const blocks: Array<Record<string, string[]>> = [{ streamtype: ['error'] }, { streamtype: ['data'], port: ['8080'], requestid: ['0'] }, { big: ['x'.repeat(70_000)] }];
+    const wire = Buffer.concat(blocks.map((h) => enc.encode(h)));
+    expect(wire.subarray(0, 2)).toEqual(Buffer.from([0x78, 0x01]));
+    // Every block ends with the sync-flush marker Go's flate needs to hand the block out (see the encoder).
+    expect(enc.encode({ a: ['1'] }).subarray(-5)).toEqual(Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]));
+    const plainAll = inflateSync(wire, { finishFlush: constants.Z_SYNC_FLUSH });
+    expect(plainAll).toEqual(Buffer.concat(blocks.map((h) => encodePlainHeaderBlock(h))));
+  });
+
+  it('compresses with pako when a level is asked for, and both decode through our parser', async () => {
+    const { HeaderBlockEncoder, HeaderBlockDecoder } = await import('../../src/streaming/spdy/header-block.js');
+    for (const level of [0, 6, 9]) {
+      const enc = new HeaderBlockEncoder({ level });
+      const dec = new HeaderBlockDecoder({ maxHeaderBlockBytes: 1 << 20, maxHeaderPairs: 10 });
+      for (const h of [{ a: ['1'] }, { streamtype: ['stdout'] }, { a: ['1'], b: ['2', '3'] }] as Array<Record<string, string[]>>) expect(dec.decode(enc.encode(h))).toEqual(h);
+    }
+  });
+});

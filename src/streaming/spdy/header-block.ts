@@ -25,6 +25,8 @@ const DICTIONARY = new Uint8Array(SPDY3_DICTIONARY);
  */
 const INFLATE_CHUNK_BYTES = 4 * 1024;
 const DEFLATE_CHUNK_BYTES = 1024;
+/** BFINAL 0, BTYPE 00, aligned; LEN 0, NLEN 0xffff. */
+const SYNC_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
 
 export interface HeaderBlockLimits {
   readonly maxHeaderBlockBytes: number;
@@ -32,7 +34,7 @@ export interface HeaderBlockLimits {
 }
 
 export interface DeflateTuning {
-  /** zlib level 0-9; any level interoperates with Go. */
+  /** zlib level 0-9; any level interoperates with Go. 0 (default) sends stored blocks and keeps no deflate state. */
   readonly level?: number;
   /** 9-15; smaller windows cost less memory per session. */
   readonly windowBits?: number;
@@ -102,14 +104,23 @@ export function decodePlainHeaderBlock(block: Buffer, limits: HeaderBlockLimits)
   return out;
 }
 
-/** One per connection direction we write: compresses header blocks. */
+/**
+ * One per connection direction we write. By default header blocks are sent as
+ * zlib *stored* blocks: a 2-byte zlib header (no FDICT) once, then each block
+ * byte-aligned as it is. Any level interoperates (spdystream reads with
+ * zlib.NewReaderDict, which ignores the dictionary when FDICT is unset), and a
+ * stored stream needs no deflate state at all: no window, hash tables or
+ * buffers per held session. `level` 1-9 compresses with pako instead.
+ */
 export class HeaderBlockEncoder {
-  private readonly deflate: pako.Deflate;
+  private readonly deflate: pako.Deflate | undefined;
   private chunks: Uint8Array[] = [];
+  private started = false;
 
   constructor(tuning: DeflateTuning = {}) {
+    if (!tuning.level) return;
     this.deflate = new pako.Deflate({
-      level: (tuning.level ?? 6) as pako.DeflateFunctionOptions['level'],
+      level: tuning.level as pako.DeflateFunctionOptions['level'],
       windowBits: tuning.windowBits ?? 11,
       memLevel: (tuning.memLevel ?? 1) as pako.DeflateFunctionOptions['memLevel'],
       dictionary: DICTIONARY,
@@ -121,13 +132,37 @@ export class HeaderBlockEncoder {
   }
 
   encode(headers: SpdyHeaders): Buffer {
+    const plain = encodePlainHeaderBlock(headers);
+    if (!this.deflate) return this.stored(plain);
     this.chunks = [];
-    if (!this.deflate.push(encodePlainHeaderBlock(headers), Z_SYNC_FLUSH)) {
+    if (!this.deflate.push(plain, Z_SYNC_FLUSH)) {
       throw probeError('SPDY_HEADER_BLOCK', `header compression failed: ${this.deflate.msg || 'zlib error'}`);
     }
     const out = Buffer.concat(this.chunks);
     this.chunks = [];
     return out;
+  }
+
+  private stored(plain: Buffer): Buffer {
+    const parts: Buffer[] = [];
+    if (!this.started) {
+      // CMF 0x78 (deflate, 32 KiB window), FLG 0x01: no FDICT, (0x7801 % 31) === 0.
+      parts.push(Buffer.from([0x78, 0x01]));
+      this.started = true;
+    }
+    for (let off = 0; off < plain.length; off += 0xffff) {
+      const piece = plain.subarray(off, off + 0xffff);
+      const head = Buffer.alloc(5);
+      head[0] = 0x00; // BFINAL 0, BTYPE 00 (stored); we are always byte-aligned here
+      head.writeUInt16LE(piece.length, 1);
+      head.writeUInt16LE(~piece.length & 0xffff, 3);
+      parts.push(head, piece);
+    }
+    // The Z_SYNC_FLUSH marker: an empty stored block. Go's compress/flate hands out a stored
+    // block's bytes only when it reaches the next block header; without this marker it reads
+    // past the frame, hits EOF, and its (sticky) error breaks every later header block.
+    parts.push(SYNC_FLUSH_MARKER);
+    return Buffer.concat(parts);
   }
 }
 
