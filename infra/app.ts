@@ -4,7 +4,7 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { loadProbeConfig } from './load-config.js';
+import { loadProbeConfig } from '../src/config/load.js';
 import { LocationStack } from './location-stack.js';
 
 export function buildApp(app: App, configPath: string): LocationStack[] {

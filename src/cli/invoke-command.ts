@@ -5,8 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import YAML from 'yaml';
-import { parseProbeConfig, type ProbeConfig } from '../config/probe-config.js';
+import { loadProbeConfig } from '../config/load.js';
 import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { list, oneOf, parse } from './args.js';
@@ -52,22 +51,6 @@ function defaultConfigPath(): string {
   throw probeError('USAGE', 'no --config given and no cdk.json with context.config in this directory', { field: 'config' });
 }
 
-function readConfig(path: string): ProbeConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw probeError('CONFIG_INVALID', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path });
-  }
-  let raw: unknown;
-  try {
-    raw = path.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
-  } catch (err) {
-    throw probeError('CONFIG_INVALID', `${path} is not valid YAML/JSON: ${(err as Error).message.split('\n')[0]}`, { file: path });
-  }
-  return parseProbeConfig(raw, path);
-}
-
 export async function invokeCommand(argv: readonly string[], io: CommandIO, deps?: InvokeDeps): Promise<number> {
   const { values } = parse(argv, {
     config: { type: 'string' },
@@ -85,7 +68,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     return 0;
   }
   const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
-  const config = readConfig(values.config ?? defaultConfigPath());
+  const config = loadProbeConfig(values.config ?? defaultConfigPath());
   const names = config.locations.map((l) => l.name);
   const locations = values.locations ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!) : config.locations;
   const event: Record<string, unknown> = {};

@@ -12,7 +12,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
-import { loadProbeConfig } from '../../infra/load-config.js';
+import { loadProbeConfig } from '../../src/config/load.js';
 import { LocationStack } from '../../infra/location-stack.js';
 import { StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';

@@ -1,8 +1,8 @@
 /** Reads and validates the deployment configuration file (JSON or YAML). */
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
-import { parseProbeConfig, type ProbeConfig } from '../src/config/probe-config.js';
-import { probeError } from '../src/errors.js';
+import { probeError } from '../errors.js';
+import { parseProbeConfig, type ProbeConfig } from './probe-config.js';
 
 export function loadProbeConfig(path: string): ProbeConfig {
   let text: string;
