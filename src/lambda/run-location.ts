@@ -48,7 +48,7 @@ export interface LocationSummary {
 function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
   const code = isProbeError(err) ? err.code : 'CONFIG_INVALID';
   const message = errorMessage(err).replace(/^[A-Z_]+: /, '');
-  const results: SessionResult[] = expandPlan({ location, cluster: undefined as never, operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds }).map((spec) => ({
+  const results: SessionResult[] = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds }).map((spec) => ({
     ...spec,
     subprotocol: null,
     upgrade: { ok: false, status: null, handshakeMs: null, phases: {}, error: `credentials for ${cluster.name} failed: ${message}`, errorCode: code, kubernetesStatus: null },

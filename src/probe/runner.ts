@@ -10,7 +10,8 @@ import { crossFindings, explainFailure } from './diagnosis.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
 import type { AccessSummary, Diagnosis, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
 
-export function expandPlan(plan: ProbePlan): SessionSpec[] {
+/** The sessions of a plan's matrix. */
+export function expandPlan(plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'>): SessionSpec[] {
   const specs: SessionSpec[] = [];
   for (const operation of plan.operations)
     for (const keepalive of plan.keepalives)
