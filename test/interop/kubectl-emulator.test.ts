@@ -102,6 +102,26 @@ describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => 
   }
 });
 
+describe('kubectl 1.33 attach -i (the container\'s main process is cat)', () => {
+  let lab: TestEmulator;
+  beforeAll(async () => {
+    lab = await startTestEmulator();
+  });
+  afterAll(() => lab.stop());
+
+  for (const wire of ['websocket', 'spdy'] as const) {
+    it(`attach -i echoes piped stdin over ${wire}`, async () => {
+      const from = lab.emulator.upgrades.length;
+      const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-target'], { env: execEnv('1.33', wire), stdin: 'attached line\n' });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe('attached line\n');
+      const ups = lab.since(from);
+      expect(ups.map((u) => `${u.operation} ${u.transport} ${u.status}`)).toEqual([`attach ${wire} 101`]);
+      expect(ups[0]!.query).toBe('container=main&stderr=true&stdin=true&stdout=true');
+    });
+  }
+});
+
 describe('kubectl falls back to SPDY when WebSocket is refused', () => {
   let lab: TestEmulator;
   beforeAll(async () => {
