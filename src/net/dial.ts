@@ -105,7 +105,8 @@ function tcpConnect(address: string, port: number, host: string, phases: DialPha
   });
 }
 
-export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings | undefined, phases: DialPhases, field: 'tlsMs' | 'proxyMs' = 'tlsMs'): Promise<tls.TLSSocket> {
+/** TLS over an open socket; its duration goes to `phases.tlsMs` when `phases` is given. */
+export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings | undefined, phases?: DialPhases): Promise<tls.TLSSocket> {
   const t0 = performance.now();
   const serverName = settings?.serverName ?? (net.isIP(host) ? undefined : host);
   return new Promise((resolvePromise, reject) => {
@@ -123,7 +124,7 @@ export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings 
       ...(settings?.serverName ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(settings.serverName!, cert) } : {}),
     });
     s.once('secureConnect', () => {
-      phases[field] = (phases[field] ?? 0) + since(t0);
+      if (phases) phases.tlsMs = since(t0);
       s.removeAllListeners('error');
       resolvePromise(s);
     });
@@ -155,14 +156,15 @@ export const dial: Dialer = async (target, options) => {
         await connectViaSocks5(socket, p, host, port);
       } else if (p.protocol === 'http:' || p.protocol === 'https:') {
         if (p.protocol === 'https:') {
-          socket = await tlsWrap(socket, proxyHost, target.proxy.tls, phases, 'proxyMs');
+          // TLS to the proxy itself is part of the proxy phase, timed once below.
+          socket = await tlsWrap(socket, proxyHost, target.proxy.tls);
           sockets.push(socket);
         }
         await connectViaHttpProxy(socket, p, host, port);
       } else {
         throw probeError('CONFIG_INVALID', `proxy scheme ${p.protocol} is not supported (use http, https or socks5)`, { field: 'proxy-url' });
       }
-      phases.proxyMs = (phases.proxyMs ?? 0) + since(t0);
+      phases.proxyMs = since(t0);
     } else {
       const address = await resolve(host, phases);
       socket = await tcpConnect(address, port, host, phases);
