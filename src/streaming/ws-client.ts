@@ -81,7 +81,8 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     });
     this.receiver.on('error', (err: Error & { code?: string }) => this.onError(err));
     socket.pause();
-    socket.on('error', (err) => this.emit('socketError', err));
+    // Socket errors surface as 'close' (1006); WebSocketConnection reads RST/FIN from the raw socket.
+    socket.on('error', () => undefined);
     socket.on('close', () => this.onSocketClose());
     this.head = head;
   }

@@ -75,9 +75,3 @@ export type SpdyFrame =
 export function headerValue(headers: SpdyHeaders, name: string): string | undefined {
   return headers[name]?.[0];
 }
-
-export function singleValued(record: Readonly<Record<string, string>>): SpdyHeaders {
-  const out: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(record)) out[k] = [v];
-  return out;
-}

@@ -37,9 +37,6 @@ export interface SpdySessionOptions {
 export class SpdySession extends EventEmitter implements StreamOwner {
   readonly role: SpdyRole;
   readonly closed: Promise<SessionEnd>;
-  /** Timestamps (ms, performance.now) of the last frame read and written. */
-  lastReadAt = performance.now();
-  lastWriteAt = performance.now();
   end: SessionEnd | undefined;
 
   private readonly limits: SpdyLimits;
@@ -90,7 +87,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.nextStreamId += 2;
     const h: Record<string, string[]> = {};
     for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = [v];
-    const stream = new SpdyStream(id, h, this, true);
+    const stream = new SpdyStream(id, h, this);
     this.streams.set(id, stream);
     this.writeFrame({ type: 'SYN_STREAM', streamId: id, associatedId: 0, priority: 0, slot: 0, flags: 0, headers: h });
     return stream;
@@ -144,7 +141,6 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.end) return cb(probeError('SPDY_SESSION_CLOSED', `cannot write to stream ${streamId}: the session is closed`, { streamId }));
     const header = dataFrameHeader(streamId, fin ? FLAG_FIN : 0, data.length);
-    this.lastWriteAt = performance.now();
     const ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
     if (ok) cb();
     else this.transport.once('drain', () => cb());
@@ -166,17 +162,14 @@ export class SpdySession extends EventEmitter implements StreamOwner {
 
   private writeFrame(frame: SpdyFrame): void {
     if (this.end || this.transport.destroyed) return;
-    this.lastWriteAt = performance.now();
     if (!this.encoder && (frame.type === 'SYN_STREAM' || frame.type === 'SYN_REPLY' || frame.type === 'HEADERS')) {
       throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`);
     }
     this.transport.write(serializeFrame(frame, this.encoder));
-    this.emit('frameSent', frame);
   }
 
   private onBytes(chunk: Buffer): void {
     if (this.end) return;
-    this.lastReadAt = performance.now();
     let frames: SpdyFrame[];
     try {
       frames = this.parser.push(chunk);
@@ -190,7 +183,6 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     }
     for (const frame of frames) {
       if (this.end) return;
-      this.emit('frame', frame);
       this.handle(frame);
     }
   }
@@ -213,7 +205,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
           this.sendReset(id, RstStatus.REFUSED_STREAM);
           return;
         }
-        const stream = new SpdyStream(id, frame.headers, this, false);
+        const stream = new SpdyStream(id, frame.headers, this);
         this.streams.set(id, stream);
         if (frame.flags & FLAG_FIN) stream.onData(Buffer.alloc(0), FLAG_FIN);
         this.emit('stream', stream);
@@ -239,7 +231,6 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         return;
       }
       case 'GOAWAY':
-        this.emit('goaway', frame);
         this.goingAway = true;
         this.finish({
           cause: 'goaway',
@@ -268,6 +259,5 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.pings.clear();
     if (!this.transport.destroyed && end.cause !== 'local' && end.cause !== 'goaway') this.transport.destroy();
     this.resolveClosed(end);
-    this.emit('end', end);
   }
 }

@@ -5,7 +5,7 @@
  */
 import { Duplex } from 'node:stream';
 import { probeError } from '../../errors.js';
-import { DATA_CHUNK_BYTES, FLAG_FIN, RstStatus } from './constants.js';
+import { DATA_CHUNK_BYTES, FLAG_FIN, RST_STATUS_NAMES, RstStatus } from './constants.js';
 import type { SpdyHeaders } from './frames.js';
 
 /** What a stream needs from its session: kept narrow so the stream is testable alone. */
@@ -38,7 +38,6 @@ export class SpdyStream extends Duplex {
     readonly id: number,
     headers: SpdyHeaders,
     private readonly owner: StreamOwner,
-    readonly locallyInitiated: boolean,
   ) {
     super({ allowHalfOpen: true });
     this.headers = headers;
@@ -97,7 +96,7 @@ export class SpdyStream extends Duplex {
     if (this.resetStatus !== undefined) return;
     this.resetStatus = status;
     this.resetByPeer = true;
-    this.rejectReply(probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset by the peer (status ${status})`, { streamId: this.id, status }));
+    this.rejectReply(probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset by the peer (${RST_STATUS_NAMES[status] ?? `status ${status}`})`, { streamId: this.id, status }));
     this.emit('reset', status);
     this.finishReadable();
     this.owner.streamFinished(this);
@@ -126,7 +125,7 @@ export class SpdyStream extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (this.resetStatus !== undefined || this.endError) {
-      cb(this.endError ?? probeError('SPDY_STREAM_RESET', `stream ${this.id} is reset (status ${this.resetStatus})`, { streamId: this.id }));
+      cb(this.endError ?? probeError('SPDY_STREAM_RESET', `stream ${this.id} is reset (${RST_STATUS_NAMES[this.resetStatus ?? 0] ?? `status ${this.resetStatus}`})`, { streamId: this.id }));
       return;
     }
     if (chunk.length <= DATA_CHUNK_BYTES) {
