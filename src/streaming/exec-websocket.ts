@@ -4,12 +4,12 @@
  * (k8s-streaming-protocols.md section 4).
  */
 import { PassThrough, Writable } from 'node:stream';
-import { Channel, ExecSubprotocol, decodeChannelMessage, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';
+import { Channel, ExecSubprotocol, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';
 import { decodeExecStatus } from './channel/exec-status.js';
 import { execPath } from './paths.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
 import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
-import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, WebSocketConnection } from './ws-connection.js';
+import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 const STDIN_CHUNK_BYTES = 32 * 1024;
 
@@ -18,25 +18,14 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const up = await upgradeWebSocket(config, { path: execPath(opts), what: 'WebSocket exec', headers: [], protocols });
   const upgradedAt = up.timing.at101;
   const { ws, protocol } = up;
-  const conn = new WebSocketConnection(
-    ws,
-    up.raw,
-    opts.keepalive === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS },
-  );
+  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const tty = opts.tty === true;
   const stdout = (opts.stdout ?? true) ? new PassThrough() : undefined;
   const stderr = (opts.stderr ?? !tty) && !tty ? new PassThrough() : undefined;
   const errorChunks: Buffer[] = [];
   let statusSeen = false;
 
-  ws.on('message', (data: Buffer, isBinary: boolean) => {
-    let msg;
-    try {
-      msg = decodeChannelMessage(data, isBinary, protocol);
-    } catch (err) {
-      conn.fail('protocol-error', (err as Error).message);
-      return;
-    }
+  conn.onChannelMessage((msg) => {
     switch (msg.channel) {
       case Channel.STDOUT:
         if (msg.payload.length) stdout?.write(msg.payload);

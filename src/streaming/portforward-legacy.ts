@@ -7,11 +7,11 @@
  */
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { probeError } from '../errors.js';
-import { decodeChannelMessage, encodeChannelMessage } from './channel/codec.js';
+import { encodeChannelMessage } from './channel/codec.js';
 import { encodeQuery, podPath } from './paths.js';
 import type { ForwardedConnection, PortForwardOptions, PortForwardSession } from './types.js';
 import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
-import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, WebSocketConnection } from './ws-connection.js';
+import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 export const LEGACY_PORTFORWARD_PROTOCOLS = ['v4.channel.k8s.io'] as const;
 
@@ -23,18 +23,11 @@ export async function openLegacyPortForward(
   const up = await upgradeWebSocket(config, { path, what: 'legacy WebSocket port-forward', headers: [], protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS });
   const upgradedAt = up.timing.at101;
   const { ws, protocol } = up;
-  const conn = new WebSocketConnection(ws, up.raw, opts.keepalive === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS });
+  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
   const opened = new Set<number>();
 
-  ws.on('message', (raw: Buffer, isBinary: boolean) => {
-    let msg;
-    try {
-      msg = decodeChannelMessage(raw, isBinary, protocol);
-    } catch (err) {
-      conn.fail('protocol-error', (err as Error).message);
-      return;
-    }
+  conn.onChannelMessage((msg) => {
     const index = msg.channel >> 1;
     const isError = (msg.channel & 1) === 1;
     const slot = inbound[index];

@@ -6,7 +6,8 @@
  */
 import type { Socket } from 'node:net';
 import type { WsLike } from './ws-client.js';
-import type { ConnectionEnd, EndCause } from './types.js';
+import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
+import type { ConnectionEnd, EndCause, KeepaliveMode } from './types.js';
 
 /** client-go websocket.go: ping every 5 s; only a pong pushes the 61 s read deadline. */
 export const WS_PING_PERIOD_MS = 5_000;
@@ -15,6 +16,11 @@ export const WS_PONG_DEADLINE_MS = 61_000;
 export interface WebSocketKeepalive {
   readonly pingPeriodMs: number;
   readonly pongDeadlineMs: number;
+}
+
+/** kubectl's WebSocket keepalive for a mode: pings with a pong deadline, or none. */
+export function wsKeepalive(mode: KeepaliveMode | undefined): WebSocketKeepalive | undefined {
+  return mode === 'none' ? undefined : { pingPeriodMs: WS_PING_PERIOD_MS, pongDeadlineMs: WS_PONG_DEADLINE_MS };
 }
 
 export class WebSocketConnection {
@@ -60,6 +66,20 @@ export class WebSocketConnection {
       }, keepalive.pingPeriodMs);
       this.pingTimer.unref();
     }
+  }
+
+  /** Decoded channel messages; a malformed one ends the connection as a protocol error. */
+  onChannelMessage(handler: (msg: ChannelMessage) => void): void {
+    this.ws.on('message', (data: Buffer, isBinary: boolean) => {
+      let msg: ChannelMessage;
+      try {
+        msg = decodeChannelMessage(data, isBinary, this.ws.protocol);
+      } catch (err) {
+        this.fail('protocol-error', (err as Error).message);
+        return;
+      }
+      handler(msg);
+    });
   }
 
   /** Ends the connection with a cause we detected (protocol error, no pong…). */
