@@ -8,7 +8,7 @@ import { errorMessage, isProbeError } from '../errors.js';
 import type { SpdyStream } from '../streaming/spdy/stream.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
-import { UpgradeError, UpgradeRejectedError } from '../streaming/upgrade.js';
+import type { UpgradeError, UpgradeRejectedError } from '../streaming/upgrade.js';
 import { EchoReader, nonce } from './echo.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec, UpgradeOutcome } from './types.js';
 
@@ -40,7 +40,8 @@ function scrubber(target: ClusterTarget): (text: string) => string {
 }
 
 function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): UpgradeOutcome {
-  if (err instanceof UpgradeRejectedError || (isProbeError(err, 'UPGRADE_REJECTED') && 'status' in (err as object))) {
+  // Matched by code, not class (errors.ts): UPGRADE_REJECTED always carries the reply's details.
+  if (isProbeError(err, 'UPGRADE_REJECTED')) {
     const e = err as UpgradeRejectedError;
     return {
       ok: false,
@@ -54,7 +55,7 @@ function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): 
       bodyPrefix: scrub(e.bodyPrefix).slice(0, 200),
     };
   }
-  const phases = err instanceof UpgradeError ? err.phases : {};
+  const phases = (err as Partial<UpgradeError> | undefined)?.phases ?? {};
   return {
     ok: false,
     status: null,
