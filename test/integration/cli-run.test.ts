@@ -235,9 +235,9 @@ describe('proxy-url through real proxies', () => {
   });
   const via = (proxyUrl: string) => writeConfig(YAML.parse(emulatorKubeconfig(lab.emulator, { proxyUrl })));
 
-  it('http:// proxy (squid CONNECT): both transports, proxy phase timed', async () => {
+  it('http:// proxy (squid CONNECT): both transports, proxy phase timed', async ({ skip }) => {
     const squid = await requireHop(() => startSquid());
-    if (!squid) return;
+    if (!squid) return skip('squid is not installed');
     hops.push(squid);
     const r = await cli(['run', '--kubeconfig', via(`http://127.0.0.1:${squid.port}`), ...base]);
     expect(r.code).toBe(0);
@@ -246,20 +246,20 @@ describe('proxy-url through real proxies', () => {
     for (const res of d.results) expect(res.upgrade.phases.proxyMs).toBeGreaterThan(0);
   });
 
-  it('socks5:// proxy (dante): both transports', async () => {
+  it('socks5:// proxy (dante): both transports', async ({ skip }) => {
     const dante = await requireHop(() => startDante());
-    if (!dante) return;
+    if (!dante) return skip('dante-server is not installed');
     hops.push(dante);
     const r = await cli(['run', '--kubeconfig', via(`socks5://127.0.0.1:${dante.port}`), ...base]);
     expect(r.code).toBe(0);
   });
 
-  it('https:// proxy (TLS to the proxy, verified with the cluster CA, then CONNECT)', async () => {
+  it('https:// proxy (TLS to the proxy, verified with the cluster CA, then CONNECT)', async ({ skip }) => {
     const squid = await requireHop(() => startSquid());
-    if (!squid) return;
+    if (!squid) return skip('squid is not installed');
     hops.push(squid);
     const front = await requireHop(() => startTlsFront('tls-proxy', squid.port, lab.emulator.tls!.certPem + lab.emulator.tls!.keyPem));
-    if (!front) return;
+    if (!front) return skip('haproxy is not installed');
     hops.push(front);
     const r = await cli(['run', '--kubeconfig', via(`https://127.0.0.1:${front.port}`), ...base]);
     expect(r.code).toBe(0);
