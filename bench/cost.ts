@@ -4,6 +4,7 @@
  */
 import { lambdaCostPerRun, PRICES } from '../src/config/cost.js';
 import { runPlan } from '../src/probe/runner.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
 import { startTestEmulator } from '../test/helpers/emulator.js';
 import { BenchFailure, type Row } from './common.js';
 
@@ -17,9 +18,9 @@ export async function costBench(memoryMb = 128): Promise<Row[]> {
     const report = await runPlan({
       location: 'bench',
       cluster: { name: 'lab', connection: { server: lab.emulator.url }, namespace: 'default', pod: 'probe-target', port: 8080 },
-      operations: ['exec', 'portforward'],
-      transports: ['websocket', 'spdy'],
-      keepalives: ['kubectl', 'none'],
+      operations: OPERATIONS,
+      transports: TRANSPORTS,
+      keepalives: KEEPALIVES,
       holdsSeconds: [0, HOLD_SECONDS],
     });
     const seconds = (performance.now() - t0) / 1000;

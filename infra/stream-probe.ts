@@ -19,7 +19,6 @@ import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import { parseDurationSeconds } from '../src/cli/args.js';
 import {
   LAMBDA_MAX_SECONDS,
   functionMemoryMb,
@@ -31,6 +30,7 @@ import {
   type ScheduleConfig,
 } from '../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
+import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
 
 export interface StreamProbeProps {
@@ -52,8 +52,6 @@ export interface StreamProbeProps {
 
 /** Lambda environment variables are limited to 4 KB in total. */
 const MAX_ENV_BYTES = 3500;
-const OPERATIONS = ['exec', 'portforward'] as const;
-const TRANSPORTS = ['websocket', 'spdy'] as const;
 
 /** The newest Node.js runtime this aws-cdk-lib knows (at least nodejs22.x). */
 export function newestNodeRuntime(): lambda.Runtime {

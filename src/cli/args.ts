@@ -4,6 +4,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { probeError } from '../errors.js';
+import { parseHolds, parseSelection } from '../vocabulary.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
@@ -15,31 +16,19 @@ export function parse<O extends OptionSpec>(argv: readonly string[], options: O,
   }
 }
 
-export function list(flag: string, value: string | undefined, allowed: readonly string[], fallback: readonly string[]): string[] {
+/** A comma-separated flag value as a selection from `allowed` (the vocabulary's lists), or `fallback`. */
+export function list<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: readonly T[]): T[] {
   if (value === undefined) return [...fallback];
-  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const item of items) {
-    if (!allowed.includes(item)) throw probeError('USAGE', `--${flag}: "${item}" is not one of ${allowed.join(', ')}`, { field: flag });
-  }
-  if (items.length === 0) throw probeError('USAGE', `--${flag}: give at least one of ${allowed.join(', ')}`, { field: flag });
-  return [...new Set(items)];
+  return parseSelection(`--${flag}`, splitList(value), allowed);
 }
 
-/** Parses kubectl-style durations: 65s, 6m, 1h30m, 500ms, or a bare number of seconds. */
-export function parseDurationSeconds(flag: string, text: string): number {
-  const t = text.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of t.matchAll(re)) {
-    const n = Number(m[1]);
-    total += m[2] === 'ms' ? n / 1000 : m[2] === 's' ? n : m[2] === 'm' ? n * 60 : n * 3600;
-    consumed += m[0].length;
-  }
-  if (consumed !== t.length || t.length === 0) throw probeError('USAGE', `--${flag}: "${text}" is not a duration (examples: 0s, 65s, 6m, 1h)`, { field: flag });
-  return total;
+/** Comma-separated hold durations (`0s,65s,6m`) as sorted seconds. */
+export function holds(flag: string, value: string | undefined, fallback: readonly number[]): number[] {
+  if (value === undefined) return [...fallback];
+  return parseHolds(`--${flag}`, splitList(value));
 }
+
+const splitList = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
 
 export function integer(flag: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;

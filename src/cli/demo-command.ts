@@ -9,6 +9,7 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { runPlan } from '../probe/runner.js';
 import type { SessionOptions } from '../probe/session.js';
 import type { ProbeReport } from '../probe/types.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { oneOf, parse } from './args.js';
 import { diagnosisText, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
@@ -51,9 +52,9 @@ export async function runDemo(onProgress?: SessionOptions['onProgress']): Promis
           {
             location: 'demo',
             cluster: { name: path.name, connection: { server: url, upgradeTimeoutMs: 3000 }, namespace: emulator.namespace, pod: emulator.pod, container: emulator.container, port: 8080 },
-            operations: ['exec', 'portforward'],
-            transports: ['websocket', 'spdy'],
-            keepalives: ['kubectl', 'none'],
+            operations: OPERATIONS,
+            transports: TRANSPORTS,
+            keepalives: KEEPALIVES,
             holdsSeconds: [0, DEMO_HOLD_SECONDS],
             echoTimeoutMs: 3000,
           },

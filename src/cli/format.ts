@@ -1,4 +1,5 @@
 /** Human output: the verdict table, the diagnoses, and per-session numbers with units. */
+import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import type { Diagnosis, ProbeReport, SessionResult } from '../probe/types.js';
 
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -98,7 +99,7 @@ export function reportHeader(report: ProbeReport): string {
       const a = report.rbac.find((x) => x.subresource === sub && x.verb === verb);
       return a?.allowed === true ? 'yes' : a?.allowed === false ? 'NO' : '?';
     };
-    lines.push(`RBAC (SelfSubjectAccessReview): ${['exec', 'portforward', 'attach'].map((s) => `pods/${s} get=${cell(s, 'get')} create=${cell(s, 'create')}`).join('; ')}`);
+    lines.push(`RBAC (SelfSubjectAccessReview): ${STREAMING_SUBRESOURCES.map((s) => `pods/${s} get=${cell(s, 'get')} create=${cell(s, 'create')}`).join('; ')}`);
   }
   return lines.join('\n');
 }

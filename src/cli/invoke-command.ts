@@ -8,7 +8,8 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { loadProbeConfig } from '../config/load.js';
 import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
-import { list, oneOf, parse } from './args.js';
+import { holds, list, oneOf, parse } from './args.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { table } from './format.js';
 import type { CommandIO } from './io.js';
 
@@ -73,10 +74,14 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   const locations = values.locations ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!) : config.locations;
   const event: Record<string, unknown> = {};
   if (values.clusters) event.clusters = values.clusters.split(',');
-  if (values.ops) event.operations = list('ops', values.ops, ['exec', 'portforward'], []);
-  if (values.transports) event.transports = list('transports', values.transports, ['websocket', 'spdy'], []);
-  if (values.keepalive) event.keepalives = list('keepalive', values.keepalive, ['kubectl', 'none'], []);
-  if (values.hold) event.holds = values.hold.split(',');
+  // Validated here with the same rules the function applies, so a typo fails before any invocation.
+  if (values.ops) event.operations = list('ops', values.ops, OPERATIONS, []);
+  if (values.transports) event.transports = list('transports', values.transports, TRANSPORTS, []);
+  if (values.keepalive) event.keepalives = list('keepalive', values.keepalive, KEEPALIVES, []);
+  if (values.hold) {
+    holds('hold', values.hold, []);
+    event.holds = values.hold.split(',').map((h) => h.trim()).filter(Boolean);
+  }
   const lambdaFor = deps?.lambdaFor ?? ((region: string) => new LambdaClient({ region }));
   const outcomes = await Promise.all(
     locations.map(async (loc): Promise<{ location: string; summary?: LocationSummary; error?: string }> => {

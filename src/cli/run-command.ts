@@ -1,6 +1,5 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
 import { hostname } from 'node:os';
-import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { kubeconfigPath, loadKubeconfig } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
@@ -9,8 +8,8 @@ import { reportDatums } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../probe/types.js';
-import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
-import { integer, list, oneOf, parse, parseDurationSeconds } from './args.js';
+import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
+import { holds, integer, list, oneOf, parse } from './args.js';
 import { diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
@@ -54,13 +53,11 @@ export interface RunSelection {
 }
 
 export function selection(values: { ops?: string; transports?: string; hold?: string; keepalive?: string }): RunSelection {
-  const holds = (values.hold ?? '0s').split(',').map((h) => parseDurationSeconds('hold', h));
-  for (const h of holds) if (h < 0 || h > 6 * 3600) throw probeError('USAGE', `--hold: ${h}s is outside 0s..6h`, { field: 'hold' });
   return {
-    operations: list('ops', values.ops, ['exec', 'portforward'], ['exec', 'portforward']) as Operation[],
-    transports: list('transports', values.transports, ['websocket', 'spdy'], ['websocket', 'spdy']) as Transport[],
-    keepalives: list('keepalive', values.keepalive, ['kubectl', 'none'], ['kubectl']) as KeepaliveMode[],
-    holdsSeconds: [...new Set(holds)].sort((a, b) => a - b),
+    operations: list('ops', values.ops, OPERATIONS, DEFAULT_MATRIX.operations),
+    transports: list('transports', values.transports, TRANSPORTS, DEFAULT_MATRIX.transports),
+    keepalives: list('keepalive', values.keepalive, KEEPALIVES, DEFAULT_MATRIX.keepalives),
+    holdsSeconds: holds('hold', values.hold, DEFAULT_MATRIX.holdsSeconds),
   };
 }
 

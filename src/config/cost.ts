@@ -3,7 +3,7 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
-import { parseDurationSeconds } from '../cli/args.js';
+import { parseDurationSeconds } from '../vocabulary.js';
 import { functionMemoryMb, runtimeConfigFor, scheduleIntervalSeconds, type LocationConfig, type ProbeConfig } from './probe-config.js';
 
 export const PRICES = {

@@ -5,7 +5,7 @@
  * name the field (`locations[1].vpc.subnetIds: …`).
  */
 import { probeError } from '../errors.js';
-import { parseDurationSeconds } from '../cli/args.js';
+import { KEEPALIVES, MAX_HOLD_SECONDS, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
 
 export type ClusterAuth =
   | { readonly type: 'eks'; readonly clusterName: string; readonly region?: string }
@@ -35,8 +35,8 @@ export interface ScheduleConfig {
   /** EventBridge Scheduler expression: rate(5 minutes) or cron(...). */
   readonly expression: string;
   readonly holds: readonly string[];
-  readonly keepalives: readonly ('kubectl' | 'none')[];
-  readonly operations?: readonly ('exec' | 'portforward')[];
+  readonly keepalives: readonly KeepaliveMode[];
+  readonly operations?: readonly Operation[];
 }
 
 export interface ProbeConfig {
@@ -54,7 +54,8 @@ export interface ProbeConfig {
 /** Lambda's own limit is 900 s; hold + handshakes + echoes + publishing must fit. */
 export const LAMBDA_MAX_SECONDS = 900;
 export const SESSION_OVERHEAD_SECONDS = 40;
-export const MAX_HOLD_SECONDS = LAMBDA_MAX_SECONDS - SESSION_OVERHEAD_SECONDS - 20;
+/** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
+export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS - SESSION_OVERHEAD_SECONDS - 20);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -89,6 +90,10 @@ class Checker {
       if (typeof v !== 'string' || (pattern && !pattern.test(v))) this.fail(`${field}.${key}[${i}]`, `"${String(v)}" ${rule ?? 'must be a string'}`);
       return v;
     });
+  }
+  oneOfEach<T extends string>(o: Obj, key: string, field: string, allowed: readonly T[]): T[] {
+    const pattern = new RegExp(`^(${allowed.join('|')})$`);
+    return this.strings(o, key, field, 1, pattern, `must be one of ${allowed.join(', ')}`) as T[];
   }
   int(o: Obj, key: string, field: string, min: number, max: number, fallback?: number): number {
     const v = o[key] ?? fallback;
@@ -181,20 +186,20 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     holds.forEach((h, j) => {
       let s: number;
       try {
-        s = parseDurationSeconds('hold', h);
+        s = parseDurationSeconds('hold', h, 'CONFIG_INVALID');
       } catch {
         c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
       }
-      if (s > MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${MAX_HOLD_SECONDS}s: with handshakes, echoes and publishing it cannot finish inside Lambda's 900 s`);
+      if (s > LAMBDA_MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${LAMBDA_MAX_HOLD_SECONDS}s: with handshakes, echoes and publishing it cannot finish inside Lambda's ${LAMBDA_MAX_SECONDS} s`);
     });
-    const keepalives = o.keepalives === undefined ? ['kubectl'] : c.strings(o, 'keepalives', f, 1, /^(kubectl|none)$/, 'must be kubectl or none');
-    const operations = o.operations === undefined ? undefined : c.strings(o, 'operations', f, 1, /^(exec|portforward)$/, 'must be exec or portforward');
+    const keepalives = o.keepalives === undefined ? ['kubectl'] : c.oneOfEach(o, 'keepalives', f, KEEPALIVES);
+    const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-"'),
       expression: c.str(o, 'expression', f, /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/, 'must be rate(N minutes|hours|days) or cron(...)'),
       holds,
-      keepalives: keepalives as ScheduleConfig['keepalives'],
-      operations: operations as ScheduleConfig['operations'],
+      keepalives: keepalives as KeepaliveMode[],
+      operations,
     };
   });
   unique(c, schedules, 'schedules');

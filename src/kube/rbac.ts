@@ -6,8 +6,11 @@
 import type { ConnectionConfig } from '../streaming/upgrade.js';
 import { restRequest } from './rest.js';
 
-export type Verb = 'get' | 'create';
-export type Subresource = 'exec' | 'portforward' | 'attach';
+/** The streaming subresources and the verbs their upgrades are authorised as. */
+export const STREAMING_SUBRESOURCES = ['exec', 'portforward', 'attach'] as const;
+export const UPGRADE_VERBS = ['get', 'create'] as const;
+export type Verb = (typeof UPGRADE_VERBS)[number];
+export type Subresource = (typeof STREAMING_SUBRESOURCES)[number];
 
 export interface AccessCheck {
   readonly subresource: Subresource;
@@ -19,7 +22,7 @@ export interface AccessCheck {
 
 export async function rbacPreflight(config: ConnectionConfig, namespace: string, pod?: string): Promise<AccessCheck[]> {
   const checks: Array<[Subresource, Verb]> = [];
-  for (const sub of ['exec', 'portforward', 'attach'] as const) for (const verb of ['get', 'create'] as const) checks.push([sub, verb]);
+  for (const sub of STREAMING_SUBRESOURCES) for (const verb of UPGRADE_VERBS) checks.push([sub, verb]);
   return Promise.all(
     checks.map(async ([subresource, verb]): Promise<AccessCheck> => {
       try {

@@ -1,7 +1,6 @@
 /** The Lambda event: optional overrides of the configured plan, validated with field names. */
-import { parseDurationSeconds } from '../cli/args.js';
 import { probeError } from '../errors.js';
-import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
+import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, parseHolds, parseSelection, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
 
 export interface ProbeEvent {
   readonly schedule?: string;
@@ -12,15 +11,7 @@ export interface ProbeEvent {
   readonly holdsSeconds: readonly number[];
 }
 
-function list<T extends string>(o: Record<string, unknown>, key: string, allowed: readonly T[], fallback: readonly T[]): T[] {
-  const v = o[key];
-  if (v === undefined) return [...fallback];
-  if (!Array.isArray(v) || v.length === 0) throw probeError('CONFIG_INVALID', `event.${key} must be a non-empty list of ${allowed.join(', ')}`, { field: `event.${key}` });
-  return v.map((x, i) => {
-    if (!allowed.includes(x as T)) throw probeError('CONFIG_INVALID', `event.${key}[${i}]: "${String(x)}" is not one of ${allowed.join(', ')}`, { field: `event.${key}[${i}]` });
-    return x as T;
-  });
-}
+const RULES = { code: 'CONFIG_INVALID', indexed: true } as const;
 
 export function parseProbeEvent(raw: unknown): ProbeEvent {
   const o = raw === undefined || raw === null ? {} : raw;
@@ -28,17 +19,17 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
   const e = o as Record<string, unknown>;
   const known = new Set(['schedule', 'clusters', 'operations', 'transports', 'keepalives', 'holds']);
   for (const k of Object.keys(e)) if (!known.has(k)) throw probeError('CONFIG_INVALID', `event.${k} is not a known field (${[...known].join(', ')})`, { field: `event.${k}` });
-  let holdsSeconds = [0];
-  if (e.holds !== undefined) {
-    if (!Array.isArray(e.holds) || e.holds.length === 0) throw probeError('CONFIG_INVALID', 'event.holds must be a non-empty list of durations like "65s"', { field: 'event.holds' });
-    holdsSeconds = e.holds.map((h, i) => {
-      try {
-        return parseDurationSeconds(`event.holds[${i}]`, String(h));
-      } catch {
-        throw probeError('CONFIG_INVALID', `event.holds[${i}]: "${String(h)}" is not a duration (0s, 65s, 6m)`, { field: `event.holds[${i}]` });
-      }
-    });
-  }
+  const listOf = (key: string): readonly unknown[] | undefined => {
+    const v = e[key];
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v)) throw probeError('CONFIG_INVALID', `event.${key} must be a list`, { field: `event.${key}` });
+    return v;
+  };
+  const pick = <T extends string>(key: string, allowed: readonly T[], fallback: readonly T[]): T[] => {
+    const v = listOf(key);
+    return v === undefined ? [...fallback] : parseSelection(`event.${key}`, v, allowed, RULES);
+  };
+  const holds = listOf('holds');
   if (e.clusters !== undefined && (!Array.isArray(e.clusters) || !e.clusters.every((c) => typeof c === 'string'))) {
     throw probeError('CONFIG_INVALID', 'event.clusters must be a list of cluster names', { field: 'event.clusters' });
   }
@@ -46,9 +37,9 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
   return {
     schedule: e.schedule as string | undefined,
     clusters: e.clusters as string[] | undefined,
-    operations: list(e, 'operations', ['exec', 'portforward'] as const, ['exec', 'portforward']),
-    transports: list(e, 'transports', ['websocket', 'spdy'] as const, ['websocket', 'spdy']),
-    keepalives: list(e, 'keepalives', ['kubectl', 'none'] as const, ['kubectl']),
-    holdsSeconds: [...new Set(holdsSeconds)].sort((a, b) => a - b),
+    operations: pick('operations', OPERATIONS, DEFAULT_MATRIX.operations),
+    transports: pick('transports', TRANSPORTS, DEFAULT_MATRIX.transports),
+    keepalives: pick('keepalives', KEEPALIVES, DEFAULT_MATRIX.keepalives),
+    holdsSeconds: holds === undefined ? [...DEFAULT_MATRIX.holdsSeconds] : parseHolds('event.holds', holds, RULES),
   };
 }

@@ -5,7 +5,7 @@
  */
 import { needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
-import type { Transport } from '../streaming/types.js';
+import { OPERATIONS, type Transport } from '../vocabulary.js';
 import { crossFindings, explainFailure } from './diagnosis.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
 import type { AccessSummary, Diagnosis, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
@@ -101,7 +101,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
 export function rbacFindings(access: readonly AccessSummary[], createForWebSocket: boolean | undefined, gitVersion: string | null): Diagnosis[] {
   const out: Diagnosis[] = [];
   const allowed = (sub: string, verb: string) => access.find((a) => a.subresource === sub && a.verb === verb)?.allowed;
-  for (const sub of ['exec', 'portforward'] as const) {
+  for (const sub of OPERATIONS) {
     const get = allowed(sub, 'get');
     const create = allowed(sub, 'create');
     const problems: string[] = [];

@@ -3,11 +3,10 @@
  * one port-forward session interface, whatever the wire protocol underneath.
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
+import type { KeepaliveMode, Transport } from '../vocabulary.js';
 import type { KubeStatus, UpgradeTiming } from './upgrade.js';
 
-export type Transport = 'websocket' | 'spdy';
-export type Operation = 'exec' | 'portforward';
-export type KeepaliveMode = 'kubectl' | 'none';
+export type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
 
 /**
  * How a connection ended, in the probe's words (architecture.md, step 5):

@@ -228,7 +228,7 @@ describe('fails when…', () => {
     ['a hold cannot fit in Lambda', (c) => (c.schedules[1].holds = ['20m']), /schedules\[1\]\.holds\[0\] 20m is longer than 840s/],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
-    ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" must be kubectl or none/],
+    ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" must be one of kubectl, none/],
     ['datapointsToAlarm exceeds evaluationPeriods', (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }), /alarms\.datapointsToAlarm must be a whole number from 1 to 2/],
     ['a log retention CloudWatch does not offer', (c) => (c.logRetentionDays = 45), /logRetentionDays 45 is not one CloudWatch Logs accepts/],
     ['there are no clusters', (c) => (c.clusters = []), /config\.clusters must have at least 1 item/],

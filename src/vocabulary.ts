@@ -1,0 +1,103 @@
+/**
+ * The probe's vocabulary, defined once: the operations, transports and
+ * keepalive modes a plan is made of, how hold durations are written, and the
+ * longest hold any runner accepts. Used by the CLI (run, invoke, demo), the
+ * Lambda event, the deployment config and the CDK construct alike, so a list
+ * or a limit can never differ between them.
+ */
+import { probeError, type ErrorCode } from './errors.js';
+
+export const OPERATIONS = ['exec', 'portforward'] as const;
+export type Operation = (typeof OPERATIONS)[number];
+
+export const TRANSPORTS = ['websocket', 'spdy'] as const;
+export type Transport = (typeof TRANSPORTS)[number];
+
+/**
+ * `kubectl`: exactly kubectl's keepalive (does kubectl's session survive?);
+ * `none`: no pings at all (what is the path's real idle timeout?).
+ */
+export const KEEPALIVES = ['kubectl', 'none'] as const;
+export type KeepaliveMode = (typeof KEEPALIVES)[number];
+
+/** What a plan probes when nothing narrows it. */
+export const DEFAULT_MATRIX = {
+  operations: OPERATIONS,
+  transports: TRANSPORTS,
+  keepalives: ['kubectl'] as readonly KeepaliveMode[],
+  holdsSeconds: [0] as readonly number[],
+} as const;
+
+/**
+ * The longest idle hold any runner accepts, in seconds. Above the kubelet's
+ * and API server's 4 h streaming idle timeout, with room for a hold that
+ * proves it; runners with a shorter life (Lambda: 15 min) check their own
+ * fit on top of this (config/probe-config.ts, LAMBDA_MAX_HOLD_SECONDS).
+ */
+export const MAX_HOLD_SECONDS = 6 * 3600;
+
+const UNIT_SECONDS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+
+/**
+ * Parses kubectl-style durations: 65s, 6m, 1h30m, 500ms, or a bare number of
+ * seconds. `field` names the flag or config field in the error; `code` is
+ * USAGE for flags and CONFIG_INVALID for files and events.
+ */
+export function parseDurationSeconds(field: string, text: string, code: ErrorCode = 'USAGE'): number {
+  const t = text.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
+  let total = 0;
+  let consumed = 0;
+  for (const m of t.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(m[1]) * UNIT_SECONDS[m[2]!]!;
+    consumed += m[0].length;
+  }
+  if (consumed !== t.length || t.length === 0) throw probeError(code, `${field}: "${text}" is not a duration (examples: 0s, 65s, 6m, 1h)`, { field });
+  return total;
+}
+
+/**
+ * How a list is validated: USAGE errors for flags (named `--hold`), or
+ * CONFIG_INVALID for files and events with each item's index
+ * (`event.holds[1]`).
+ */
+export interface ListRules {
+  readonly code?: ErrorCode;
+  readonly indexed?: boolean;
+}
+
+const itemField = (field: string, i: number, rules: ListRules) => (rules.indexed ? `${field}[${i}]` : field);
+
+/** Holds as a sorted, de-duplicated list of seconds, each within 0..MAX_HOLD_SECONDS. */
+export function parseHolds(field: string, texts: readonly unknown[], rules: ListRules = {}): number[] {
+  const code = rules.code ?? 'USAGE';
+  if (texts.length === 0) throw probeError(code, `${field}: give at least one hold, e.g. 0s or 65s`, { field });
+  const holds = texts.map((h, i) => {
+    const f = itemField(field, i, rules);
+    if (typeof h !== 'string' && typeof h !== 'number') throw probeError(code, `${f}: ${JSON.stringify(h)} is not a duration (examples: 0s, 65s, 6m, 1h)`, { field: f });
+    const s = parseDurationSeconds(f, String(h), code);
+    if (s > MAX_HOLD_SECONDS) throw probeError(code, `${f}: ${h} is longer than the longest hold any runner accepts (${MAX_HOLD_SECONDS / 3600} h)`, { field: f });
+    return s;
+  });
+  return [...new Set(holds)].sort((a, b) => a - b);
+}
+
+/**
+ * A non-empty, de-duplicated selection from one of the lists above, in the
+ * order given. `field` names the flag or field in errors.
+ */
+export function parseSelection<T extends string>(field: string, items: readonly unknown[], allowed: readonly T[], rules: ListRules = {}): T[] {
+  const code = rules.code ?? 'USAGE';
+  if (items.length === 0) throw probeError(code, `${field}: give at least one of ${allowed.join(', ')}`, { field });
+  items.forEach((item, i) => {
+    if (typeof item !== 'string' || !(allowed as readonly string[]).includes(item)) {
+      const f = itemField(field, i, rules);
+      throw probeError(code, `${f}: "${String(item)}" is not one of ${allowed.join(', ')}`, { field: f });
+    }
+  });
+  return [...new Set(items as T[])];
+}
+
+/** "exec" / "port-forward", as kubectl's users say it. */
+export const OPERATION_WORDS: Readonly<Record<Operation, string>> = { exec: 'exec', portforward: 'port-forward' };
+export const TRANSPORT_WORDS: Readonly<Record<Transport, string>> = { websocket: 'WebSocket', spdy: 'SPDY' };
