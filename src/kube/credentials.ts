@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { probeError } from '../errors.js';
-import type { ConnectionConfig } from '../streaming/upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
 import type { ExecPluginConfig, ResolvedContext } from './kubeconfig.js';
 import { chooseProxy } from './proxy.js';
 import type { SecretRedactor } from './secrets.js';

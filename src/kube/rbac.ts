@@ -3,7 +3,7 @@
  * pods/portforward and pods/attach in the target namespace. WebSocket
  * upgrades are GET ("get"; from 1.35 also "create"), SPDY upgrades POST ("create").
  */
-import type { ConnectionConfig } from '../streaming/upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
 import { restRequest } from './rest.js';
 
 /** The streaming subresources and the verbs their upgrades are authorised as. */

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import { probeError } from '../errors.js';
 import { dial as defaultDial } from '../net/dial.js';
-import { DEFAULT_DIAL_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../streaming/upgrade.js';
+import { DEFAULT_DIAL_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
 
 export interface RestResponse {
   readonly status: number;

@@ -13,7 +13,7 @@ import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { parseKubeconfig } from '../kube/kubeconfig.js';
 import type { SecretRedactor } from '../kube/secrets.js';
-import type { ConnectionConfig } from '../streaming/upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
 
 export interface AccessDeps {
   readonly secrets: Pick<SecretsManagerClient, 'send'>;

@@ -1,7 +1,7 @@
 /** The probe's plan and results: the JSON contract of architecture.md. */
 import type { DialPhases } from '../net/dial.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
-import type { ConnectionConfig } from '../streaming/upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
 
 export interface ClusterTarget {
   /** Name used in results and metrics. */

@@ -3,7 +3,6 @@
  * (k8s-streaming-protocols.md section 2): POST upgrade offering v5..v1,
  * streams created one at a time in kubectl's order, each awaited.
  */
-import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
 import { ExecSubprotocol } from './channel/codec.js';
 import { execPath } from './paths.js';
@@ -11,49 +10,15 @@ import { startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { SpdyStream } from './spdy/stream.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
-import { UpgradeError, upgradeSpdy, type ConnectionConfig } from './upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
+import { upgradeSpdy } from './upgrade.js';
 
 /** client-go tools/remotecommand/spdy.go: offered in this order, one header line each. */
 export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
-/** apimachinery spdy connection.go createStreamResponseTimeout. */
-export const STREAM_REPLY_TIMEOUT_MS = 30_000;
-
-export async function awaitReply(stream: SpdyStream, timeoutMs = STREAM_REPLY_TIMEOUT_MS): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      stream.replied,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${stream.id} within ${timeoutMs} ms`, { streamId: stream.id })),
-          timeoutMs,
-        );
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
-  const up = await upgradeSpdy(config, {
-    method: 'POST',
-    path: execPath(opts),
-    what: 'SPDY exec',
-    headers: [
-      ['Content-Length', '0'],
-      ['Connection', 'Upgrade'],
-      ['Upgrade', 'SPDY/3.1'],
-      ...SPDY_EXEC_PROTOCOLS.map((p) => ['X-Stream-Protocol-Version', p] as const),
-    ],
-  });
+  const up = await upgradeSpdy(config, { path: execPath(opts), what: 'SPDY exec', protocols: SPDY_EXEC_PROTOCOLS, emptyMeans: ExecSubprotocol.V1 });
   const upgradedAt = up.timing.at101;
-  // An empty X-Stream-Protocol-Version means v1 (client-go spdy.go).
-  const protocol = String(up.responseHeaders['x-stream-protocol-version'] ?? '') || ExecSubprotocol.V1;
-  if (!(SPDY_EXEC_PROTOCOLS as readonly string[]).includes(protocol)) {
-    up.socket.destroy();
-    throw new UpgradeError('UPGRADE_BAD_RESPONSE', `SPDY exec: the 101 selected protocol "${protocol}", which was not offered`, up.timing.phases, up.timing.handshakeMs);
-  }
+  const protocol = up.protocol;
   const session = new SpdySession(up.socket, { role: 'client', head: up.head });
   const tty = opts.tty === true;
   const wantStdout = opts.stdout ?? true;
@@ -62,7 +27,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
 
   const open = async (type: string): Promise<SpdyStream> => {
     const s = session.openStream({ streamtype: type });
-    await awaitReply(s, opts.streamReplyTimeoutMs);
+    await s.awaitReply(opts.streamReplyTimeoutMs);
     return s;
   };
   let errorStream: SpdyStream, stdin: SpdyStream | undefined, stdout: SpdyStream | undefined, stderr: SpdyStream | undefined, resize: SpdyStream | undefined;
@@ -82,7 +47,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   const ended = spdyEnd(session, up.raw);
   ended.then(() => keepalive?.stop());
 
-  const errorText = readAll(errorStream);
+  const errorText = errorStream.readAll();
   // kubectl waits for stdout and stderr to end before it reports the status.
   const outEnded = Promise.all([stdout?.remoteEnded, stderr?.remoteEnded]);
   const exit: Promise<ExecExit> = errorText.then(async ({ text, clean }) => {
@@ -114,14 +79,4 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   // kubectl sends the terminal size first.
   if (resize && terminal) result.resize(terminal.width, terminal.height);
   return result;
-}
-
-/** Reads a stream to its end; `clean` is false when it ended by reset or lost connection. */
-export function readAll(stream: SpdyStream): Promise<{ text: string; clean: boolean }> {
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  return new Promise((resolve) => {
-    const done = () => resolve({ text: Buffer.concat(chunks).toString('utf8'), clean: stream.resetStatus === undefined && !stream.endError });
-    stream.once('end', done);
-  });
 }

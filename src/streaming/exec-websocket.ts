@@ -8,7 +8,8 @@ import { Channel, ExecSubprotocol, encodeChannelMessage, encodeCloseSignal } fro
 import { decodeExecStatus } from './channel/exec-status.js';
 import { execPath } from './paths.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
-import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
+import { upgradeWebSocket } from './upgrade.js';
 import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 const STDIN_CHUNK_BYTES = 32 * 1024;

@@ -3,7 +3,7 @@ import { openSpdyExec } from './exec-spdy.js';
 import { openWebSocketExec } from './exec-websocket.js';
 import { openSpdyPortForward, openTunnelPortForward } from './portforward-spdy.js';
 import type { ExecOptions, ExecSession, PortForwardOptions, PortForwardSession, Transport } from './types.js';
-import type { ConnectionConfig } from './upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
 
 export function openExec(transport: Transport, config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   return transport === 'spdy' ? openSpdyExec(config, opts) : openWebSocketExec(config, opts);
@@ -14,4 +14,4 @@ export function openPortForward(transport: Transport, config: ConnectionConfig, 
 }
 
 export type * from './types.js';
-export type { ConnectionConfig } from './upgrade.js';
+export type { ConnectionConfig } from '../net/connection.js';

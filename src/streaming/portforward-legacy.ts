@@ -10,7 +10,8 @@ import { probeError } from '../errors.js';
 import { encodeChannelMessage } from './channel/codec.js';
 import { encodeQuery, podPath } from './paths.js';
 import type { ForwardedConnection, PortForwardOptions, PortForwardSession } from './types.js';
-import { upgradeWebSocket, type ConnectionConfig } from './upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
+import { upgradeWebSocket } from './upgrade.js';
 import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 export const LEGACY_PORTFORWARD_PROTOCOLS = ['v4.channel.k8s.io'] as const;

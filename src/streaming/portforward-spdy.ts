@@ -5,12 +5,12 @@
  * connection, headers `streamtype`, `port`, `requestid` (section 5 and 6).
  */
 import { probeError } from '../errors.js';
-import { awaitReply, readAll } from './exec-spdy.js';
 import { podPath } from './paths.js';
 import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd, ForwardedConnection, PortForwardOptions, PortForwardSession, Transport } from './types.js';
-import { UpgradeError, upgradeSpdy, upgradeWebSocket, type ConnectionConfig, type UpgradeTiming } from './upgrade.js';
+import type { ConnectionConfig } from '../net/connection.js';
+import { upgradeSpdy, upgradeWebSocket, type UpgradeTiming } from './upgrade.js';
 import { WebSocketByteStream } from './ws-byte-stream.js';
 import { WebSocketConnection } from './ws-connection.js';
 
@@ -43,12 +43,12 @@ function spdyPortForward(
       const id = String(requestId++);
       const headers = { streamtype: 'error', port: String(port), requestid: id };
       const errorStream = session.openStream(headers);
-      await awaitReply(errorStream, replyTimeoutMs);
+      await errorStream.awaitReply(replyTimeoutMs);
       // client-go half-closes the error stream at once: only the server writes on it.
       errorStream.end();
-      const errorText = readAll(errorStream).then((r) => r.text);
+      const errorText = errorStream.readAll().then((r) => r.text);
       const dataStream = session.openStream({ ...headers, streamtype: 'data' });
-      await awaitReply(dataStream, replyTimeoutMs);
+      await dataStream.awaitReply(replyTimeoutMs);
       return {
         stream: dataStream,
         errorText,
@@ -63,25 +63,10 @@ function spdyPortForward(
 
 /** Direct SPDY: POST …/portforward, X-Stream-Protocol-Version: portforward.k8s.io. */
 export async function openSpdyPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
-  const t0 = performance.now();
-  const up = await upgradeSpdy(config, {
-    method: 'POST',
-    path: podPath(opts, 'portforward'),
-    what: 'SPDY port-forward',
-    headers: [
-      ['Content-Length', '0'],
-      ['Connection', 'Upgrade'],
-      ['Upgrade', 'SPDY/3.1'],
-      ['X-Stream-Protocol-Version', PORTFORWARD_PROTOCOL],
-    ],
-  });
+  // kubectl fails with "unable to negotiate protocol" unless the 101 selects exactly this one.
+  const up = await upgradeSpdy(config, { path: podPath(opts, 'portforward'), what: 'SPDY port-forward', protocols: [PORTFORWARD_PROTOCOL] });
   const upgradedAt = up.timing.at101;
-  const negotiated = String(up.responseHeaders['x-stream-protocol-version'] ?? '');
-  if (negotiated !== PORTFORWARD_PROTOCOL) {
-    up.socket.destroy();
-    // kubectl: "unable to negotiate protocol"
-    throw new UpgradeError('UPGRADE_BAD_RESPONSE', `SPDY port-forward: the 101 selected protocol "${negotiated}", expected ${PORTFORWARD_PROTOCOL}`, up.timing.phases, performance.now() - t0);
-  }
+  const negotiated = up.protocol;
   const session = new SpdySession(up.socket, { role: 'client', head: up.head });
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);

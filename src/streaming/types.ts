@@ -4,7 +4,8 @@
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { KeepaliveMode, Transport } from '../vocabulary.js';
-import type { KubeStatus, UpgradeTiming } from './upgrade.js';
+import type { KubeStatus } from '../kube/status.js';
+import type { UpgradeTiming } from './upgrade.js';
 
 export type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
 

@@ -10,26 +10,11 @@ import type { Socket } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { ClientWebSocket } from './ws-client.js';
 import { ProbeError, type ErrorCode } from '../errors.js';
-import { dial as defaultDial, type DialPhases, type Dialed, type Dialer, type ProxySettings, type TlsSettings } from '../net/dial.js';
+import { dial as defaultDial, type DialPhases, type Dialed } from '../net/dial.js';
 import { printable } from '../net/read-until.js';
+import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
+import { parseKubeStatus, type KubeStatus } from '../kube/status.js';
 
-export interface ConnectionConfig {
-  /** API server base URL (http: or https:), possibly with a path prefix. */
-  readonly server: URL;
-  readonly tls?: TlsSettings;
-  readonly proxy?: ProxySettings;
-  /** Extra request headers, e.g. Authorization. Values are secrets: never logged or echoed. */
-  readonly headers?: Readonly<Record<string, string>>;
-  readonly userAgent?: string;
-  readonly dialer?: Dialer;
-  /** DNS + TCP + proxy + TLS, in ms. */
-  readonly dialTimeoutMs?: number;
-  /** Request written → 101, in ms. */
-  readonly upgradeTimeoutMs?: number;
-}
-
-export const DEFAULT_DIAL_TIMEOUT_MS = 10_000;
-export const DEFAULT_UPGRADE_TIMEOUT_MS = 15_000;
 /** client-go 1.32+ reads up to 64 KiB of a failed handshake's body; we keep less for results. */
 const REJECTION_BODY_BYTES = 64 * 1024;
 const REJECTION_BODY_KEEP = 512;
@@ -40,15 +25,6 @@ export interface UpgradeTiming {
   readonly handshakeMs: number;
   /** performance.now() at the moment the 101 was parsed. */
   readonly at101: number;
-}
-
-/** A Kubernetes metav1.Status as far as we need it. */
-export interface KubeStatus {
-  readonly status?: string;
-  readonly message?: string;
-  readonly reason?: string;
-  readonly code?: number;
-  readonly details?: { readonly causes?: readonly { readonly reason?: string; readonly message?: string }[] };
 }
 
 export class UpgradeRejectedError extends ProbeError {
@@ -74,17 +50,6 @@ export class UpgradeError extends ProbeError {
     super(code, message, {}, cause);
     this.name = 'UpgradeError';
   }
-}
-
-export function parseKubeStatus(body: Buffer, contentType: string | undefined): KubeStatus | undefined {
-  if (contentType && !/json/i.test(contentType)) return undefined;
-  try {
-    const v = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-    if (v && typeof v === 'object' && v.kind === 'Status' && (v.status === 'Failure' || v.status === 'Success')) return v as KubeStatus;
-  } catch {
-    /* not JSON: not the API server */
-  }
-  return undefined;
 }
 
 async function readRejection(res: IncomingMessage, what: string, phases: DialPhases, t0: number): Promise<UpgradeRejectedError> {
@@ -123,10 +88,6 @@ export interface UpgradeRequest {
   /** Ordered; repeated names become repeated header lines. */
   readonly headers: readonly (readonly [string, string])[];
   readonly what: string; // for messages, e.g. "SPDY exec"
-}
-
-export function requestPath(server: URL, path: string): string {
-  return server.pathname.replace(/\/$/, '') + path;
 }
 
 function baseHeaders(config: ConnectionConfig): [string, string][] {
@@ -230,15 +191,49 @@ async function httpUpgrade(
   });
 }
 
-/** SPDY upgrade (POST, Connection: Upgrade, Upgrade: SPDY/3.1), as client-go's SpdyRoundTripper writes it. */
-export function upgradeSpdy(config: ConnectionConfig, req: UpgradeRequest): Promise<UpgradedConnection> {
-  return httpUpgrade(config, req, (res) => {
+export interface SpdyUpgradeRequest {
+  /** Path and query below the server URL's path. */
+  readonly path: string;
+  readonly what: string;
+  /** X-Stream-Protocol-Version values, offered in this order, one header line each (client-go). */
+  readonly protocols: readonly string[];
+  /**
+   * What an empty X-Stream-Protocol-Version in the 101 stands for. remotecommand
+   * reads it as v1 `channel.k8s.io` (client-go spdy.go); port-forward has no such
+   * default and fails with "unable to negotiate protocol".
+   */
+  readonly emptyMeans?: string;
+}
+
+export interface SpdyUpgraded extends UpgradedConnection {
+  /** The negotiated X-Stream-Protocol-Version. */
+  readonly protocol: string;
+}
+
+/**
+ * SPDY upgrade as client-go's SpdyRoundTripper writes it: POST with
+ * Content-Length: 0, Connection: Upgrade, Upgrade: SPDY/3.1 and the offered
+ * protocols. Success needs 101, Connection containing "upgrade", Upgrade
+ * containing "spdy/3.1" (roundtripper.go NewConnection) and one of the offered
+ * protocols selected.
+ */
+export async function upgradeSpdy(config: ConnectionConfig, req: SpdyUpgradeRequest): Promise<SpdyUpgraded> {
+  const headers: [string, string][] = [
+    ['Content-Length', '0'],
+    ['Connection', 'Upgrade'],
+    ['Upgrade', 'SPDY/3.1'],
+    ...req.protocols.map((p) => ['X-Stream-Protocol-Version', p] as [string, string]),
+  ];
+  const selected = (res: IncomingMessage) => String(res.headers['x-stream-protocol-version'] ?? '') || req.emptyMeans || '';
+  const up = await httpUpgrade(config, { method: 'POST', path: req.path, what: req.what, headers }, (res) => {
     const upgrade = String(res.headers.upgrade ?? '');
     const connection = String(res.headers.connection ?? '');
-    // client-go: Connection must contain "upgrade" and Upgrade "spdy/3.1".
     if (!/upgrade/i.test(connection) || !/spdy\/3\.1/i.test(upgrade)) return `101 with Upgrade "${upgrade}" and Connection "${connection}", expected SPDY/3.1`;
+    const protocol = selected(res);
+    if (!req.protocols.includes(protocol)) return `the 101 selected protocol "${protocol}", which was not offered (offered ${req.protocols.join(', ')})`;
     return undefined;
   });
+  return { ...up, protocol: String(up.responseHeaders['x-stream-protocol-version'] ?? '') || req.emptyMeans || '' };
 }
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isProbeError } from '../../src/errors.js';
 import { openExec, openPortForward } from '../../src/streaming/index.js';
-import type { ConnectionConfig } from '../../src/streaming/upgrade.js';
+import type { ConnectionConfig } from '../../src/net/connection.js';
 import { rawServer, spdy101, ws101, wsBinaryFrame, type RawServer } from '../helpers/raw-server.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openExec, openPortForward } from '../../src/streaming/index.js';
 import { openLegacyPortForward } from '../../src/streaming/portforward-legacy.js';
 import type { ExecSession, PortForwardSession, Transport } from '../../src/streaming/types.js';
-import type { ConnectionConfig } from '../../src/streaming/upgrade.js';
+import type { ConnectionConfig } from '../../src/net/connection.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { pattern } from '../helpers/kubectl.js';
 

@@ -10,7 +10,7 @@ import { upstreamOf } from '../../lab/hops/common.js';
 import { startTcpHop } from '../../lab/hops/tcp-hop.js';
 import { runSession, sessionDeadlineMs } from '../../src/probe/session.js';
 import type { ClusterTarget, SessionResult, SessionSpec } from '../../src/probe/types.js';
-import type { ConnectionConfig } from '../../src/streaming/upgrade.js';
+import type { ConnectionConfig } from '../../src/net/connection.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { rawServer, spdy101, ws101, wsBinaryFrame, type RawServer } from '../helpers/raw-server.js';
 

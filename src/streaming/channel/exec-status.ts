@@ -4,7 +4,7 @@
  * the plain-text error of v1-v3.
  */
 import type { ExecExit } from '../types.js';
-import type { KubeStatus } from '../upgrade.js';
+import type { KubeStatus } from '../../kube/status.js';
 
 export function decodeExecStatus(text: string, protocol: string): ExecExit {
   const structured = protocol.startsWith('v4.') || protocol.startsWith('v5.');

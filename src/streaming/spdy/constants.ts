@@ -73,5 +73,8 @@ export const DEFAULT_SPDY_LIMITS: SpdyLimits = Object.freeze({
   maxConcurrentStreams: 256,
 });
 
+/** apimachinery spdy connection.go createStreamResponseTimeout: how long kubectl waits for each SYN_REPLY. */
+export const STREAM_REPLY_TIMEOUT_MS = 30_000;
+
 /** client-go copies stdin in chunks of at most 32 KiB; we write DATA no larger. */
 export const DATA_CHUNK_BYTES = 32 * 1024;

@@ -5,7 +5,7 @@
  */
 import { Duplex } from 'node:stream';
 import { probeError } from '../../errors.js';
-import { DATA_CHUNK_BYTES, FLAG_FIN, RST_STATUS_NAMES, RstStatus } from './constants.js';
+import { DATA_CHUNK_BYTES, FLAG_FIN, RST_STATUS_NAMES, RstStatus, STREAM_REPLY_TIMEOUT_MS } from './constants.js';
 import type { SpdyHeaders } from './frames.js';
 
 /** What a stream needs from its session: kept narrow so the stream is testable alone. */
@@ -63,6 +63,30 @@ export class SpdyStream extends Duplex {
     this.replyHeaders = headers;
     this.owner.sendReply(this.id, headers);
     this.resolveReply(headers);
+  }
+
+  /** Waits for the SYN_REPLY, as client-go does before it creates the next stream. */
+  async awaitReply(timeoutMs = STREAM_REPLY_TIMEOUT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.replied,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id })), timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Everything the peer sends until its side ends; `clean` is false when that end was a reset or a lost connection. */
+  readAll(): Promise<{ text: string; clean: boolean }> {
+    const chunks: Buffer[] = [];
+    this.on('data', (c: Buffer) => chunks.push(c));
+    return new Promise((resolve) => {
+      this.once('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), clean: this.resetStatus === undefined && !this.endError }));
+    });
   }
 
   /** Sends RST_STREAM (CANCEL by default) and ends both sides. */
