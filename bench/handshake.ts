@@ -22,7 +22,7 @@ export async function handshakeBench(): Promise<Row[]> {
         const s = await openExec(transport, { server: lab.emulator.url }, { namespace: 'default', pod: 'probe-target', command: ['true'], keepalive: 'none' });
         const rec = lab.emulator.upgrades.at(-1)!;
         if (rec.status !== 101 || rec.wrote101At === undefined) throw new BenchFailure(`${transport}: the emulator did not record a 101`);
-        errors.push(s.upgradedAt - rec.wrote101At);
+        errors.push(s.timing.at101 - rec.wrote101At);
         upgrades.push(s.timing.phases.upgradeMs);
         await s.exit;
         s.close();

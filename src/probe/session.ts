@@ -5,7 +5,6 @@
  */
 import type { Writable } from 'node:stream';
 import { errorMessage, isProbeError } from '../errors.js';
-import type { SpdyStream } from '../streaming/spdy/stream.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import type { UpgradeError, UpgradeRejectedError } from '../streaming/upgrade.js';
@@ -128,7 +127,7 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
       subprotocol: session.subprotocol,
       upgrade: { ok: true, status: 101, handshakeMs: r3(session.timing.handshakeMs), phases: session.timing.phases, error: null, errorCode: null, kubernetesStatus: null },
     };
-    const secondsSince101 = (atMs: number) => Math.round(((atMs - session.upgradedAt) / 1000) * 1000) / 1000;
+    const secondsSince101 = (atMs: number) => Math.round(((atMs - session.timing.at101) / 1000) * 1000) / 1000;
     // The connection's end, or (port-forward) the forwarded stream's end, whichever is first.
     let lost: Promise<{ cause: HoldCause; atMs: number; message?: string }> = session.ended.then((e) => ({ cause: endCause(e), atMs: e.atMs, message: e.message }));
     let reader: EchoReader;
@@ -140,22 +139,9 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
         writer = exec.stdin;
       } else {
         forwarded = await pf!.openConnection(target.port);
-        const stream = forwarded.stream as SpdyStream;
-        reader = new EchoReader(stream);
-        writer = stream;
-        const sessionLost = lost;
-        const streamLost = new Promise<{ cause: HoldCause; atMs: number; message?: string }>((resolve) => {
-          const done = () => {
-            const atMs = performance.now();
-            // A stream also ends when its connection dies: then the connection's cause (rst, goaway…) is the truth.
-            void Promise.race([sessionLost, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]).then((end) =>
-              resolve(end ?? { cause: stream.resetByPeer ? 'stream-reset' : 'fin', atMs, message: 'the forwarded connection was closed by the server' }),
-            );
-          };
-          stream.once('end', done);
-          stream.once('close', done);
-        });
-        lost = Promise.race([sessionLost, streamLost]);
+        reader = new EchoReader(forwarded.stream);
+        writer = forwarded.stream;
+        lost = Promise.race([lost, forwarded.ended.then((e) => ({ cause: endCause(e), atMs: e.atMs, message: e.message }))]);
       }
       state.firstEchoMs = await reader.echo(writer, `${nonce()}\n`, options.echoTimeoutMs, lost);
     } catch (err) {

@@ -17,7 +17,6 @@ import { upgradeSpdy } from './upgrade.js';
 export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   const up = await upgradeSpdy(config, { path: execPath(opts), what: 'SPDY exec', protocols: SPDY_EXEC_PROTOCOLS, emptyMeans: ExecSubprotocol.V1 });
-  const upgradedAt = up.timing.at101;
   const protocol = up.protocol;
   const session = new SpdySession(up.socket, { role: 'client', head: up.head });
   const tty = opts.tty === true;
@@ -64,7 +63,6 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     transport: 'spdy',
     subprotocol: protocol,
     timing: up.timing,
-    upgradedAt,
     ended,
     stdin,
     stdout: stdout ?? undefined,

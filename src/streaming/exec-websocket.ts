@@ -17,7 +17,6 @@ const STDIN_CHUNK_BYTES = 32 * 1024;
 export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   const protocols = opts.websocketProtocols ?? [ExecSubprotocol.V5];
   const up = await upgradeWebSocket(config, { path: execPath(opts), what: 'WebSocket exec', headers: [], protocols });
-  const upgradedAt = up.timing.at101;
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const tty = opts.tty === true;
@@ -92,7 +91,6 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     transport: 'websocket',
     subprotocol: protocol,
     timing: up.timing,
-    upgradedAt,
     ended: conn.ended,
     stdin,
     stdout,

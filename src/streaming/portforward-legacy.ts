@@ -22,7 +22,6 @@ export async function openLegacyPortForward(
 ): Promise<PortForwardSession> {
   const path = `${podPath(opts, 'portforward')}?${encodeQuery(opts.ports.map((p) => ['ports', String(p)] as const))}`;
   const up = await upgradeWebSocket(config, { path, what: 'legacy WebSocket port-forward', headers: [], protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS });
-  const upgradedAt = up.timing.at101;
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
@@ -50,7 +49,6 @@ export async function openLegacyPortForward(
     transport: 'websocket',
     subprotocol: protocol,
     timing: up.timing,
-    upgradedAt,
     ended: conn.ended,
     close: () => conn.close(1000),
     destroy: () => conn.destroy(),
@@ -74,6 +72,8 @@ export async function openLegacyPortForward(
       return {
         stream,
         errorText: conn.ended.then(() => Buffer.concat(slot.error).toString('utf8')),
+        // One connection per port per WebSocket: it ends with the WebSocket.
+        ended: conn.ended,
         close: () => conn.close(1000),
       };
     },

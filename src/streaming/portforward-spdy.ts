@@ -5,6 +5,7 @@
  * connection, headers `streamtype`, `port`, `requestid` (section 5 and 6).
  */
 import { probeError } from '../errors.js';
+import { withTimeout } from '../timers.js';
 import { podPath } from './paths.js';
 import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
@@ -18,26 +19,32 @@ export const PORTFORWARD_PROTOCOL = 'portforward.k8s.io';
 /** apimachinery WebsocketsSPDYTunnelingPrefix + the port-forward protocol. */
 export const TUNNEL_PROTOCOL = `SPDY/3.1+${PORTFORWARD_PROTOCOL}`;
 
-function spdyPortForward(
-  replyTimeoutMs: number | undefined,
-  session: SpdySession,
-  transport: Transport,
-  subprotocol: string,
-  timing: UpgradeTiming,
-  upgradedAt: number,
-  ended: Promise<ConnectionEnd>,
-  close: () => void,
-  destroy: () => void,
-): PortForwardSession {
+/** The parts of an upgraded connection that carry a port-forward SPDY session. */
+interface SpdyPortForwardParts {
+  readonly session: SpdySession;
+  readonly transport: Transport;
+  readonly subprotocol: string;
+  readonly timing: UpgradeTiming;
+  /** The whole connection's end (the TCP/TLS socket, or the tunnel WebSocket). */
+  readonly ended: Promise<ConnectionEnd>;
+  readonly close: () => void;
+  readonly destroy: () => void;
+  readonly replyTimeoutMs?: number;
+}
+
+/** Longest wait for the connection's own end cause once a stream ended because its session did. */
+const SESSION_END_GRACE_MS = 1_000;
+
+function spdyPortForward(parts: SpdyPortForwardParts): PortForwardSession {
+  const { session, replyTimeoutMs } = parts;
   let requestId = 0;
   return {
-    transport,
-    subprotocol,
-    timing,
-    upgradedAt,
-    ended,
-    close,
-    destroy,
+    transport: parts.transport,
+    subprotocol: parts.subprotocol,
+    timing: parts.timing,
+    ended: parts.ended,
+    close: parts.close,
+    destroy: parts.destroy,
     async openConnection(port: number): Promise<ForwardedConnection> {
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw probeError('CONFIG_INVALID', `port ${port} is not in 1..65535`, { field: 'port' });
       const id = String(requestId++);
@@ -49,9 +56,23 @@ function spdyPortForward(
       const errorText = errorStream.readAll().then((r) => r.text);
       const dataStream = session.openStream({ ...headers, streamtype: 'data' });
       await dataStream.awaitReply(replyTimeoutMs);
+      const ended = new Promise<ConnectionEnd>((resolve) => {
+        const done = () => {
+          const atMs = performance.now();
+          // A stream that ended because its session did: the connection's cause (rst, goaway…) is the truth.
+          if (dataStream.endError) {
+            void withTimeout(parts.ended, SESSION_END_GRACE_MS).then((end) => resolve(end ?? { cause: 'error', atMs, message: dataStream.endError?.message }));
+            return;
+          }
+          resolve({ cause: dataStream.resetByPeer ? 'stream-reset' : 'fin', atMs, message: 'the forwarded connection was closed by the server' });
+        };
+        dataStream.once('end', done);
+        dataStream.once('close', done);
+      });
       return {
         stream: dataStream,
         errorText,
+        ended,
         close: () => {
           if (!dataStream.sentFin) dataStream.end();
           if (!dataStream.receivedFin) dataStream.reset();
@@ -65,19 +86,25 @@ function spdyPortForward(
 export async function openSpdyPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
   // kubectl fails with "unable to negotiate protocol" unless the 101 selects exactly this one.
   const up = await upgradeSpdy(config, { path: podPath(opts, 'portforward'), what: 'SPDY port-forward', protocols: [PORTFORWARD_PROTOCOL] });
-  const upgradedAt = up.timing.at101;
-  const negotiated = up.protocol;
   const session = new SpdySession(up.socket, { role: 'client', head: up.head });
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
   ended.then(() => keepalive?.stop());
-  return spdyPortForward(opts.streamReplyTimeoutMs, session, 'spdy', negotiated, up.timing, upgradedAt, ended, () => session.close(), () => session.destroy());
+  return spdyPortForward({
+    session,
+    transport: 'spdy',
+    subprotocol: up.protocol,
+    timing: up.timing,
+    ended,
+    close: () => session.close(),
+    destroy: () => session.destroy(),
+    replyTimeoutMs: opts.streamReplyTimeoutMs,
+  });
 }
 
 /** WebSocket: GET …/portforward with `SPDY/3.1+portforward.k8s.io`, a SPDY session inside. */
 export async function openTunnelPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
   const up = await upgradeWebSocket(config, { path: podPath(opts, 'portforward'), what: 'WebSocket port-forward', headers: [], protocols: [TUNNEL_PROTOCOL] });
-  const upgradedAt = up.timing.at101;
   // client-go runs no WebSocket heartbeat for the tunnel: only SPDY pings inside it.
   const conn = new WebSocketConnection(up.ws, up.raw, undefined);
   const bytes = new WebSocketByteStream(up.ws);
@@ -93,5 +120,14 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
     session.close();
     conn.close(1000);
   };
-  return spdyPortForward(opts.streamReplyTimeoutMs, session, 'websocket', up.protocol, up.timing, upgradedAt, conn.ended, close, () => conn.destroy());
+  return spdyPortForward({
+    session,
+    transport: 'websocket',
+    subprotocol: up.protocol,
+    timing: up.timing,
+    ended: conn.ended,
+    close,
+    destroy: () => conn.destroy(),
+    replyTimeoutMs: opts.streamReplyTimeoutMs,
+  });
 }

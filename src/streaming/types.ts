@@ -5,21 +5,15 @@
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { KeepaliveMode, Transport } from '../vocabulary.js';
 import type { KubeStatus } from '../kube/status.js';
+import type { TransportEndCause } from './end-cause.js';
 import type { UpgradeTiming } from './upgrade.js';
 
 export type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
 
-/**
- * How a connection ended, in the probe's words (architecture.md, step 5):
- * `local` we closed it; `fin`/`rst` TCP; `ws-close:<code>` a WebSocket close
- * frame; `goaway` SPDY GOAWAY; `stream-reset` RST_STREAM on a stream we
- * needed; `no-pong` the keepalive deadline passed; `protocol-error` the peer
- * sent bytes we cannot parse; `error` anything else.
- */
-export type EndCause = 'local' | 'fin' | 'rst' | `ws-close:${number}` | 'goaway' | 'stream-reset' | 'no-pong' | 'protocol-error' | 'error';
+export type { EndCause, TransportEndCause } from './end-cause.js';
 
 export interface ConnectionEnd {
-  readonly cause: EndCause;
+  readonly cause: TransportEndCause;
   /** performance.now() when the end was seen. */
   readonly atMs: number;
   readonly message?: string;
@@ -58,9 +52,8 @@ export interface StreamingSession {
   readonly transport: Transport;
   /** The negotiated subprotocol (X-Stream-Protocol-Version or Sec-WebSocket-Protocol). */
   readonly subprotocol: string;
+  /** The handshake's phases; `timing.at101` is when the 101 was read. */
   readonly timing: UpgradeTiming;
-  /** performance.now() when the 101 was read. */
-  readonly upgradedAt: number;
   /** Resolves once, when the underlying connection ends for any reason. */
   readonly ended: Promise<ConnectionEnd>;
   /** Closes the way kubectl does; idempotent. */
@@ -89,6 +82,11 @@ export interface ForwardedConnection {
   readonly stream: Duplex;
   /** Text the server wrote on the error stream (e.g. "error forwarding port…"), once it ends. */
   readonly errorText: Promise<string>;
+  /**
+   * Resolves once, when this forwarded connection ends: `stream-reset` when the
+   * server reset it, `fin` when it closed it, else how the whole connection ended.
+   */
+  readonly ended: Promise<ConnectionEnd>;
   close(): void;
 }
 

@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import type { WsLike } from './ws-client.js';
 import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
-import type { ConnectionEnd, EndCause, KeepaliveMode } from './types.js';
+import type { ConnectionEnd, KeepaliveMode, TransportEndCause } from './types.js';
 
 /** client-go websocket.go: ping every 5 s; only a pong pushes the 61 s read deadline. */
 export const WS_PING_PERIOD_MS = 5_000;
@@ -31,7 +31,7 @@ export class WebSocketConnection {
   private sawRst = false;
   private sawFin = false;
   private localClose = false;
-  private pending: { cause: EndCause; message?: string } | undefined;
+  private pending: { cause: TransportEndCause; message?: string } | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -83,7 +83,7 @@ export class WebSocketConnection {
   }
 
   /** Ends the connection with a cause we detected (protocol error, no pong…). */
-  fail(cause: EndCause, message?: string): void {
+  fail(cause: TransportEndCause, message?: string): void {
     this.pending ??= { cause, message };
     this.ws.terminate();
   }
@@ -106,7 +106,7 @@ export class WebSocketConnection {
 
   private onClose(code: number, reason: string): void {
     clearInterval(this.pingTimer);
-    let cause: EndCause;
+    let cause: TransportEndCause;
     let message: string | undefined = reason || undefined;
     if (this.pending) {
       cause = this.pending.cause;

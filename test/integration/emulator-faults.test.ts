@@ -23,7 +23,7 @@ describe('idle cut', () => {
         const cfg = await start({ faults: { idleCutSeconds: 1, idleCutMode: mode } });
         const s = await openExec(transport, cfg, { ...target, command: ['cat'], stdin: true, keepalive: 'none' });
         const end = await s.ended;
-        const seconds = (end.atMs - s.upgradedAt) / 1000;
+        const seconds = (end.atMs - s.timing.at101) / 1000;
         expect(end.cause).toBe(mode);
         expect(seconds).toBeGreaterThan(0.9);
         expect(seconds).toBeLessThan(1.6);

@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
+import type { SpdySessionEndCause } from '../end-cause.js';
 import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
 import type { SpdyFrame, SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
@@ -16,11 +17,9 @@ import { SpdyStream, type StreamOwner } from './stream.js';
 
 export type SpdyRole = 'client' | 'server';
 
-/** Why a session ended, in the probe's vocabulary. */
-export type SessionEndCause = 'local' | 'fin' | 'rst' | 'goaway' | 'protocol-error' | 'error';
 
 export interface SessionEnd {
-  readonly cause: SessionEndCause;
+  readonly cause: SpdySessionEndCause;
   readonly error?: Error;
   /** GOAWAY status when cause is 'goaway'. */
   readonly goAwayStatus?: number;
@@ -66,7 +65,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
     transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
     transport.on('error', (err: NodeJS.ErrnoException) => {
-      const cause: SessionEndCause = err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'rst' : isProbeError(err) ? 'protocol-error' : 'error';
+      const cause: SpdySessionEndCause = err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'rst' : isProbeError(err) ? 'protocol-error' : 'error';
       this.finish({ cause, error: err });
     });
     transport.on('close', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
