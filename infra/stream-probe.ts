@@ -20,15 +20,14 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import {
-  LAMBDA_MAX_SECONDS,
   functionMemoryMb,
-  SESSION_OVERHEAD_SECONDS,
   runtimeConfigFor,
   scheduleIntervalSeconds,
   type LocationConfig,
   type ProbeConfig,
   type ScheduleConfig,
 } from '../src/config/probe-config.js';
+import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
@@ -87,7 +86,7 @@ export class StreamProbe extends Construct {
       throw new Error(`location ${location.name}: its cluster list is ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations.`);
     }
     const longestHold = Math.max(...config.schedules.flatMap(holdsOf));
-    const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, longestHold + SESSION_OVERHEAD_SECONDS + 30);
+    const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(longestHold));
     const stack = Stack.of(this);
 
     this.logGroup = new logs.LogGroup(this, 'Logs', {

@@ -1,8 +1,13 @@
 /**
  * One error base for the whole project. Errors are matched by their stable
  * `code` (see docs/errors.md), never by `instanceof`: bundles may hold two
- * copies of this module.
+ * copies of this module. Each code has its own typed `context` (what was
+ * wrong, where: stream id, byte offset, field, status), so callers read
+ * details from the context instead of casting to subclasses. Messages are
+ * plain words for people and never repeat the code.
  */
+import type { DialPhases } from './net/dial.js';
+import type { KubeStatus } from './kube/status.js';
 
 export const ERROR_CODES = {
   // SPDY framing (parser / header blocks / session)
@@ -14,7 +19,7 @@ export const ERROR_CODES = {
   SPDY_HEADER_LIMIT: 'a SPDY header block exceeds a configured limit',
   SPDY_STREAM_LIMIT: 'too many SPDY streams on one session',
   SPDY_PROTOCOL: 'the SPDY peer broke a protocol rule',
-  SPDY_STREAM_RESET: 'the peer reset a SPDY stream',
+  SPDY_STREAM_RESET: 'a SPDY stream was reset',
   SPDY_GOAWAY: 'the peer sent GOAWAY',
   SPDY_SESSION_CLOSED: 'the SPDY session is closed',
   SPDY_REPLY_TIMEOUT: 'the peer did not reply to a new SPDY stream in time',
@@ -36,9 +41,11 @@ export const ERROR_CODES = {
   DIAL_PROXY: 'the proxy refused or broke the tunnel',
   DIAL_FAILED: 'the connection failed',
   // Kubernetes semantics
+  EXEC_FAILED: 'the server reported on the error stream that the command failed to run',
   EXEC_STATUS: 'the exec error stream carried a malformed status',
   EXEC_NO_STATUS: 'the exec session ended without an exit status',
   PORTFORWARD_ERROR: 'the server reported a port-forward error',
+  REST_FAILED: 'a plain API request (discovery, version, access review) failed',
   // Configuration / input
   CONFIG_INVALID: 'a configuration value is invalid',
   KUBECONFIG_INVALID: 'the kubeconfig is invalid',
@@ -47,19 +54,97 @@ export const ERROR_CODES = {
   USAGE: 'the command line is invalid',
   // Probe
   ECHO_TIMEOUT: 'the echo did not come back in time',
-  ECHO_MISMATCH: 'the echo came back different',
+  ECHO_MISMATCH: 'bytes came back, but not the echo',
+  ECHO_CONNECTION_ENDED: 'the connection ended before the echo came back',
+  ECHO_WRITE_FAILED: 'the echo could not be written',
   DEADLINE: 'the session ran out of time',
+  INTERNAL: 'a bug in the probe: something that cannot happen did',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export type ErrorContext = Readonly<Record<string, string | number | boolean | undefined>>;
+/** The handshake's timings so far, kept by every upgrade failure. */
+interface UpgradeContext {
+  /** DNS, TCP, proxy, TLS and upgrade phases reached, in ms. */
+  readonly phases: DialPhases & { readonly upgradeMs?: number };
+}
 
-export class ProbeError extends Error {
-  readonly code: ErrorCode;
-  readonly context: ErrorContext;
+interface DialContext {
+  readonly host: string;
+  readonly port?: number;
+  readonly phases?: DialPhases;
+  /** The OS or TLS error code (ECONNREFUSED, ERR_TLS_CERT_ALTNAME_INVALID…). */
+  readonly errno?: string;
+}
 
-  constructor(code: ErrorCode, message: string, context: ErrorContext = {}, cause?: unknown) {
+/** What each code's context carries. Never a secret: contexts reach results and logs. */
+export interface ErrorContexts {
+  SPDY_FRAME_TOO_LARGE: { readonly length: number; readonly limit: number; readonly offset?: number; readonly streamId?: number };
+  SPDY_BAD_FRAME: { readonly offset: number; readonly frameType: string };
+  SPDY_UNKNOWN_CONTROL_TYPE: { readonly offset: number; readonly controlType: number };
+  SPDY_BAD_VERSION: { readonly offset: number; readonly version: number };
+  SPDY_HEADER_BLOCK: { readonly offset?: number; readonly blockOffset?: number };
+  SPDY_HEADER_LIMIT: { readonly limit: number; readonly value: number; readonly offset?: number };
+  SPDY_STREAM_LIMIT: { readonly limit: number };
+  SPDY_PROTOCOL: { readonly offset?: number; readonly streamId?: number };
+  SPDY_STREAM_RESET: { readonly streamId: number; readonly status: number; readonly statusName: string; readonly byPeer: boolean };
+  SPDY_GOAWAY: { readonly status: number; readonly lastGoodStreamId: number };
+  SPDY_SESSION_CLOSED: { readonly streamId?: number; readonly cause?: string };
+  SPDY_REPLY_TIMEOUT: { readonly streamId: number; readonly timeoutMs: number };
+  WS_PROTOCOL: { readonly wsCode?: string };
+  WS_CLOSED: { readonly closeCode?: number };
+  WS_MESSAGE_TOO_LARGE: { readonly limitBytes: number };
+  CHANNEL_PROTOCOL: { readonly subprotocol: string; readonly channel?: number };
+  UPGRADE_REJECTED: UpgradeContext & {
+    readonly status: number;
+    /** The first bytes of the body, printable. */
+    readonly bodyPrefix: string;
+    /** The body as a Kubernetes Status: the API server answered. Absent: a hop did. */
+    readonly kubeStatus?: KubeStatus;
+    /** The reply's Server header, when it names the software that answered. */
+    readonly server?: string;
+  };
+  UPGRADE_BAD_RESPONSE: UpgradeContext;
+  UPGRADE_TIMEOUT: UpgradeContext & { readonly timeoutMs: number };
+  UPGRADE_FAILED: UpgradeContext & { readonly errno?: string };
+  DIAL_DNS: DialContext;
+  DIAL_REFUSED: DialContext;
+  DIAL_TIMEOUT: DialContext & { readonly timeoutMs?: number };
+  DIAL_TLS: DialContext & {
+    /** The name (or IP) the certificate was checked against. */
+    readonly checkedName?: string;
+    /** What the certificate holds: its subject CN and subjectAltNames. */
+    readonly certificateNames?: string;
+    /** True when the chain was not trusted (as opposed to a name mismatch). */
+    readonly untrusted?: boolean;
+    /** Whose certificate: the API server's or the https:// proxy's. */
+    readonly peer?: 'server' | 'proxy';
+  };
+  DIAL_PROXY: DialContext & { readonly proxy: string; readonly status?: number; readonly reply?: number };
+  DIAL_FAILED: DialContext;
+  EXEC_FAILED: { readonly subprotocol: string; readonly reason?: string; readonly statusCode?: number };
+  EXEC_STATUS: { readonly subprotocol: string };
+  EXEC_NO_STATUS: { readonly cause: string };
+  PORTFORWARD_ERROR: { readonly port: number; readonly text: string };
+  REST_FAILED: { readonly method: string; readonly path: string; readonly status?: number; readonly kubeStatus?: KubeStatus; readonly timeoutMs?: number };
+  CONFIG_INVALID: { readonly field: string; readonly file?: string };
+  KUBECONFIG_INVALID: { readonly file: string; readonly field?: string };
+  KUBECONFIG_UNREADABLE: { readonly file?: string; readonly field?: string };
+  CREDENTIAL_PLUGIN: { readonly field: string };
+  USAGE: { readonly field?: string };
+  ECHO_TIMEOUT: { readonly timeoutMs: number };
+  ECHO_MISMATCH: { readonly expectedBytes: number; readonly receivedBytes: number; readonly receivedPrefix: string };
+  ECHO_CONNECTION_ENDED: { readonly cause?: string };
+  ECHO_WRITE_FAILED: { readonly reason: string };
+  DEADLINE: { readonly deadlineMs: number };
+  INTERNAL: { readonly where: string };
+}
+
+export class ProbeError<C extends ErrorCode = ErrorCode> extends Error {
+  readonly code: C;
+  readonly context: ErrorContexts[C];
+
+  constructor(code: C, message: string, context: ErrorContexts[C], cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = 'ProbeError';
     this.code = code;
@@ -71,25 +156,34 @@ export class ProbeError extends Error {
   }
 }
 
-export function probeError(code: ErrorCode, message: string, context?: ErrorContext, cause?: unknown): ProbeError {
+export function probeError<C extends ErrorCode>(code: C, message: string, context: ErrorContexts[C], cause?: unknown): ProbeError<C> {
   return new ProbeError(code, message, context, cause);
 }
 
 /** Matches by code, so it works across duplicated module copies. */
-export function isProbeError(err: unknown, code?: ErrorCode): err is ProbeError {
+export function isProbeError<C extends ErrorCode = ErrorCode>(err: unknown, code?: C): err is ProbeError<C> {
   if (typeof err !== 'object' || err === null) return false;
   const c = (err as { code?: unknown }).code;
   if (typeof c !== 'string' || !(c in ERROR_CODES)) return false;
   return code === undefined || c === code;
 }
 
-/** A short message for any thrown value, for results and logs. */
+/** The message of any thrown value, for results and logs (never with a code pasted in). */
 export function errorMessage(err: unknown): string {
-  if (isProbeError(err)) return `${err.code}: ${err.message}`;
-  if (err instanceof Error) {
-    // Node errors carry `code`; AWS SDK errors carry their type in `name`.
-    const code = (err as NodeJS.ErrnoException).code ?? (err.name && err.name !== 'Error' ? err.name : undefined);
-    return code ? `${code}: ${err.message}` : err.message;
-  }
+  if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/**
+ * A stable code for any thrown value: ours, a Node errno (ECONNRESET), or an
+ * AWS SDK error's name (ThrottlingException); `fallback` otherwise.
+ */
+export function errorCodeOf(err: unknown, fallback = 'ERROR'): string {
+  if (isProbeError(err)) return err.code;
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (typeof code === 'string') return code;
+    if (err.name && err.name !== 'Error') return err.name;
+  }
+  return fallback;
 }

@@ -12,7 +12,7 @@ export function parse<O extends OptionSpec>(argv: readonly string[], options: O,
   try {
     return parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>({ args: [...argv], options, allowPositionals, strict: true });
   } catch (err) {
-    throw probeError('USAGE', (err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+    throw probeError('USAGE', (err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''), {});
   }
 }
 

@@ -9,13 +9,13 @@ export function loadProbeConfig(path: string): ProbeConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw probeError('CONFIG_INVALID', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path });
+    throw probeError('CONFIG_INVALID', `${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { field: 'config', file: path });
   }
   let raw: unknown;
   try {
     raw = path.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
-    throw probeError('CONFIG_INVALID', `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`, { file: path });
+    throw probeError('CONFIG_INVALID', `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`, { field: 'config', file: path });
   }
   return parseProbeConfig(raw, path);
 }

@@ -5,7 +5,8 @@
  * name the field (`locations[1].vpc.subnetIds: …`).
  */
 import { probeError } from '../errors.js';
-import { KEEPALIVES, MAX_HOLD_SECONDS, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
+import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
+import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS } from './lambda-limits.js';
 
 export type ClusterAuth =
   | { readonly type: 'eks'; readonly clusterName: string; readonly region?: string }
@@ -51,11 +52,6 @@ export interface ProbeConfig {
   readonly schedules: readonly ScheduleConfig[];
 }
 
-/** Lambda's own limit is 900 s; hold + handshakes + echoes + publishing must fit. */
-export const LAMBDA_MAX_SECONDS = 900;
-export const SESSION_OVERHEAD_SECONDS = 40;
-/** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
-export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS - SESSION_OVERHEAD_SECONDS - 20);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

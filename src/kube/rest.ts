@@ -27,7 +27,7 @@ export async function restRequest(config: ConnectionConfig, method: 'GET' | 'POS
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       req.destroy();
-      reject(probeError('DEADLINE', `${method} ${path}: no answer within ${timeoutMs} ms`));
+      reject(probeError('REST_FAILED', `${method} ${path}: no answer within ${timeoutMs} ms`, { method, path, timeoutMs }));
     }, timeoutMs);
     const req = http.request({ createConnection: () => dialed.socket, method, path: requestPath(config.server, path), headers, setHost: false }, (res) => {
       const chunks: Buffer[] = [];
@@ -52,7 +52,7 @@ export async function restRequest(config: ConnectionConfig, method: 'GET' | 'POS
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(probeError('DIAL_FAILED', `${method} ${path}: ${err.code ?? err.message}`, {}, err));
+      reject(probeError('REST_FAILED', `${method} ${path}: ${err.code ?? err.message}`, { method, path }, err));
     });
     req.end(payload);
   });

@@ -8,6 +8,7 @@ import type { EKSClient } from '@aws-sdk/client-eks';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { eksToken } from '../aws/eks-token.js';
+import { LAMBDA_CONNECTION_TIMEOUTS } from '../config/lambda-limits.js';
 import type { ClusterConfig } from '../config/probe-config.js';
 import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
@@ -28,7 +29,7 @@ export class AccessCache {
   readonly cas = new Map<string, string>();
 }
 
-const LAMBDA_TIMEOUTS = { dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 } as const;
+const LAMBDA_TIMEOUTS = LAMBDA_CONNECTION_TIMEOUTS;
 
 export async function connectionForCluster(cluster: ClusterConfig, region: string, deps: AccessDeps, cache: AccessCache): Promise<ConnectionConfig> {
   const server = new URL(cluster.endpoint);
@@ -64,7 +65,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
   }
   if (parsed?.kubeconfig) {
     const ctx = parseKubeconfig(parsed.kubeconfig, `secret ${arn}`);
-    if (ctx.user.exec) throw probeError('KUBECONFIG_INVALID', `secret ${arn}: exec credential plugins cannot run in the Lambda; store a token or use auth type "eks"`, { field: 'users.user.exec' });
+    if (ctx.user.exec) throw probeError('KUBECONFIG_INVALID', `secret ${arn}: exec credential plugins cannot run in the Lambda; store a token or use auth type "eks"`, { file: `secret ${arn}`, field: 'users.user.exec' });
     const conn = await connectionFor(ctx, { env: {}, redactor: deps.redactor });
     return { ...conn, server, ...LAMBDA_TIMEOUTS };
   }

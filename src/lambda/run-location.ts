@@ -7,23 +7,16 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
-import { errorMessage, isProbeError } from '../errors.js';
+import { errorCodeOf, errorMessage } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
 import { expandPlan, runPlan, verdicts } from '../probe/runner.js';
-import { sessionDeadlineMs } from '../probe/session.js';
-import type { ClusterTarget, ProbeReport, SessionResult } from '../probe/types.js';
+import type { ProbeReport, SessionResult } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
+import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs } from '../config/lambda-limits.js';
 import { parseProbeEvent, type ProbeEvent } from './event.js';
 
-/** Left unused at the end of every invocation, so the handler always returns. */
-export const SAFETY_MARGIN_MS = 5_000;
-/** Time reserved for PutMetricData and its retries. */
-export const PUBLISH_BUDGET_MS = 8_000;
-/** Time reserved for credentials (STS presign, Secrets Manager, DescribeCluster). */
-export const ACCESS_BUDGET_MS = 5_000;
-const ECHO_TIMEOUT_MS = 5_000;
 
 export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
   readonly cloudwatch: Pick<CloudWatchClient, 'send'>;
@@ -46,8 +39,8 @@ export interface LocationSummary {
 }
 
 function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
-  const code = isProbeError(err) ? err.code : 'CONFIG_INVALID';
-  const message = errorMessage(err).replace(/^[A-Z_]+: /, '');
+  const code = errorCodeOf(err, 'CONFIG_INVALID');
+  const message = errorMessage(err);
   const results: SessionResult[] = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds }).map((spec) => ({
     ...spec,
     subprotocol: null,
@@ -58,6 +51,7 @@ function credentialFailure(cluster: ClusterConfig, location: string, event: Prob
     exitCode: null,
     ok: false,
     error: null,
+    errorCode: null,
     durationMs: 0,
   }));
   return {
@@ -81,7 +75,7 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   try {
     event = parseProbeEvent(rawEvent);
   } catch (err) {
-    const e = { code: isProbeError(err) ? err.code : 'CONFIG_INVALID', message: errorMessage(err).replace(/^[A-Z_]+: /, '') };
+    const e = { code: errorCodeOf(err, 'CONFIG_INVALID'), message: errorMessage(err) };
     deps.log(JSON.stringify({ level: 'error', msg: 'invalid event', ...e }));
     return { ok: false, location: config.location, reports: [], refused: [], error: e };
   }
@@ -97,7 +91,7 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   const refused: RefusedHold[] = [];
   const holds: number[] = [];
   for (const h of event.holdsSeconds) {
-    const needs = sessionDeadlineMs({ operation: 'exec', transport: 'spdy', keepalive: 'kubectl', holdSeconds: h }, { connection: { server: new URL('https://x'), dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 } } as ClusterTarget, ECHO_TIMEOUT_MS);
+    const needs = lambdaSessionMs(h);
     if (needs <= sessionBudgetMs) holds.push(h);
     else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing` });
   }
@@ -119,7 +113,7 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
               transports: event.transports,
               keepalives: event.keepalives,
               holdsSeconds: holds,
-              echoTimeoutMs: ECHO_TIMEOUT_MS,
+              echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
             },
             {},
           );

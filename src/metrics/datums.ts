@@ -1,4 +1,5 @@
 /** Probe results → metric data points, per the contract. */
+import { probeError } from '../errors.js';
 import type { ProbeReport } from '../probe/types.js';
 import { METRICS, type DimensionName, type MetricName } from './contract.js';
 
@@ -14,7 +15,7 @@ function datum(name: MetricName, dims: Record<string, string>, value: number, ti
   const dimensions: Partial<Record<DimensionName, string>> = {};
   for (const d of METRICS[name].dimensions) {
     const v = dims[d];
-    if (v === undefined) throw new Error(`metric ${name} needs dimension ${d}`);
+    if (v === undefined) throw probeError('INTERNAL', `metric ${name} needs dimension ${d}`, { where: 'metrics/datums' });
     dimensions[d] = v;
   }
   return { name, dimensions, value, timestamp };

@@ -84,7 +84,7 @@ async function resolve(host: string, phases: DialPhases): Promise<string> {
     phases.dnsMs = since(t0);
     return address;
   } catch (err) {
-    throw probeError('DIAL_DNS', `DNS lookup of ${host} failed: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { host }, err);
+    throw probeError('DIAL_DNS', `DNS lookup of ${host} failed: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { host, phases: { ...phases }, errno: (err as NodeJS.ErrnoException).code }, err);
   }
 }
 
@@ -100,7 +100,7 @@ function tcpConnect(address: string, port: number, host: string, phases: DialPha
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
       const code: ErrorCode = err.code === 'ECONNREFUSED' ? 'DIAL_REFUSED' : err.code === 'ETIMEDOUT' ? 'DIAL_TIMEOUT' : 'DIAL_FAILED';
-      reject(probeError(code, `TCP connect to ${host}:${port} failed: ${err.code ?? err.message}`, { host, port }, err));
+      reject(probeError(code, `TCP connect to ${host}:${port} failed: ${err.code ?? err.message}`, { host, port, phases: { ...phases }, errno: err.code }, err));
     });
   });
 }
@@ -130,7 +130,7 @@ export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings 
     });
     s.once('error', (err: NodeJS.ErrnoException) => {
       socket.destroy();
-      reject(probeError('DIAL_TLS', `TLS handshake with ${serverName ?? host} failed: ${err.code ?? ''} ${err.message}`.trim(), { host }, err));
+      reject(probeError('DIAL_TLS', `TLS handshake with ${serverName ?? host} failed: ${err.code ?? ''} ${err.message}`.trim(), { host, phases: phases ? { ...phases } : undefined, errno: err.code }, err));
     });
   });
 }
@@ -179,7 +179,7 @@ export const dial: Dialer = async (target, options) => {
   })();
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(probeError('DIAL_TIMEOUT', `connecting to ${host}:${port} took longer than ${options.timeoutMs} ms`, { host, port, phases: JSON.stringify(phases) })),
+      () => reject(probeError('DIAL_TIMEOUT', `connecting to ${host}:${port} took longer than ${options.timeoutMs} ms`, { host, port, phases: { ...phases }, timeoutMs: options.timeoutMs })),
       options.timeoutMs,
     );
   });

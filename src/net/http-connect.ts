@@ -11,14 +11,15 @@ export async function connectViaHttpProxy(socket: Socket, proxy: URL, host: stri
     lines.push(`Proxy-Authorization: Basic ${Buffer.from(cred).toString('base64')}`);
   }
   socket.write(lines.join('\r\n') + '\r\n\r\n');
-  const head = await readUntil(socket, httpHeadLength, `proxy ${proxy.host} CONNECT to ${authority}`, 'DIAL_PROXY');
+  const context = { proxy: proxy.host, host, port };
+  const head = await readUntil(socket, httpHeadLength, `proxy ${proxy.host} CONNECT to ${authority}`, context);
   const statusLine = head.toString('latin1').split('\r\n')[0] ?? '';
   const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine);
   if (!m) {
-    throw probeError('DIAL_PROXY', `proxy ${proxy.host} answered CONNECT with something that is not HTTP: "${printable(head)}"`, { proxy: proxy.host });
+    throw probeError('DIAL_PROXY', `proxy ${proxy.host} answered CONNECT with something that is not HTTP: "${printable(head)}"`, context);
   }
   const status = Number(m[1]);
   if (status < 200 || status > 299) {
-    throw probeError('DIAL_PROXY', `proxy ${proxy.host} refused CONNECT to ${authority}: "${statusLine.trim()}"`, { proxy: proxy.host, status });
+    throw probeError('DIAL_PROXY', `proxy ${proxy.host} refused CONNECT to ${authority}: "${statusLine.trim()}"`, { ...context, status });
   }
 }

@@ -1,17 +1,21 @@
 /**
- * Reads from a socket until `done` says the collected bytes are complete, then
- * puts any bytes beyond that back (socket.unshift) for whoever reads next.
- * Bounded by maxBytes so a hostile peer cannot make us buffer forever.
+ * Reads a proxy's reply from a socket until `done` says the collected bytes
+ * are complete, then puts any bytes beyond that back (socket.unshift) for
+ * whoever reads next, and leaves the socket flowing again for them. Bounded by
+ * maxBytes so a hostile proxy cannot make us buffer forever.
  */
 import type { Socket } from 'node:net';
-import { probeError, type ErrorCode } from '../errors.js';
+import { probeError, type ErrorContexts } from '../errors.js';
+
+/** The most a proxy's reply head may take before we call it broken. */
+export const MAX_PROXY_REPLY_BYTES = 16 * 1024;
 
 export function readUntil(
   socket: Socket,
   done: (buf: Buffer) => number | undefined, // returns the length of the complete message
   what: string,
-  errorCode: ErrorCode,
-  maxBytes = 16 * 1024,
+  context: ErrorContexts['DIAL_PROXY'],
+  maxBytes = MAX_PROXY_REPLY_BYTES,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let buf = Buffer.alloc(0);
@@ -32,16 +36,16 @@ export function readUntil(
       } else if (buf.length > maxBytes) {
         cleanup();
         socket.destroy();
-        reject(probeError(errorCode, `${what}: more than ${maxBytes} bytes without a complete reply`, { bytes: buf.length }));
+        reject(probeError('DIAL_PROXY', `${what}: more than ${maxBytes} bytes without a complete reply`, context));
       }
     };
     const onEnd = () => {
       cleanup();
-      reject(probeError(errorCode, `${what}: the connection closed after ${buf.length} bytes of the reply`, { bytes: buf.length }));
+      reject(probeError('DIAL_PROXY', `${what}: the connection closed after ${buf.length} bytes of the reply`, context));
     };
     const onError = (err: NodeJS.ErrnoException) => {
       cleanup();
-      reject(probeError(errorCode, `${what}: ${err.code ?? err.message}`, {}, err));
+      reject(probeError('DIAL_PROXY', `${what}: ${err.code ?? err.message}`, { ...context, errno: err.code }, err));
     };
     socket.on('data', onData);
     socket.on('end', onEnd);

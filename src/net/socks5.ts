@@ -18,19 +18,20 @@ const exactly = (n: number) => (b: Buffer) => (b.length >= n ? n : undefined);
 
 export async function connectViaSocks5(socket: Socket, proxy: URL, host: string, port: number): Promise<void> {
   const where = `SOCKS5 proxy ${proxy.host}`;
+  const context = { proxy: proxy.host, host, port };
   const user = decodeURIComponent(proxy.username);
   const pass = decodeURIComponent(proxy.password);
   socket.write(Buffer.from(user ? [5, 2, 0, 2] : [5, 1, 0]));
-  const choice = await readUntil(socket, exactly(2), `${where} greeting`, 'DIAL_PROXY');
-  if (choice[0] !== 5) throw probeError('DIAL_PROXY', `${where} is not a SOCKS5 server (version byte ${choice[0]})`, { proxy: proxy.host });
+  const choice = await readUntil(socket, exactly(2), `${where} greeting`, context);
+  if (choice[0] !== 5) throw probeError('DIAL_PROXY', `${where} is not a SOCKS5 server (version byte ${choice[0]})`, context);
   if (choice[1] === 2) {
     const u = Buffer.from(user);
     const p = Buffer.from(pass);
     socket.write(Buffer.concat([Buffer.from([1, u.length]), u, Buffer.from([p.length]), p]));
-    const auth = await readUntil(socket, exactly(2), `${where} authentication`, 'DIAL_PROXY');
-    if (auth[1] !== 0) throw probeError('DIAL_PROXY', `${where} rejected the username/password`, { proxy: proxy.host });
+    const auth = await readUntil(socket, exactly(2), `${where} authentication`, context);
+    if (auth[1] !== 0) throw probeError('DIAL_PROXY', `${where} rejected the username/password`, context);
   } else if (choice[1] !== 0) {
-    throw probeError('DIAL_PROXY', `${where} accepts none of our authentication methods (it chose ${choice[1]})`, { proxy: proxy.host });
+    throw probeError('DIAL_PROXY', `${where} accepts none of our authentication methods (it chose ${choice[1]})`, context);
   }
   let addr: Buffer;
   const ipVersion = net.isIP(host);
@@ -54,12 +55,9 @@ export async function connectViaSocks5(socket: Socket, proxy: URL, host: string,
     const len = atyp === 1 ? 10 : atyp === 4 ? 22 : atyp === 3 ? 7 + b[4]! : 10;
     return b.length >= len ? len : undefined;
   };
-  const reply = await readUntil(socket, replyLength, `${where} CONNECT to ${host}:${port}`, 'DIAL_PROXY');
+  const reply = await readUntil(socket, replyLength, `${where} CONNECT to ${host}:${port}`, context);
   if (reply[1] !== 0) {
-    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${host}:${port}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, {
-      proxy: proxy.host,
-      reply: reply[1],
-    });
+    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${host}:${port}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, { ...context, reply: reply[1] });
   }
 }
 

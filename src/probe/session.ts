@@ -1,33 +1,62 @@
 /**
- * One probe session (architecture.md, probe semantics): connect and upgrade,
- * prove the channel, hold idle, prove it again, close as kubectl does. Every
- * outcome is classified and every session returns inside its own deadline.
+ * One probe session (docs/architecture.md, "What a session measures"), as
+ * five phases: open (connect and upgrade), prove (first echo), hold (idle),
+ * prove again (echo after the hold), close (the way kubectl does). Every
+ * outcome is classified, and every session returns inside its own deadline
+ * with every timer it started cleared.
  */
 import type { Writable } from 'node:stream';
-import { errorMessage, isProbeError } from '../errors.js';
+import { errorCodeOf, errorMessage, isProbeError, probeError, type ProbeError } from '../errors.js';
+import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
-import type { UpgradeError, UpgradeRejectedError } from '../streaming/upgrade.js';
+import { systemClock, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec, UpgradeOutcome } from './types.js';
 
+export type SessionState = 'connecting' | 'holding' | 'lost' | 'done';
+
+export interface SessionProgress {
+  readonly spec: SessionSpec;
+  readonly state: SessionState;
+  /** For `lost`: seconds since the 101. */
+  readonly atSeconds?: number;
+}
+
 export interface SessionOptions {
+  /** How long one echo may take, ms (DEFAULT_ECHO_TIMEOUT_MS). */
   readonly echoTimeoutMs: number;
-  /** Progress callback: the session is holding, lost, or done. */
-  readonly onProgress?: (event: { spec: SessionSpec; state: 'connecting' | 'holding' | 'lost' | 'done'; atSeconds?: number }) => void;
-  readonly signal?: AbortSignal;
+  /** How long each SPDY SYN_REPLY may take, ms (DEFAULT_STREAM_REPLY_TIMEOUT_MS). */
+  readonly streamReplyTimeoutMs?: number;
+  readonly onProgress?: (event: SessionProgress) => void;
+  readonly clock?: Clock;
 }
 
 export const DEFAULT_ECHO_TIMEOUT_MS = 5_000;
-const CLOSE_GRACE_MS = 3_000;
+/**
+ * kubectl waits 30 s for each SYN_REPLY (STREAM_REPLY_TIMEOUT_MS); a kubelet
+ * replies in milliseconds, so a probe that has waited 10 s has its answer.
+ */
+export const DEFAULT_STREAM_REPLY_TIMEOUT_MS = 10_000;
+/** After stdin is closed: how long the exit status may take; also the close handshake's grace. */
+export const CLOSE_GRACE_MS = 3_000;
+/** How long a failed echo waits to learn how the connection ended (it is usually already known). */
+const END_CAUSE_GRACE_MS = 200;
+/** Room for scheduling between phases, in the deadline. */
+const SLACK_MS = 2_000;
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** The session's own deadline: hold + handshake + echoes + close, with slack. */
-export function sessionDeadlineMs(spec: SessionSpec, target: ClusterTarget, echoTimeoutMs: number): number {
-  const dial = target.connection.dialTimeoutMs ?? 10_000;
-  const upgrade = target.connection.upgradeTimeoutMs ?? 15_000;
-  return dial + upgrade + spec.holdSeconds * 1000 + 2 * echoTimeoutMs + 3 * CLOSE_GRACE_MS;
+/** The session's own deadline, ms: every phase's limit added up. */
+export function sessionDeadlineMs(
+  holdSeconds: number,
+  connection: Pick<ClusterTarget['connection'], 'dialTimeoutMs' | 'upgradeTimeoutMs'>,
+  options: Pick<SessionOptions, 'echoTimeoutMs' | 'streamReplyTimeoutMs'>,
+): number {
+  const dial = connection.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS;
+  const upgrade = connection.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
+  const streams = options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS;
+  return dial + upgrade + streams + holdSeconds * 1000 + 2 * options.echoTimeoutMs + CLOSE_GRACE_MS + SLACK_MS;
 }
 
 /** Removes our own credentials from text a peer sent back (a hop may reflect request headers). */
@@ -38,162 +67,243 @@ function scrubber(target: ClusterTarget): (text: string) => string {
   return (text) => secrets.reduce((t, s) => t.split(s).join('[REDACTED]'), text);
 }
 
-function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): UpgradeOutcome {
-  // Matched by code, not class (errors.ts): UPGRADE_REJECTED always carries the reply's details.
+/** A failed upgrade as the result reports it: status, who answered, phases reached. */
+export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): UpgradeOutcome {
   if (isProbeError(err, 'UPGRADE_REJECTED')) {
-    const e = err as UpgradeRejectedError;
+    const c = err.context;
     return {
       ok: false,
-      status: e.status,
+      status: c.status,
       handshakeMs: null,
-      phases: e.phases,
-      error: scrub(e.message),
-      errorCode: e.code,
-      kubernetesStatus: e.kubeStatus !== undefined,
-      statusReason: e.kubeStatus?.reason,
-      bodyPrefix: scrub(e.bodyPrefix).slice(0, 200),
+      phases: c.phases,
+      error: scrub(err.message),
+      errorCode: err.code,
+      kubernetesStatus: c.kubeStatus !== undefined,
+      statusReason: c.kubeStatus?.reason,
+      bodyPrefix: scrub(c.bodyPrefix).slice(0, 200),
+      ...(c.server ? { server: c.server } : {}),
     };
   }
-  const phases = (err as Partial<UpgradeError> | undefined)?.phases ?? {};
+  const context = isProbeError(err) ? (err.context as { phases?: UpgradeOutcome['phases'] }) : {};
   return {
     ok: false,
     status: null,
     handshakeMs: null,
-    phases,
-    error: scrub(errorMessage(err).replace(/^[A-Z_]+: /, '')),
-    errorCode: isProbeError(err) ? err.code : 'UPGRADE_FAILED',
+    phases: context.phases ?? {},
+    error: scrub(errorMessage(err)),
+    errorCode: errorCodeOf(err, 'UPGRADE_FAILED'),
     kubernetesStatus: null,
   };
 }
 
-function endCause(end: ConnectionEnd): HoldCause {
-  return end.cause === 'local' ? 'error' : (end.cause as HoldCause);
+type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause };
+const asLost = (e: ConnectionEnd): Lost => ({ ...e, cause: e.cause === 'local' ? 'error' : e.cause });
+
+/** The upgraded session and the channel its echoes go through. */
+interface Channel {
+  readonly session: ExecSession | PortForwardSession;
+  readonly exec?: ExecSession;
+  readonly forwarded?: ForwardedConnection;
+  readonly reader: EchoReader;
+  readonly writer: Writable;
+  /** The first loss seen: the connection's, or (port-forward) the forwarded stream's. */
+  readonly lost: Promise<Lost>;
+}
+
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
+
+/** A phase's early end: the result is final. */
+class Finished {
+  constructor(readonly partial: Mutable<SessionResult>) {}
+}
+
+class SessionRun {
+  private readonly clock: Clock;
+  private readonly t0: number;
+  private readonly scrub: (t: string) => string;
+  private channel: Channel | undefined;
+  private readonly state: Mutable<SessionResult> = {};
+
+  constructor(
+    private readonly spec: SessionSpec,
+    private readonly target: ClusterTarget,
+    private readonly options: SessionOptions,
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.t0 = this.clock.now();
+    this.scrub = scrubber(target);
+  }
+
+  async run(): Promise<SessionResult> {
+    try {
+      await this.open();
+      await this.prove();
+      await this.hold();
+      await this.proveAgain();
+      await this.close();
+      this.progress('done');
+      return this.finish({});
+    } catch (err) {
+      this.channel?.session.destroy();
+      if (err instanceof Finished) return this.finish(err.partial);
+      return this.finish({ error: `internal error: ${errorMessage(err)}`, errorCode: 'INTERNAL' });
+    }
+  }
+
+  /** The result at the deadline, whatever phase the session was in. */
+  atDeadline(deadlineMs: number): SessionResult {
+    this.channel?.session.destroy();
+    const upgraded = this.state.upgrade?.ok === true;
+    const err = probeError('DEADLINE', `the session did not finish within its deadline of ${Math.round(deadlineMs / 1000)} s`, { deadlineMs });
+    return this.finish({
+      hold: upgraded ? { survived: false, disconnectSeconds: null, cause: 'deadline' } : undefined,
+      upgrade: this.state.upgrade ?? upgradeFailure(err),
+      error: err.message,
+      errorCode: err.code,
+    });
+  }
+
+  // ---- the phases ----------------------------------------------------------------
+
+  /** Connect, upgrade, and (port-forward) open the one forwarded connection. */
+  private async open(): Promise<void> {
+    this.progress('connecting');
+    const { spec, target, options } = this;
+    const pod = { namespace: target.namespace, pod: target.pod, container: target.container };
+    const common = { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS };
+    let session: ExecSession | PortForwardSession;
+    try {
+      session = spec.operation === 'exec' ? await openExec(spec.transport, target.connection, { ...common, command: ['cat'], stdin: true }) : await openPortForward(spec.transport, target.connection, common);
+    } catch (err) {
+      throw new Finished({ upgrade: upgradeFailure(err, this.scrub) });
+    }
+    this.state.subprotocol = session.subprotocol;
+    this.state.upgrade = { ok: true, status: 101, handshakeMs: r3(session.timing.handshakeMs), phases: session.timing.phases, error: null, errorCode: null, kubernetesStatus: null };
+    const connectionLost = session.ended.then(asLost);
+    if ('stdin' in session) {
+      // Opened with stdin and stdout, so both exist.
+      this.channel = { session, exec: session, reader: new EchoReader(session.stdout!), writer: session.stdin!, lost: connectionLost };
+      return;
+    }
+    let forwarded: ForwardedConnection;
+    try {
+      forwarded = await session.openConnection(target.port);
+    } catch (err) {
+      session.destroy();
+      throw new Finished({ error: `the forwarded connection could not be opened: ${this.scrub(errorMessage(err))}`, errorCode: errorCodeOf(err) });
+    }
+    const lost = Promise.race([connectionLost, forwarded.ended.then(asLost)]);
+    this.channel = { session, forwarded, reader: new EchoReader(forwarded.stream), writer: forwarded.stream, lost };
+  }
+
+  /** The first echo, right after the upgrade. */
+  private async prove(): Promise<void> {
+    try {
+      this.state.firstEchoMs = await this.echo();
+    } catch (err) {
+      const c = this.channel!;
+      const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
+      c.session.destroy();
+      // A port-forward to a closed port fails here, and the server says why on the error stream.
+      const errorText = c.forwarded ? ((await withTimeout(c.forwarded.errorText, END_CAUSE_GRACE_MS, this.clock)) ?? '') : '';
+      const e: ProbeError = errorText
+        ? probeError('PORTFORWARD_ERROR', this.scrub(errorText.trim()), { port: this.target.port, text: this.scrub(errorText.trim()).slice(0, 300) })
+        : (err as ProbeError);
+      const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${end.cause})` : '';
+      throw new Finished({ error: `the first echo failed: ${this.scrub(e.message)}${ended}`, errorCode: e.code });
+    }
+  }
+
+  /** Idle for holdSeconds, sending nothing but the keepalive mode's pings. */
+  private async hold(): Promise<void> {
+    const holdSeconds = this.spec.holdSeconds;
+    if (holdSeconds === 0) {
+      this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
+      return;
+    }
+    this.progress('holding');
+    const c = this.channel!;
+    const lost = await withTimeout(c.lost, holdSeconds * 1000, this.clock);
+    if (lost) {
+      const hold: HoldOutcome = { survived: false, disconnectSeconds: this.secondsSince101(lost.atMs), cause: lost.cause };
+      this.progress('lost', hold.disconnectSeconds ?? undefined);
+      throw new Finished({ hold });
+    }
+  }
+
+  /** The same echo after the hold; nothing at all back (and no close) is a black hole. */
+  private async proveAgain(): Promise<void> {
+    if (this.spec.holdSeconds === 0) return;
+    const c = this.channel!;
+    try {
+      this.state.echoMs = await this.echo();
+      this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
+    } catch (err) {
+      const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
+      const hold: HoldOutcome = end
+        ? { survived: false, disconnectSeconds: this.secondsSince101(end.atMs), cause: end.cause }
+        : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
+      this.progress('lost', hold.disconnectSeconds ?? undefined);
+      throw new Finished({ hold, ...(end ? {} : { error: `after the hold: ${errorMessage(err)}`, errorCode: errorCodeOf(err) }) });
+    }
+  }
+
+  /** Close the way kubectl does; for exec, first collect the exit status after stdin EOF. */
+  private async close(): Promise<void> {
+    const c = this.channel!;
+    if (c.exec) {
+      c.exec.stdin!.end();
+      const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);
+      this.state.exitCode = exit?.exitCode ?? null;
+      if (exit?.exitCode === undefined) {
+        const err = exit?.error ?? probeError('EXEC_NO_STATUS', `no exit status within ${CLOSE_GRACE_MS / 1000} s after stdin was closed`, { cause: 'timeout' });
+        this.state.error = `no exit status after stdin was closed: ${this.scrub(err.message)}`;
+        this.state.errorCode = err.code;
+      }
+    } else {
+      c.forwarded?.close();
+    }
+    c.session.close();
+  }
+
+  // ---- helpers --------------------------------------------------------------------
+
+  private echo(): Promise<number> {
+    const c = this.channel!;
+    return c.reader.echo(c.writer, `${nonce()}\n`, this.options.echoTimeoutMs, c.lost);
+  }
+
+  private secondsSince101(atMs: number): number {
+    return r3((atMs - this.channel!.session.timing.at101) / 1000);
+  }
+
+  private progress(state: SessionState, atSeconds?: number): void {
+    this.options.onProgress?.({ spec: this.spec, state, ...(atSeconds !== undefined ? { atSeconds } : {}) });
+  }
+
+  private finish(r: Mutable<SessionResult>): SessionResult {
+    const s = { ...this.state, ...r };
+    const upgrade = s.upgrade ?? upgradeFailure(probeError('INTERNAL', 'the session ended before its upgrade was tried', { where: 'probe/session' }));
+    const hold = s.hold ?? { survived: null, disconnectSeconds: null, cause: null };
+    const echoed = s.firstEchoMs != null && (this.spec.holdSeconds === 0 || s.echoMs != null);
+    return {
+      ...this.spec,
+      subprotocol: s.subprotocol ?? null,
+      upgrade,
+      firstEchoMs: s.firstEchoMs ?? null,
+      hold,
+      echoMs: s.echoMs ?? null,
+      exitCode: s.exitCode ?? null,
+      ok: upgrade.ok && echoed && hold.survived !== false && !s.error,
+      error: s.error ?? null,
+      errorCode: s.errorCode ?? null,
+      durationMs: Math.round(this.clock.now() - this.t0),
+    };
+  }
 }
 
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
-  const t0 = performance.now();
-  const deadlineMs = sessionDeadlineMs(spec, target, options.echoTimeoutMs);
-  let open: ExecSession | PortForwardSession | undefined;
-  type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
-  let state: Mutable<SessionResult> = {};
-  const finish = (r: Partial<SessionResult>): SessionResult => {
-    const upgrade = r.upgrade ?? upgradeFailure(new Error('the session did not start'));
-    const hold = r.hold ?? { survived: null, disconnectSeconds: null, cause: null };
-    const ok = upgrade.ok && r.firstEchoMs != null && hold.survived !== false && (spec.holdSeconds === 0 || r.echoMs != null) && !r.error;
-    return {
-      ...spec,
-      subprotocol: r.subprotocol ?? null,
-      upgrade,
-      firstEchoMs: r.firstEchoMs ?? null,
-      hold,
-      echoMs: r.echoMs ?? null,
-      exitCode: r.exitCode ?? null,
-      ok,
-      error: r.error ?? null,
-      durationMs: Math.round(performance.now() - t0),
-    };
-  };
-  let deadlineTimer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<SessionResult>((resolve) => {
-    deadlineTimer = setTimeout(() => {
-      open?.destroy();
-      const upgraded = state.upgrade?.ok === true;
-      resolve(
-        finish({
-          ...state,
-          hold: upgraded ? { survived: false, disconnectSeconds: null, cause: 'deadline' } : state.hold,
-          upgrade: state.upgrade ?? upgradeFailure(new Error(`no result within the session deadline of ${Math.round(deadlineMs / 1000)} s`)),
-          error: `the session did not finish within its deadline of ${Math.round(deadlineMs / 1000)} s`,
-        }),
-      );
-    }, deadlineMs);
-    deadlineTimer.unref?.();
-  });
-  const work = (async (): Promise<SessionResult> => {
-    options.onProgress?.({ spec, state: 'connecting' });
-    const conn = target.connection;
-    const pod = { namespace: target.namespace, pod: target.pod, container: target.container };
-    let exec: ExecSession | undefined;
-    let pf: PortForwardSession | undefined;
-    let forwarded: ForwardedConnection | undefined;
-    try {
-      if (spec.operation === 'exec') exec = open = await openExec(spec.transport, conn, { ...pod, command: ['cat'], stdin: true, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
-      else pf = open = await openPortForward(spec.transport, conn, { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.echoTimeoutMs });
-    } catch (err) {
-      return finish({ upgrade: upgradeFailure(err, scrubber(target)) });
-    }
-    const session = open;
-    state = {
-      subprotocol: session.subprotocol,
-      upgrade: { ok: true, status: 101, handshakeMs: r3(session.timing.handshakeMs), phases: session.timing.phases, error: null, errorCode: null, kubernetesStatus: null },
-    };
-    const secondsSince101 = (atMs: number) => Math.round(((atMs - session.timing.at101) / 1000) * 1000) / 1000;
-    // The connection's end, or (port-forward) the forwarded stream's end, whichever is first.
-    let lost: Promise<{ cause: HoldCause; atMs: number; message?: string }> = session.ended.then((e) => ({ cause: endCause(e), atMs: e.atMs, message: e.message }));
-    let reader: EchoReader;
-    let writer: Writable;
-    try {
-      if (exec) {
-        if (!exec.stdin || !exec.stdout) throw new Error('exec session without stdin/stdout');
-        reader = new EchoReader(exec.stdout);
-        writer = exec.stdin;
-      } else {
-        forwarded = await pf!.openConnection(target.port);
-        reader = new EchoReader(forwarded.stream);
-        writer = forwarded.stream;
-        lost = Promise.race([lost, forwarded.ended.then((e) => ({ cause: endCause(e), atMs: e.atMs, message: e.message }))]);
-      }
-      state.firstEchoMs = await reader.echo(writer, `${nonce()}\n`, options.echoTimeoutMs, lost);
-    } catch (err) {
-      const end = await Promise.race([lost, new Promise<undefined>((r) => setTimeout(() => r(undefined), 50))]);
-      session.destroy();
-      const errorText = forwarded ? await Promise.race([forwarded.errorText, new Promise<string>((r) => setTimeout(() => r(''), 200))]) : '';
-      return finish({ ...state, error: `the first echo failed: ${errorText || errorMessage(err).replace(/^[A-Z_]+: /, '')}${end ? ` (connection ended: ${end.cause})` : ''}` });
-    }
-    let hold: HoldOutcome = { survived: true, disconnectSeconds: null, cause: null };
-    if (spec.holdSeconds > 0) {
-      options.onProgress?.({ spec, state: 'holding' });
-      let holdTimer: NodeJS.Timeout | undefined;
-      const held = new Promise<'held'>((r) => (holdTimer = setTimeout(() => r('held'), spec.holdSeconds * 1000)));
-      const outcome = await Promise.race([held, lost]);
-      clearTimeout(holdTimer);
-      if (outcome !== 'held') {
-        hold = { survived: false, disconnectSeconds: secondsSince101(outcome.atMs), cause: outcome.cause };
-        options.onProgress?.({ spec, state: 'lost', atSeconds: hold.disconnectSeconds ?? undefined });
-        session.destroy();
-        return finish({ ...state, hold });
-      }
-      try {
-        state.echoMs = await reader.echo(writer, `${nonce()}\n`, options.echoTimeoutMs, lost);
-      } catch {
-        const end = await Promise.race([lost, new Promise<undefined>((r) => setTimeout(() => r(undefined), 50))]);
-        // No close at all, and nothing came back: a black hole.
-        hold = end
-          ? { survived: false, disconnectSeconds: secondsSince101(end.atMs), cause: end.cause }
-          : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
-        session.destroy();
-        return finish({ ...state, hold });
-      }
-    }
-    // Close the way kubectl does; for exec, first collect the exit status after stdin EOF.
-    if (exec) {
-      exec.stdin!.end();
-      const exit = await Promise.race([exec.exit, new Promise<undefined>((r) => setTimeout(() => r(undefined), CLOSE_GRACE_MS))]);
-      state.exitCode = exit?.exitCode ?? null;
-      if (exit?.exitCode === undefined) state.error = `no exit status after stdin was closed${exit?.error ? `: ${exit.error}` : ''}`;
-    } else {
-      forwarded?.close();
-    }
-    session.close();
-    options.onProgress?.({ spec, state: 'done' });
-    return finish({ ...state, hold });
-  })();
-  try {
-    return await Promise.race([work, deadline]);
-  } catch (err) {
-    open?.destroy();
-    return finish({ ...state, error: `internal error: ${errorMessage(err)}` });
-  } finally {
-    clearTimeout(deadlineTimer);
-  }
+  const run = new SessionRun(spec, target, options);
+  const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options);
+  return (await withTimeout(run.run(), deadlineMs, options.clock)) ?? run.atDeadline(deadlineMs);
 }

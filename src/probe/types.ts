@@ -1,5 +1,7 @@
 /** The probe's plan and results: the JSON contract of architecture.md. */
 import type { DialPhases } from '../net/dial.js';
+import type { EndCause } from '../streaming/end-cause.js';
+import type { DiagnosisCode } from './diagnosis-codes.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
 import type { ConnectionConfig } from '../net/connection.js';
 
@@ -48,7 +50,8 @@ export interface UpgradeOutcome {
   readonly bodyPrefix?: string;
 }
 
-export type HoldCause = 'fin' | 'rst' | `ws-close:${number}` | 'goaway' | 'stream-reset' | 'no-pong' | 'echo-timeout' | 'protocol-error' | 'error' | 'deadline';
+/** How a session was lost (EndCause, src/streaming/end-cause.ts); `local` never counts as a loss. */
+export type HoldCause = Exclude<EndCause, 'local'>;
 
 export interface HoldOutcome {
   /** null when the session never reached the hold. */
@@ -72,14 +75,16 @@ export interface SessionResult extends SessionSpec {
   readonly ok: boolean;
   /** What went wrong after the upgrade, in plain words. */
   readonly error: string | null;
+  /** Its stable code (docs/errors.md): ECHO_TIMEOUT, PORTFORWARD_ERROR, EXEC_NO_STATUS, DEADLINE… */
+  readonly errorCode: string | null;
   readonly durationMs: number;
 }
 
 export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken';
 
 export interface Diagnosis {
-  /** Stable code, e.g. hop-refused-upgrade, idle-timeout, rbac-websocket-create. */
-  readonly code: string;
+  /** Stable code (DIAGNOSIS_CODES, docs/diagnoses.md), e.g. hop-refused-upgrade, idle-timeout. */
+  readonly code: DiagnosisCode;
   /** What was seen, with the measured numbers. */
   readonly summary: string;
   /** What to check next. */

@@ -3,10 +3,11 @@
  * (k8s-streaming-protocols.md section 2): POST upgrade offering v5..v1,
  * streams created one at a time in kubectl's order, each awaited.
  */
+import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
 import { ExecSubprotocol } from './channel/codec.js';
 import { execPath } from './paths.js';
-import { startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
+import { SPDY_PING_PERIOD_MS, startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { SpdyStream } from './spdy/stream.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
@@ -42,7 +43,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   }
   // All streams exist: no header block will flow either way again, so free both zlib contexts.
   session.releaseHeaderContexts();
-  const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, 5_000);
+  const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
   ended.then(() => keepalive?.stop());
 
@@ -52,8 +53,8 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   const exit: Promise<ExecExit> = errorText.then(async ({ text, clean }) => {
     await outEnded;
     if (!clean && text.length === 0) {
-      const end = session.end;
-      return { exitCode: undefined, error: `the connection ended (${end?.cause ?? 'reset'}) before the exit status arrived` };
+      const cause = session.end?.cause ?? 'stream-reset';
+      return { exitCode: undefined, error: probeError('EXEC_NO_STATUS', `the connection ended (${cause}) before the exit status arrived`, { cause }) };
     }
     return decodeExecStatus(text, protocol);
   });

@@ -5,6 +5,7 @@
  */
 import { PassThrough, Writable } from 'node:stream';
 import { Channel, ExecSubprotocol, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';
+import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
 import { execPath } from './paths.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
@@ -42,7 +43,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
       default:
         // client-go logs and drops unknown channels; a probe reports them, since a
         // server (or hop) that invents channels is not one kubectl can trust either.
-        conn.fail('protocol-error', `CHANNEL_PROTOCOL: unknown channel ${msg.channel} from the server`);
+        conn.fail('protocol-error', probeError('CHANNEL_PROTOCOL', `unknown channel ${msg.channel} from the server`, { subprotocol: protocol, channel: msg.channel }));
         break;
     }
   });
@@ -55,7 +56,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const stdin = opts.stdin
     ? new Writable({
         write(chunk: Buffer, _enc, cb) {
-          if (ws.readyState !== ws.OPEN) return cb(new Error('WebSocket is not open'));
+          if (ws.readyState !== ws.OPEN) return cb(probeError('WS_CLOSED', 'the WebSocket is not open', {}));
           let off = 0;
           const next = (err?: Error) => {
             if (err || off >= chunk.length) return cb(err ?? null);
@@ -82,7 +83,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     const text = Buffer.concat(errorChunks).toString('utf8');
     if (!statusSeen) {
       // A v4/v5 server always sends a status before close 1000; none means the session was lost.
-      return { exitCode: undefined, error: `the connection ended (${end.cause}) before the exit status arrived` };
+      return { exitCode: undefined, error: probeError('EXEC_NO_STATUS', `the connection ended (${end.cause}) before the exit status arrived`, { cause: end.cause }) };
     }
     return decodeExecStatus(text, protocol);
   });

@@ -4,7 +4,7 @@
  * `SPDY/3.1+portforward.k8s.io`): one error+data stream pair per forwarded
  * connection, headers `streamtype`, `port`, `requestid` (section 5 and 6).
  */
-import { probeError } from '../errors.js';
+import { isProbeError, probeError } from '../errors.js';
 import { withTimeout } from '../timers.js';
 import { podPath } from './paths.js';
 import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
@@ -113,7 +113,7 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, TUNNEL_PING_PERIOD_MS);
   // The WebSocket tells how the connection died; SPDY adds GOAWAY and garbage inside the tunnel.
   session.closed.then((end) => {
-    if (end.cause === 'goaway' || end.cause === 'protocol-error') conn.fail(end.cause, end.error?.message);
+    if (end.cause === 'goaway' || end.cause === 'protocol-error') conn.fail(end.cause, isProbeError(end.error) ? end.error : undefined, end.error?.message);
   });
   conn.ended.then(() => keepalive?.stop());
   const close = () => {

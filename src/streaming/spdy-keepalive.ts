@@ -1,5 +1,6 @@
 /** kubectl's SPDY keepalive and the mapping of a session's end to the probe's causes. */
 import type { Socket } from 'node:net';
+import { isProbeError } from '../errors.js';
 import type { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd } from './types.js';
 
@@ -21,6 +22,6 @@ export function spdyEnd(session: SpdySession, raw: Socket): Promise<ConnectionEn
   });
   return session.closed.then((end) => {
     const cause = end.cause === 'error' && sawRst ? 'rst' : end.cause === 'fin' && sawRst ? 'rst' : end.cause;
-    return { cause, atMs: performance.now(), message: end.error?.message };
+    return { cause, atMs: performance.now(), message: end.error?.message, ...(isProbeError(end.error) ? { error: end.error } : {}) };
   });
 }

@@ -4,6 +4,7 @@
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
 import type { KeepaliveMode, Transport } from '../vocabulary.js';
+import type { ProbeError } from '../errors.js';
 import type { KubeStatus } from '../kube/status.js';
 import type { TransportEndCause } from './end-cause.js';
 import type { UpgradeTiming } from './upgrade.js';
@@ -17,6 +18,8 @@ export interface ConnectionEnd {
   /** performance.now() when the end was seen. */
   readonly atMs: number;
   readonly message?: string;
+  /** The error behind a `protocol-error` (CHANNEL_PROTOCOL, WS_MESSAGE_TOO_LARGE, SPDY_*…). */
+  readonly error?: ProbeError;
 }
 
 export interface PodTarget {
@@ -44,8 +47,12 @@ export interface ExecExit {
   /** 0 on Success; N for NonZeroExitCode; undefined when no usable status came. */
   readonly exitCode: number | undefined;
   readonly status?: KubeStatus;
-  /** Why there is no exit code, or the Failure message. */
-  readonly error?: string;
+  /**
+   * Why there is no exit code: EXEC_FAILED (the server reported a failure, e.g.
+   * an Internal error after the upgrade), EXEC_STATUS (the status is malformed)
+   * or EXEC_NO_STATUS (the connection ended before any status came).
+   */
+  readonly error?: ProbeError<'EXEC_FAILED' | 'EXEC_STATUS' | 'EXEC_NO_STATUS'>;
 }
 
 export interface StreamingSession {

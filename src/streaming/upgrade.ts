@@ -9,11 +9,11 @@ import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { ClientWebSocket } from './ws-client.js';
-import { ProbeError, type ErrorCode } from '../errors.js';
+import { ProbeError, errorMessage, isProbeError, probeError } from '../errors.js';
 import { dial as defaultDial, type DialPhases, type Dialed } from '../net/dial.js';
 import { printable } from '../net/read-until.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
-import { parseKubeStatus, type KubeStatus } from '../kube/status.js';
+import { parseKubeStatus } from '../kube/status.js';
 
 /** client-go 1.32+ reads up to 64 KiB of a failed handshake's body; we keep less for results. */
 const REJECTION_BODY_BYTES = 64 * 1024;
@@ -27,58 +27,36 @@ export interface UpgradeTiming {
   readonly at101: number;
 }
 
-export class UpgradeRejectedError extends ProbeError {
-  constructor(
-    readonly status: number,
-    readonly bodyPrefix: string,
-    readonly kubeStatus: KubeStatus | undefined,
-    readonly responseHeaders: IncomingHttpHeaders,
-    what: string,
-    readonly phases: DialPhases,
-    readonly elapsedMs: number,
-  ) {
-    const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : 'something that is not the API server';
-    const msg = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${bodyPrefix.slice(0, 120)}"` : '';
-    super('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${msg}`, { status, kubernetesStatus: kubeStatus !== undefined });
-    this.name = 'UpgradeRejectedError';
-  }
-}
+/** How long the rest of a refusal's body may take to arrive. */
+const REJECTION_BODY_WAIT_MS = 2_000;
 
-/** Thrown for every other handshake failure, keeping the timings so far. */
-export class UpgradeError extends ProbeError {
-  constructor(code: ErrorCode, message: string, readonly phases: DialPhases, readonly elapsedMs: number, cause?: unknown) {
-    super(code, message, {}, cause);
-    this.name = 'UpgradeError';
-  }
-}
-
-async function readRejection(res: IncomingMessage, what: string, phases: DialPhases, t0: number): Promise<UpgradeRejectedError> {
+/** Reads (part of) a non-101 answer's body and classifies who answered. */
+async function readRejection(res: IncomingMessage, what: string, phases: UpgradeTiming['phases']): Promise<ProbeError<'UPGRADE_REJECTED'>> {
   const chunks: Buffer[] = [];
   let n = 0;
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, 2000);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(done, REJECTION_BODY_WAIT_MS);
     res.on('data', (c: Buffer) => {
       if (n < REJECTION_BODY_BYTES) chunks.push(c);
       n += c.length;
-      if (n >= REJECTION_BODY_BYTES) {
-        clearTimeout(timer);
-        resolve();
-      }
+      if (n >= REJECTION_BODY_BYTES) done();
     });
-    res.on('end', () => (clearTimeout(timer), resolve()));
-    res.on('error', () => (clearTimeout(timer), resolve()));
-    res.on('close', () => (clearTimeout(timer), resolve()));
+    res.on('end', done);
+    res.on('error', done);
+    res.on('close', done);
   });
   const body = Buffer.concat(chunks).subarray(0, REJECTION_BODY_BYTES);
-  return new UpgradeRejectedError(
-    res.statusCode ?? 0,
-    printable(body, REJECTION_BODY_KEEP),
-    parseKubeStatus(body, res.headers['content-type']),
-    res.headers,
-    what,
-    phases,
-    performance.now() - t0,
-  );
+  const status = res.statusCode ?? 0;
+  const bodyPrefix = printable(body, REJECTION_BODY_KEEP);
+  const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
+  const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
+  const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
+  const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${bodyPrefix.slice(0, 120)}"` : '';
+  return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, phases });
 }
 
 export interface UpgradeRequest {
@@ -97,7 +75,7 @@ function baseHeaders(config: ConnectionConfig): [string, string][] {
   return out;
 }
 
-async function dialFor(config: ConnectionConfig, what: string, t0: number): Promise<Dialed> {
+async function dialFor(config: ConnectionConfig, what: string): Promise<Dialed> {
   const dialer = config.dialer ?? defaultDial;
   try {
     return await dialer(
@@ -105,8 +83,9 @@ async function dialFor(config: ConnectionConfig, what: string, t0: number): Prom
       { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS },
     );
   } catch (err) {
-    const e = err as ProbeError;
-    throw new UpgradeError(e.code ?? 'DIAL_FAILED', `${what}: ${e.message}`, {}, performance.now() - t0, err);
+    // The dial error keeps its code and context (host, phases so far); only the message says which upgrade.
+    if (isProbeError(err)) throw new ProbeError(err.code, `${what}: ${err.message}`, err.context, err);
+    throw probeError('DIAL_FAILED', `${what}: ${errorMessage(err)}`, { host: config.server.hostname }, err);
   }
 }
 
@@ -129,7 +108,7 @@ async function httpUpgrade(
   check: (res: IncomingMessage) => string | undefined,
 ): Promise<UpgradedConnection> {
   const t0 = performance.now();
-  const dialed = await dialFor(config, req.what, t0);
+  const dialed = await dialFor(config, req.what);
   const phases = dialed.phases;
   const tReq = performance.now();
   const headers = [['Host', config.server.host], ...baseHeaders(config), ...req.headers].flat();
@@ -144,7 +123,7 @@ async function httpUpgrade(
     };
     const timeoutMs = config.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
     const timer = setTimeout(
-      () => fail(new UpgradeError('UPGRADE_TIMEOUT', `${req.what}: no answer to the upgrade request within ${timeoutMs} ms`, phases, performance.now() - t0)),
+      () => fail(probeError('UPGRADE_TIMEOUT', `${req.what}: no answer to the upgrade request within ${timeoutMs} ms`, { phases, timeoutMs })),
       timeoutMs,
     );
     const r = http.request({
@@ -157,7 +136,7 @@ async function httpUpgrade(
     r.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
       if (settled) return socket.destroy();
       const problem = check(res);
-      if (problem) return fail(new UpgradeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, phases, performance.now() - t0));
+      if (problem) return fail(probeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, { phases: { ...phases, upgradeMs: round(performance.now() - tReq) } }));
       settled = true;
       clearTimeout(timer);
       const tDone = performance.now();
@@ -171,18 +150,15 @@ async function httpUpgrade(
     });
     // Any non-101 answer; redirects included, which are never followed.
     r.on('response', (res: IncomingMessage) => {
-      readRejection(res, req.what, phases, t0).then(fail, fail);
+      readRejection(res, req.what, { ...phases, upgradeMs: round(performance.now() - tReq) }).then(fail, fail);
     });
     r.on('error', (err: NodeJS.ErrnoException) => {
       const notHttp = err.code?.startsWith('HPE_');
       fail(
-        new UpgradeError(
+        probeError(
           'UPGRADE_FAILED',
-          notHttp
-            ? `${req.what}: the reply to the upgrade is not HTTP (${err.code})`
-            : `${req.what}: the connection failed during the upgrade (${err.code ?? err.message})`,
-          phases,
-          performance.now() - t0,
+          notHttp ? `${req.what}: the reply to the upgrade is not HTTP (${err.code})` : `${req.what}: the connection failed during the upgrade (${err.code ?? err.message})`,
+          { phases, errno: err.code },
           err,
         ),
       );

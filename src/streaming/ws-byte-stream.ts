@@ -27,7 +27,7 @@ export class WebSocketByteStream extends Duplex {
       // Close 1000 is EOF; anything else is a lost connection.
       if (code === 1000) this.push(null);
       else {
-        const err = probeError('WS_CLOSED', `tunnel WebSocket closed with code ${code}`, { code }) as Error & { code: string };
+        const err = probeError('WS_CLOSED', `tunnel WebSocket closed with code ${code}`, { closeCode: code });
         this.destroy(err);
       }
     });
@@ -37,7 +37,7 @@ export class WebSocketByteStream extends Duplex {
   override _read(): void {}
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
-    if (this.ws.readyState !== this.ws.OPEN) return cb(probeError('WS_CLOSED', 'tunnel WebSocket is not open'));
+    if (this.ws.readyState !== this.ws.OPEN) return cb(probeError('WS_CLOSED', 'tunnel WebSocket is not open', {}));
     this.ws.send(chunk, { binary: true }, (err) => cb(err ?? null));
   }
 

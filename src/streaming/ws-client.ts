@@ -9,6 +9,7 @@
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import * as wsModule from 'ws';
+import { probeError } from '../errors.js';
 
 /** The parts of ws's (untyped) Receiver and Sender we use; ws is pinned to an exact version. */
 interface WsReceiver extends NodeJS.WritableStream {
@@ -28,6 +29,8 @@ const { Receiver, Sender } = wsModule as unknown as {
 
 export interface WsLike {
   readonly readyState: number;
+  /** The largest message accepted, when the receiver enforces one. */
+  readonly maxPayloadBytes?: number;
   readonly OPEN: number;
   readonly protocol: string;
   send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void;
@@ -57,12 +60,12 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     readonly socket: Socket,
     head: Buffer,
     readonly protocol: string,
-    maxPayload: number,
+    readonly maxPayloadBytes: number,
   ) {
     super();
     this.sender = new Sender(socket, {}, undefined);
     this.sender.onerror = (err) => this.onError(err);
-    this.receiver = new Receiver({ isServer: false, maxPayload, binaryType: 'nodebuffer', extensions: {}, allowSynchronousEvents: true });
+    this.receiver = new Receiver({ isServer: false, maxPayload: maxPayloadBytes, binaryType: 'nodebuffer', extensions: {}, allowSynchronousEvents: true });
     this.receiver.on('message', (data: Buffer, isBinary: boolean) => this.emit('message', data, isBinary));
     this.receiver.on('ping', (data: Buffer) => {
       if (this.readyState === OPEN) this.sender.pong(data, true, undefined);
@@ -110,7 +113,7 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
 
   send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void {
     if (this.readyState !== OPEN) {
-      cb?.(new Error('WebSocket is not open'));
+      cb?.(probeError('WS_CLOSED', 'the WebSocket is not open', {}));
       return;
     }
     this.sender.send(data, { binary: options.binary, fin: true, mask: true, compress: false, rsv1: false }, cb);

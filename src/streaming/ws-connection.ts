@@ -5,6 +5,7 @@
  * keepalive (`no-pong`) or a protocol error.
  */
 import type { Socket } from 'node:net';
+import { probeError, type ProbeError } from '../errors.js';
 import type { WsLike } from './ws-client.js';
 import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
 import type { ConnectionEnd, KeepaliveMode, TransportEndCause } from './types.js';
@@ -31,7 +32,7 @@ export class WebSocketConnection {
   private sawRst = false;
   private sawFin = false;
   private localClose = false;
-  private pending: { cause: TransportEndCause; message?: string } | undefined;
+  private pending: { cause: TransportEndCause; message?: string; error?: ProbeError } | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -47,7 +48,12 @@ export class WebSocketConnection {
     raw.on('end', () => (this.sawFin = true));
     ws.on('error', (err: Error & { code?: string }) => {
       // ws reports frames it cannot parse as errors with WS_ERR_* codes, then closes 1002/1009.
-      if (err.code?.startsWith('WS_ERR')) this.pending ??= { cause: 'protocol-error', message: `${err.code}: ${err.message}` };
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+        const limitBytes = ws.maxPayloadBytes ?? 0;
+        this.pending ??= { cause: 'protocol-error', error: probeError('WS_MESSAGE_TOO_LARGE', `the server sent a WebSocket message larger than the limit of ${limitBytes} bytes`, { limitBytes }, err) };
+      } else if (err.code?.startsWith('WS_ERR')) {
+        this.pending ??= { cause: 'protocol-error', error: probeError('WS_PROTOCOL', `the server broke the WebSocket protocol: ${err.message}`, { wsCode: err.code }, err) };
+      }
       else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') this.sawRst = true;
     });
     ws.on('pong', () => (this.lastPongAt = performance.now()));
@@ -55,7 +61,7 @@ export class WebSocketConnection {
     if (keepalive) {
       this.pingTimer = setInterval(() => {
         if (performance.now() - this.lastPongAt > keepalive.pongDeadlineMs) {
-          this.fail('no-pong', `no pong for ${keepalive.pongDeadlineMs} ms`);
+          this.fail('no-pong', undefined, `no pong for ${keepalive.pongDeadlineMs} ms`);
           return;
         }
         try {
@@ -75,16 +81,16 @@ export class WebSocketConnection {
       try {
         msg = decodeChannelMessage(data, isBinary, this.ws.protocol);
       } catch (err) {
-        this.fail('protocol-error', (err as Error).message);
+        this.fail('protocol-error', err as ProbeError<'CHANNEL_PROTOCOL'>);
         return;
       }
       handler(msg);
     });
   }
 
-  /** Ends the connection with a cause we detected (protocol error, no pong…). */
-  fail(cause: TransportEndCause, message?: string): void {
-    this.pending ??= { cause, message };
+  /** Ends the connection with a cause we detected (protocol error, no pong…), and the error behind it if any. */
+  fail(cause: TransportEndCause, error?: ProbeError, message?: string): void {
+    this.pending ??= { cause, error, message: message ?? error?.message };
     this.ws.terminate();
   }
 
@@ -108,15 +114,17 @@ export class WebSocketConnection {
     clearInterval(this.pingTimer);
     let cause: TransportEndCause;
     let message: string | undefined = reason || undefined;
+    let error: ProbeError | undefined;
     if (this.pending) {
       cause = this.pending.cause;
-      message = this.pending.message;
+      message = this.pending.message ?? this.pending.error?.message;
+      error = this.pending.error;
     } else if (this.localClose) cause = 'local';
     else if (code !== 1005 && code !== 1006) cause = `ws-close:${code}`;
     else if (this.sawRst) cause = 'rst';
     else if (this.sawFin || code === 1006) cause = 'fin';
     else cause = 'ws-close:1005';
-    this.end = { cause, atMs: performance.now(), message };
+    this.end = { cause, atMs: performance.now(), message, ...(error ? { error } : {}) };
     this.resolveEnded(this.end);
   }
 }

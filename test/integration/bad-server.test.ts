@@ -40,8 +40,8 @@ describe('upgrade replies that are not a valid 101', () => {
     server = await rawServer((s) => s.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: ${html.length}\r\n\r\n${html}`));
     for (const transport of ['websocket', 'spdy'] as const) {
       const err = await rejection(openExec(transport, cfg(server), { ...target, command: ['cat'] }));
-      expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', status: 403, kubeStatus: undefined });
-      expect(err.bodyPrefix).toContain('Request forbidden by administrative rules');
+      expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 403, kubeStatus: undefined } });
+      expect((err.context as { bodyPrefix: string }).bodyPrefix).toContain('Request forbidden by administrative rules');
       expect(String(err.message)).toContain('not the API server');
     }
   });
@@ -50,14 +50,14 @@ describe('upgrade replies that are not a valid 101', () => {
     const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'cannot create pods/exec' });
     server = await rawServer((s) => s.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`));
     const err = await rejection(openExec('websocket', cfg(server), { ...target, command: ['cat'] }));
-    expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', status: 403, kubeStatus: { reason: 'Forbidden' } });
+    expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 403, kubeStatus: { reason: 'Forbidden' } } });
   });
 
   it('a redirect on an upgrade is never followed', async () => {
     const other = await rawServer((s) => s.destroy());
     server = await rawServer((s) => s.end(`HTTP/1.1 302 Found\r\nLocation: ${other.url}elsewhere\r\nContent-Length: 0\r\n\r\n`));
     const err = await rejection(openExec('spdy', cfg(server), { ...target, command: ['cat'] }));
-    expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', status: 302 });
+    expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 302 } });
     expect(other.requests).toHaveLength(0);
     await other.close();
   });

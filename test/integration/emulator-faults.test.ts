@@ -51,7 +51,7 @@ describe('idle cut', () => {
 describe('RBAC before and after 1.35', () => {
   it('1.35 with only create: WebSocket (GET) is refused 403, SPDY (POST) works', async () => {
     const cfg = await start({ rbac: { model: '1.35', verbs: ['create'] } });
-    await expect(openExec('websocket', cfg, { ...target, command: ['true'] })).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', status: 403, kubeStatus: { reason: 'Forbidden' } });
+    await expect(openExec('websocket', cfg, { ...target, command: ['true'] })).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 403, kubeStatus: { reason: 'Forbidden' } } });
     const s = await openExec('spdy', cfg, { ...target, command: ['true'] });
     expect(await s.exit).toMatchObject({ exitCode: 0 });
     s.close();
@@ -60,7 +60,7 @@ describe('RBAC before and after 1.35', () => {
   it('1.35 with only get: WebSocket needs create too', async () => {
     const cfg = await start({ rbac: { model: '1.35', verbs: ['get'] } });
     const err = openExec('websocket', cfg, { ...target, command: ['true'] });
-    await expect(err).rejects.toMatchObject({ status: 403 });
+    await expect(err).rejects.toMatchObject({ context: { status: 403 } });
     await expect(err).rejects.toThrow(/get and create/);
   });
 
@@ -68,14 +68,14 @@ describe('RBAC before and after 1.35', () => {
     const cfg = await start({ rbac: { model: 'pre-1.35', verbs: ['get'] } });
     const s = await openExec('websocket', cfg, { ...target, command: ['true'] });
     expect(await s.exit).toMatchObject({ exitCode: 0 });
-    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({ status: 403 });
+    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({ context: { status: 403 } });
   });
 });
 
 describe('upgrade faults', () => {
   it('rejectSpdy answers the POST with a Status, WebSocket still works', async () => {
     const cfg = await start({ faults: { rejectSpdy: 400 } });
-    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', status: 400, kubeStatus: { reason: 'BadRequest' } });
+    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 400, kubeStatus: { reason: 'BadRequest' } } });
     const pf = await openPortForward('websocket', cfg, target);
     pf.close();
   });

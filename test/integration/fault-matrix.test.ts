@@ -44,7 +44,7 @@ async function probe(spec: Partial<SessionSpec>, connection: ConnectionConfig): 
   const t0 = performance.now();
   const result = await runSession(s, t, { echoTimeoutMs: ECHO_TIMEOUT_MS });
   const elapsed = performance.now() - t0;
-  expect(elapsed, 'the session ended inside its own deadline').toBeLessThan(sessionDeadlineMs(s, t, ECHO_TIMEOUT_MS));
+  expect(elapsed, 'the session ended inside its own deadline').toBeLessThan(sessionDeadlineMs(s.holdSeconds, t.connection, { echoTimeoutMs: ECHO_TIMEOUT_MS }));
   // Give closing sockets a moment, then nothing the session opened may remain.
   await new Promise((r) => setTimeout(r, 300));
   const after = resources();

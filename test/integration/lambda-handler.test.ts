@@ -132,7 +132,7 @@ describe('the probe Lambda', () => {
     const out = await handler({ clusters: ['lost'], operations: ['exec'] }, ctx(60_000));
     const r = out.reports[0]!;
     expect(r.findings[0]!.code).toBe('credentials');
-    expect(r.results.every((x) => !x.ok && x.upgrade.error!.includes('ResourceNotFoundException'))).toBe(true);
+    expect(r.results.every((x) => !x.ok && x.upgrade.errorCode === 'ResourceNotFoundException')).toBe(true);
     const sent = aws.puts.slice(before).flatMap((p) => p.metricData).filter((d) => d.MetricName === 'UpgradeSuccess');
     expect(sent.map((d) => d.Value)).toEqual([0, 0]);
   });

@@ -166,7 +166,7 @@ describe('SpdySession', () => {
     const p = pipe();
     const s = new SpdySession(p.transport, { role: 'client' });
     p.inject(hex('80 03 00 07 00 00 00 08 00 00 00 00 00 00 00 02'));
-    expect(await s.closed).toMatchObject({ cause: 'goaway', goAwayStatus: 2 });
+    expect(await s.closed).toMatchObject({ cause: 'goaway', error: { code: 'SPDY_GOAWAY', context: { status: 2 } } });
   });
 
   it('a malformed frame sends GOAWAY(PROTOCOL_ERROR) and ends with protocol-error', async () => {

@@ -1,32 +1,38 @@
 /**
  * Decodes the exec error stream the way client-go's errorDecoderV4 does
- * (k8s-streaming-protocols.md 2.5), for v4 and v5 on both transports, and
- * the plain-text error of v1-v3.
+ * (client-go tools/remotecommand/v4.go, errorDecoderV4.decode), for v4 and v5
+ * on both transports, and the plain-text error of v1-v3 (v2.go,
+ * errorDecoderV1/V2: any text is an error).
  */
-import type { ExecExit } from '../types.js';
+import { probeError } from '../../errors.js';
 import type { KubeStatus } from '../../kube/status.js';
+import type { ExecExit } from '../types.js';
 
 export function decodeExecStatus(text: string, protocol: string): ExecExit {
   const structured = protocol.startsWith('v4.') || protocol.startsWith('v5.');
+  const ctx = { subprotocol: protocol };
   if (text.length === 0) return { exitCode: 0 }; // client-go: an empty error stream is success
-  if (!structured) return { exitCode: undefined, error: `error executing remote command: ${text.slice(0, 300)}` };
+  if (!structured) return { exitCode: undefined, error: probeError('EXEC_FAILED', `error executing remote command: ${text.slice(0, 300)}`, ctx) };
   let status: KubeStatus;
   try {
     status = JSON.parse(text) as KubeStatus;
   } catch {
-    return { exitCode: undefined, error: `error stream protocol error: not JSON: "${text.slice(0, 120)}"` };
+    return { exitCode: undefined, error: probeError('EXEC_STATUS', `error stream protocol error: not JSON: "${text.slice(0, 120)}"`, ctx) };
   }
+  if (typeof status !== 'object' || status === null) return { exitCode: undefined, error: probeError('EXEC_STATUS', 'error stream protocol error: not a Status object', ctx) };
   if (status.status === 'Success') return { exitCode: 0, status };
   if (status.status === 'Failure') {
     if (status.reason === 'NonZeroExitCode') {
+      // The first ExitCode cause must hold a decimal 0-255.
       const cause = status.details?.causes?.find((c) => c.reason === 'ExitCode');
       const n = cause?.message !== undefined && /^\d{1,3}$/.test(cause.message) ? Number(cause.message) : NaN;
       if (Number.isInteger(n) && n >= 0 && n <= 255) return { exitCode: n, status };
-      return { exitCode: undefined, status, error: 'error stream protocol error: NonZeroExitCode without a valid ExitCode cause' };
+      return { exitCode: undefined, status, error: probeError('EXEC_STATUS', 'error stream protocol error: NonZeroExitCode without a valid ExitCode cause', ctx) };
     }
-    return { exitCode: undefined, status, error: status.message ?? `Failure (${status.reason ?? 'no reason'})` };
+    const message = status.message ?? `Failure (${status.reason ?? 'no reason'})`;
+    return { exitCode: undefined, status, error: probeError('EXEC_FAILED', message, { ...ctx, reason: status.reason, statusCode: status.code }) };
   }
-  return { exitCode: undefined, status, error: `unknown error stream status "${String(status.status)}"` };
+  return { exitCode: undefined, status, error: probeError('EXEC_STATUS', `unknown error stream status "${String(status.status)}"`, ctx) };
 }
 
 /** Go's json.Marshal(metav1.Status) bytes for an exit code, as the kubelet/translator write them. */

@@ -46,6 +46,10 @@ export const RST_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEnt
 
 export const GoAwayStatus = { OK: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2 } as const;
 
+export const GOAWAY_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(GoAwayStatus).map(([name, code]) => [code, name]),
+);
+
 /**
  * Limits for everything a peer can make us allocate (CVE-2026-35469 is the
  * reason each exists). Each default is far above what Kubernetes sends

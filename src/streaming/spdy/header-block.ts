@@ -74,7 +74,7 @@ export function decodePlainHeaderBlock(block: Buffer, limits: HeaderBlockLimits)
     throw probeError(
       'SPDY_HEADER_LIMIT',
       `header block has ${count} pairs; the limit is ${limits.maxHeaderPairs}`,
-      { pairs: count, limit: limits.maxHeaderPairs },
+      { value: count, limit: limits.maxHeaderPairs },
     );
   }
   // Each pair needs at least two 4-byte lengths.
@@ -136,7 +136,7 @@ export class HeaderBlockEncoder {
     if (!this.deflate) return this.stored(plain);
     this.chunks = [];
     if (!this.deflate.push(plain, Z_SYNC_FLUSH)) {
-      throw probeError('SPDY_HEADER_BLOCK', `header compression failed: ${this.deflate.msg || 'zlib error'}`);
+      throw probeError('SPDY_HEADER_BLOCK', `header compression failed: ${this.deflate.msg || 'zlib error'}`, {});
     }
     const out = Buffer.concat(this.chunks);
     this.chunks = [];
@@ -182,7 +182,7 @@ export class HeaderBlockDecoder {
         throw probeError(
           'SPDY_HEADER_LIMIT',
           `header block inflates past ${this.limits.maxHeaderBlockBytes} bytes (zlib bomb or oversized headers)`,
-          { limit: this.limits.maxHeaderBlockBytes },
+          { limit: this.limits.maxHeaderBlockBytes, value: this.produced },
         );
       }
       this.chunks.push(chunk);
@@ -197,7 +197,7 @@ export class HeaderBlockDecoder {
     try {
       const ok = this.inflate.push(compressed, Z_SYNC_FLUSH);
       if (!ok || (this.inflate.err !== 0 && this.inflate.err !== 1)) {
-        throw probeError('SPDY_HEADER_BLOCK', `header block does not inflate: ${this.inflate.msg || `zlib error ${this.inflate.err}`}`);
+        throw probeError('SPDY_HEADER_BLOCK', `header block does not inflate: ${this.inflate.msg || `zlib error ${this.inflate.err}`}`, {});
       }
     } catch (err) {
       this.broken = err as Error;

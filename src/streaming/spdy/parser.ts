@@ -8,7 +8,7 @@
  * (k8s-streaming-protocols.md section 3.1), plus our own limits, each checked
  * before the payload is buffered.
  */
-import { probeError, type ProbeError } from '../../errors.js';
+import { ProbeError, probeError, type ErrorContexts } from '../../errors.js';
 import {
   CONTROL_TYPE_NAMES,
   ControlType,
@@ -42,7 +42,7 @@ export class SpdyFrameParser {
   constructor(limits: Partial<SpdyLimits> = {}) {
     this.limits = { ...DEFAULT_SPDY_LIMITS, ...limits };
     if (this.limits.maxFramePayloadBytes > PROTOCOL_MAX_PAYLOAD_BYTES) {
-      throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`);
+      throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`, { field: 'maxFramePayloadBytes' });
     }
     this.headerDecoder = new HeaderBlockDecoder(this.limits);
   }
@@ -134,7 +134,7 @@ export class SpdyFrameParser {
         throw probeError('SPDY_BAD_VERSION', `control frame version ${header.version} (expected 3) at byte ${offset}: the peer does not speak SPDY/3`, { offset, version: header.version });
       }
       if (!(header.type in CONTROL_TYPE_NAMES)) {
-        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${header.type} at byte ${offset}`, { offset, frameType: header.type });
+        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${header.type} at byte ${offset}`, { offset, controlType: header.type });
       }
     }
     return header;
@@ -144,7 +144,7 @@ export class SpdyFrameParser {
     const bad = (msg: string) =>
       probeError('SPDY_BAD_FRAME', `${h.control ? CONTROL_TYPE_NAMES[h.type] : 'DATA'} frame at byte ${h.offset}: ${msg}`, {
         offset: h.offset,
-        frameType: h.control ? h.type : 0,
+        frameType: h.control ? (CONTROL_TYPE_NAMES[h.type] ?? String(h.type)) : 'DATA',
       });
     const needLength = (min: number, exact = false) => {
       if (exact ? p.length !== min : p.length < min) throw bad(`length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
@@ -156,8 +156,8 @@ export class SpdyFrameParser {
       try {
         return this.headerDecoder.decode(block);
       } catch (err) {
-        const e = err as ProbeError;
-        throw probeError(e.code, `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`, { ...e.context, offset: h.offset }, e);
+        const e = err as ProbeError<'SPDY_HEADER_BLOCK' | 'SPDY_HEADER_LIMIT'>;
+        throw new ProbeError(e.code, `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`, { ...e.context, offset: h.offset } as ErrorContexts[typeof e.code], e);
       }
     };
     const streamIdAt = (o: number) => {
@@ -205,7 +205,7 @@ export class SpdyFrameParser {
         if (count > this.limits.maxSettingsEntries) {
           throw probeError('SPDY_HEADER_LIMIT', `SETTINGS frame at byte ${h.offset} has ${count} entries; the limit is ${this.limits.maxSettingsEntries}`, {
             offset: h.offset,
-            entries: count,
+            value: count,
             limit: this.limits.maxSettingsEntries,
           });
         }
@@ -235,7 +235,7 @@ export class SpdyFrameParser {
         return { type: 'WINDOW_UPDATE', streamId: p.readUInt32BE(0) & 0x7fffffff, delta: p.readUInt32BE(4) & 0x7fffffff };
       }
       default:
-        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${h.type} at byte ${h.offset}`, { offset: h.offset });
+        throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${h.type} at byte ${h.offset}`, { offset: h.offset, controlType: h.type });
     }
   }
 }

@@ -9,7 +9,7 @@ import type { HeaderBlockEncoder } from './header-block.js';
 
 function controlHeader(type: number, flags: number, length: number): Buffer {
   if (length > PROTOCOL_MAX_PAYLOAD_BYTES) {
-    throw probeError('SPDY_FRAME_TOO_LARGE', `control frame payload of ${length} bytes exceeds 24 bits`, { length });
+    throw probeError('SPDY_FRAME_TOO_LARGE', `control frame payload of ${length} bytes exceeds 24 bits`, { length, limit: PROTOCOL_MAX_PAYLOAD_BYTES });
   }
   const h = Buffer.alloc(FRAME_HEADER_BYTES);
   h.writeUInt16BE(0x8000 | SPDY_VERSION, 0);
@@ -33,15 +33,15 @@ function checkStreamId(id: number): number {
 
 export function dataFrameHeader(streamId: number, flags: number, length: number): Buffer {
   if (length > PROTOCOL_MAX_PAYLOAD_BYTES) {
-    throw probeError('SPDY_FRAME_TOO_LARGE', `DATA payload of ${length} bytes exceeds 24 bits`, { streamId, length });
+    throw probeError('SPDY_FRAME_TOO_LARGE', `DATA payload of ${length} bytes exceeds 24 bits`, { streamId, length, limit: PROTOCOL_MAX_PAYLOAD_BYTES });
   }
   return u32(checkStreamId(streamId) & MAX_STREAM_ID, ((flags & 0xff) << 24 | length) >>> 0);
 }
 
-/** Serializes any frame. Returns the pieces so callers can write them as they wish. */
+/** Serializes any frame into one buffer, ready to write. */
 export function serializeFrame(frame: SpdyFrame, encoder?: HeaderBlockEncoder): Buffer {
   const needEncoder = (): HeaderBlockEncoder => {
-    if (!encoder) throw probeError('SPDY_PROTOCOL', `${frame.type} needs a header encoder`);
+    if (!encoder) throw probeError('SPDY_PROTOCOL', `${frame.type} needs a header encoder`, {});
     return encoder;
   };
   switch (frame.type) {

@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
-import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
+import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
 import type { SpdyFrame, SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
@@ -20,9 +20,8 @@ export type SpdyRole = 'client' | 'server';
 
 export interface SessionEnd {
   readonly cause: SpdySessionEndCause;
+  /** For `goaway`, a SPDY_GOAWAY error whose context has the status and last good stream. */
   readonly error?: Error;
-  /** GOAWAY status when cause is 'goaway'. */
-  readonly goAwayStatus?: number;
 }
 
 export interface SpdySessionOptions {
@@ -72,15 +71,11 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     if (options.head && options.head.length > 0) queueMicrotask(() => this.onBytes(options.head!));
   }
 
-  get streamCount(): number {
-    return this.streams.size;
-  }
-
   /** Opens a stream (SYN_STREAM, flags 0, priority 0, as kubectl). Await `stream.replied` for the SYN_REPLY. */
   openStream(headers: Readonly<Record<string, string>>): SpdyStream {
-    if (this.end || this.goingAway) throw probeError('SPDY_SESSION_CLOSED', 'cannot open a stream: the SPDY session is closed');
+    if (this.end || this.goingAway) throw probeError('SPDY_SESSION_CLOSED', 'cannot open a stream: the SPDY session is closed', { cause: this.end?.cause });
     if (this.streams.size >= this.limits.maxConcurrentStreams) {
-      throw probeError('SPDY_STREAM_LIMIT', `cannot open more than ${this.limits.maxConcurrentStreams} streams on one session`);
+      throw probeError('SPDY_STREAM_LIMIT', `cannot open more than ${this.limits.maxConcurrentStreams} streams on one session`, { limit: this.limits.maxConcurrentStreams });
     }
     const id = this.nextStreamId;
     this.nextStreamId += 2;
@@ -104,7 +99,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
 
   /** Sends a PING with our next id; resolves with the round trip in ms. Like spdystream, it has no timeout of its own. */
   ping(): Promise<number> {
-    if (this.end) return Promise.reject(probeError('SPDY_SESSION_CLOSED', 'cannot ping: the SPDY session is closed'));
+    if (this.end) return Promise.reject(probeError('SPDY_SESSION_CLOSED', 'cannot ping: the SPDY session is closed', { cause: this.end.cause }));
     const id = this.nextPingId;
     this.nextPingId = this.nextPingId + 2 > 0x7ffffffe ? (this.role === 'client' ? 1 : 2) : this.nextPingId + 2;
     return new Promise((resolve, reject) => {
@@ -162,7 +157,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private writeFrame(frame: SpdyFrame): void {
     if (this.end || this.transport.destroyed) return;
     if (!this.encoder && (frame.type === 'SYN_STREAM' || frame.type === 'SYN_REPLY' || frame.type === 'HEADERS')) {
-      throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`);
+      throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`, {});
     }
     this.transport.write(serializeFrame(frame, this.encoder));
   }
@@ -233,9 +228,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         this.goingAway = true;
         this.finish({
           cause: 'goaway',
-          goAwayStatus: frame.status,
-          error: probeError('SPDY_GOAWAY', `the peer sent GOAWAY (status ${frame.status}, last good stream ${frame.lastGoodStreamId})`, {
+          error: probeError('SPDY_GOAWAY', `the peer sent GOAWAY (${GOAWAY_STATUS_NAMES[frame.status] ?? `status ${frame.status}`}, last good stream ${frame.lastGoodStreamId})`, {
             status: frame.status,
+            lastGoodStreamId: frame.lastGoodStreamId,
           }),
         });
         this.transport.end();

@@ -4,7 +4,7 @@
  * end of connection as EOF) and are recorded in `resetStatus` / `endError`.
  */
 import { Duplex } from 'node:stream';
-import { probeError } from '../../errors.js';
+import { probeError, type ProbeError } from '../../errors.js';
 import { DATA_CHUNK_BYTES, FLAG_FIN, RST_STATUS_NAMES, RstStatus, STREAM_REPLY_TIMEOUT_MS } from './constants.js';
 import type { SpdyHeaders } from './frames.js';
 
@@ -72,7 +72,7 @@ export class SpdyStream extends Duplex {
       await Promise.race([
         this.replied,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id })), timeoutMs);
+          timer = setTimeout(() => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs })), timeoutMs);
         }),
       ]);
     } finally {
@@ -98,6 +98,14 @@ export class SpdyStream extends Duplex {
     this.owner.streamFinished(this);
   }
 
+  /** The reset as an error, with its RST status (CANCEL, REFUSED_STREAM…) and who sent it. */
+  private resetError(): ProbeError<'SPDY_STREAM_RESET'> {
+    const status = this.resetStatus ?? 0;
+    const statusName = RST_STATUS_NAMES[status] ?? `status ${status}`;
+    const by = this.resetByPeer ? 'by the peer' : 'by us';
+    return probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset ${by} (${statusName})`, { streamId: this.id, status, statusName, byPeer: this.resetByPeer });
+  }
+
   // ---- called by the session -------------------------------------------------
 
   onReply(headers: SpdyHeaders): void {
@@ -120,8 +128,7 @@ export class SpdyStream extends Duplex {
     if (this.resetStatus !== undefined) return;
     this.resetStatus = status;
     this.resetByPeer = true;
-    this.rejectReply(probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset by the peer (${RST_STATUS_NAMES[status] ?? `status ${status}`})`, { streamId: this.id, status }));
-    this.emit('reset', status);
+    this.rejectReply(this.resetError());
     this.finishReadable();
     this.owner.streamFinished(this);
   }
@@ -149,7 +156,7 @@ export class SpdyStream extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (this.resetStatus !== undefined || this.endError) {
-      cb(this.endError ?? probeError('SPDY_STREAM_RESET', `stream ${this.id} is reset (${RST_STATUS_NAMES[this.resetStatus ?? 0] ?? `status ${this.resetStatus}`})`, { streamId: this.id }));
+      cb(this.endError ?? this.resetError());
       return;
     }
     if (chunk.length <= DATA_CHUNK_BYTES) {

@@ -1,0 +1,32 @@
+/**
+ * The Lambda runner's time budget, defined once: the construct sizes the
+ * function's timeout with it, the config refuses holds that cannot fit, and
+ * the handler plans each invocation against it.
+ */
+import { sessionDeadlineMs } from '../probe/session.js';
+import { MAX_HOLD_SECONDS } from '../vocabulary.js';
+
+/** Lambda's own hard limit on one invocation. */
+export const LAMBDA_MAX_SECONDS = 900;
+/** The Lambda's connection limits: shorter than the CLI's, so a run fits its schedule. */
+export const LAMBDA_CONNECTION_TIMEOUTS = { dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 } as const;
+export const LAMBDA_ECHO_TIMEOUT_MS = 5_000;
+/** Left unused at the end of every invocation, so the handler always returns. */
+export const SAFETY_MARGIN_MS = 5_000;
+/** Time reserved for PutMetricData and its retries. */
+export const PUBLISH_BUDGET_MS = 8_000;
+/** Time reserved for credentials (STS presign, Secrets Manager, DescribeCluster). */
+export const ACCESS_BUDGET_MS = 5_000;
+
+/** The session limit of a Lambda session holding `holdSeconds`, ms. */
+export function lambdaSessionMs(holdSeconds: number): number {
+  return sessionDeadlineMs(holdSeconds, LAMBDA_CONNECTION_TIMEOUTS, { echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS });
+}
+
+/** Seconds one invocation needs whose longest hold is `holdSeconds`: the session, credentials, publishing, the margin. */
+export function lambdaRunSeconds(holdSeconds: number): number {
+  return Math.ceil((lambdaSessionMs(holdSeconds) + ACCESS_BUDGET_MS + PUBLISH_BUDGET_MS + SAFETY_MARGIN_MS) / 1000);
+}
+
+/** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
+export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS - lambdaRunSeconds(0));

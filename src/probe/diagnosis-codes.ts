@@ -1,0 +1,35 @@
+/**
+ * Every diagnosis the probe can make, with its stable code (docs/diagnoses.md).
+ * A diagnosis says what a failure means for the path; an error code
+ * (docs/errors.md) says what failed.
+ */
+export const DIAGNOSIS_CODES = {
+  // Upgrade refused or broken
+  'hop-refused-upgrade': 'an L7 hop (proxy, ingress, WAF) answered the upgrade itself, without 101',
+  'hop-stripped-upgrade': 'the API server got the request without its upgrade headers: a hop dropped them',
+  'api-server-refused': 'the API server itself refused the upgrade',
+  'rbac-websocket-create': 'the API server refused a WebSocket upgrade with 403 (from 1.35 it needs create as well as get)',
+  'upgrade-no-answer': 'the upgrade request got no answer: a buffering hop',
+  'bad-upgrade-response': 'a 101 came back, but not the one the protocol needs',
+  'proxy-refused-tunnel': 'the forward proxy refused the CONNECT tunnel',
+  unreachable: 'the API server could not be reached (DNS, TCP, TLS)',
+  'upgrade-failed': 'the connection broke during the handshake',
+  // After the upgrade
+  'channel-broken': 'the upgrade worked but the first echo did not',
+  'black-hole': 'after the hold the connection looked open but nothing came back',
+  'stream-corrupted': 'bytes inside the upgraded connection were altered',
+  'no-pong': "kubectl's 61 s pong deadline passed",
+  'idle-timeout': 'a hop cut the session after it had been idle',
+  'lost-during-hold': 'the session was lost during the hold, cause unknown',
+  'session-error': 'the session failed after the upgrade',
+  // Across sessions
+  'keepalive-dependent': "kubectl's pings keep the session alive; clients without pings break",
+  'pings-ignored': 'the session was cut as early with pings as without',
+  'exec-portforward-disagree': 'one operation works on this path and the other does not',
+  'silent-fallback': "today's kubectl works here only because it falls back to SPDY",
+  // The probe's own setup
+  'rbac-preflight': 'SelfSubjectAccessReview says the probe lacks a verb the upgrades need',
+  credentials: 'the probe could not get credentials for the cluster',
+} as const;
+
+export type DiagnosisCode = keyof typeof DIAGNOSIS_CODES;
