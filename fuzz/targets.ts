@@ -1,9 +1,10 @@
 /**
  * Fuzz targets: the SPDY frame parser, the header-block inflater and the
- * channel decoders. The invariant for each: on any input only our typed
- * errors escape (anything else is a crash), and a fresh parser still decodes
- * a valid frame afterwards. Used by jsfuzz (scripts/fuzz.mjs) and replayed
- * over the committed corpus by test/unit/fuzz-corpus.test.ts.
+ * channel decoders. The invariants: on any input only our typed errors escape
+ * (anything else is a crash); whole and split input agree; and a parser or
+ * decoder that failed stays failed with the same code, as documented, instead
+ * of decoding garbage afterwards. Used by jsfuzz (scripts/fuzz.mjs) and
+ * replayed over the committed corpus by test/unit/fuzz-corpus.test.ts.
  */
 import { isProbeError } from '../src/errors.js';
 import { decodeChannelMessage } from '../src/streaming/channel/codec.js';
@@ -22,9 +23,15 @@ function typedOnly(fn: () => void): void {
   }
 }
 
-function stillWorks(): void {
-  const frames = new SpdyFrameParser().push(VALID_DATA);
-  if (frames.length !== 1 || frames[0]!.type !== 'DATA') throw new Error('a fresh parser no longer decodes a valid frame');
+/** A parser that failed with `code` must fail again, with the same code, on a valid frame. */
+function staysFailed(parser: SpdyFrameParser, code: string): void {
+  let again: string | undefined;
+  try {
+    parser.push(VALID_DATA);
+  } catch (e) {
+    again = (e as { code?: string }).code;
+  }
+  if (again !== code) throw new Error(`a failed parser (${code}) accepted more input (${again ?? 'no error'})`);
 }
 
 export function fuzzSpdyFrames(data: Buffer): void {
@@ -54,15 +61,34 @@ export function fuzzSpdyFrames(data: Buffer): void {
   });
   if (errA !== errB) throw new Error(`whole and split disagree: ${errA} vs ${errB}`);
   if (!errA && JSON.stringify(a) !== JSON.stringify(b)) throw new Error('whole and split give different frames');
-  stillWorks();
+  if (errA) {
+    staysFailed(whole, errA);
+    staysFailed(split, errA);
+  }
 }
 
 export function fuzzHeaderBlock(data: Buffer): void {
   typedOnly(() => void decodePlainHeaderBlock(data, LIMITS));
   const decoder = new HeaderBlockDecoder(LIMITS);
-  typedOnly(() => void decoder.decode(data));
-  typedOnly(() => void decoder.decode(data)); // a broken context must stay a typed error
-  stillWorks();
+  let failed = false;
+  typedOnly(() => {
+    try {
+      decoder.decode(data);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+  if (failed) {
+    // A broken zlib context cannot be trusted again: every later block must fail, typed.
+    let again: unknown;
+    try {
+      decoder.decode(data);
+    } catch (e) {
+      again = e;
+    }
+    if (!isProbeError(again)) throw new Error('a header decoder that failed decoded the next block');
+  }
 }
 
 const PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'base64.channel.k8s.io', 'channel.k8s.io', ''];

@@ -1,5 +1,6 @@
 /**
- * The kubelet side of exec/attach over SPDY (k8s-streaming-protocols.md 2.3-2.6):
+ * The kubelet side of exec/attach over SPDY (kubelet
+ * pkg/cri/streaming/remotecommand/httpstream.go, exec.go ServeExec):
  * reply to each stream at once, wait for the expected set, run the command,
  * FIN stdout/stderr, write the status on the error stream, FIN it.
  */

@@ -1,6 +1,8 @@
 /**
- * The API server side of exec/attach over WebSocket (translator sequence,
- * k8s-streaming-protocols.md 4.3; legacy names per 4.6).
+ * The API server side of exec/attach over WebSocket, in the translator's
+ * sequence (apiserver pkg/util/proxy/streamtranslator.go, websocket.go
+ * createWebSocketStreams); the legacy names as the kubelet's own server
+ * (kubelet pkg/cri/streaming/remotecommand/websocket.go).
  */
 import { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';

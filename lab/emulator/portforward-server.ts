@@ -1,6 +1,7 @@
 /**
  * The kubelet side of port-forward over SPDY (direct, or inside the WebSocket
- * tunnel), and the legacy v4 WebSocket port-forward (k8s-streaming-protocols.md 5, 6).
+ * tunnel), and the legacy v4 WebSocket port-forward (kubelet
+ * pkg/cri/streaming/portforward/httpstream.go, websocket.go).
  */
 import net from 'node:net';
 import type WebSocket from 'ws';

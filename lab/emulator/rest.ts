@@ -1,6 +1,7 @@
 /**
- * The REST endpoints real kubectl needs before it upgrades (k8s-streaming-
- * protocols.md section 8): legacy discovery, the pod, /version, pod lists
+ * The REST endpoints real kubectl needs before it upgrades (client-go
+ * discovery/discovery_client.go; kubectl pkg/cmd/exec, portforward): legacy
+ * discovery, the pod, /version, pod lists
  * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { probeError } from '../errors.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { ExecPluginConfig, ResolvedContext } from './kubeconfig.js';
+import { userAgent } from '../version.js';
 import { chooseProxy } from './proxy.js';
 import type { SecretRedactor } from './secrets.js';
 
@@ -138,6 +139,6 @@ export async function connectionFor(ctx: ResolvedContext, opts: CredentialOption
     // Go verifies an https:// proxy with the same TLS config as the cluster (its CA, its skip-verify).
     proxy: proxy ? { url: proxy, tls: { ca: ctx.cluster.caPem ? [ctx.cluster.caPem] : undefined, insecureSkipVerify: ctx.cluster.insecureSkipTlsVerify } } : undefined,
     headers,
-    userAgent: 'kube-stream-probe/0.1.0',
+    userAgent: userAgent(),
   };
 }

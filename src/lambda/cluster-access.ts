@@ -8,6 +8,7 @@ import type { EKSClient } from '@aws-sdk/client-eks';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { eksToken } from '../aws/eks-token.js';
+import { userAgent } from '../version.js';
 import { LAMBDA_CONNECTION_TIMEOUTS } from '../config/lambda-limits.js';
 import type { ClusterConfig } from '../config/probe-config.js';
 import { probeError } from '../errors.js';
@@ -46,7 +47,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
     }
     const token = await eksToken({ clusterName: auth.clusterName, region: auth.region ?? region, credentials: await deps.credentials() });
     deps.redactor.add(token);
-    return { server, tls: { ca: [ca] }, headers: { Authorization: `Bearer ${token}` }, userAgent: 'kube-stream-probe/0.1.0 (lambda)', ...LAMBDA_TIMEOUTS };
+    return { server, tls: { ca: [ca] }, headers: { Authorization: `Bearer ${token}` }, userAgent: userAgent('lambda'), ...LAMBDA_TIMEOUTS };
   }
   const arn = cluster.auth.secretArn;
   let value = cache.secrets.get(arn);
@@ -67,7 +68,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
     const ctx = parseKubeconfig(parsed.kubeconfig, `secret ${arn}`);
     if (ctx.user.exec) throw probeError('KUBECONFIG_INVALID', `secret ${arn}: exec credential plugins cannot run in the Lambda; store a token or use auth type "eks"`, { file: `secret ${arn}`, field: 'users.user.exec' });
     const conn = await connectionFor(ctx, { env: {}, redactor: deps.redactor });
-    return { ...conn, server, ...LAMBDA_TIMEOUTS };
+    return { ...conn, server, userAgent: userAgent('lambda'), ...LAMBDA_TIMEOUTS };
   }
   if (parsed?.token) {
     deps.redactor.add(parsed.token);
@@ -76,7 +77,7 @@ export async function connectionForCluster(cluster: ClusterConfig, region: strin
       server,
       tls: caData ? { ca: [Buffer.from(caData, 'base64').toString('utf8')] } : undefined,
       headers: { Authorization: `Bearer ${parsed.token}` },
-      userAgent: 'kube-stream-probe/0.1.0 (lambda)',
+      userAgent: userAgent('lambda'),
       ...LAMBDA_TIMEOUTS,
     };
   }

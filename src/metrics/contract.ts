@@ -1,5 +1,5 @@
 /**
- * The metric contract (architecture.md): names, units and dimensions, defined
+ * The metric contract (docs/architecture.md): names, units and dimensions, defined
  * once and imported by the publisher, the EMF writer and the CDK alarms and
  * dashboard.
  */

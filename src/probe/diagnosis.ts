@@ -1,16 +1,16 @@
 /**
  * Turns results into the likely broken hop, in plain words, with the measured
- * numbers and what to check next (architecture.md, "Verdicts and diagnosis").
+ * numbers and what to check next (docs/architecture.md, "Verdicts and diagnosis"; codes in docs/diagnoses.md).
  */
-import type { Transport } from '../streaming/types.js';
+import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, seconds } from '../streaming/keepalive.js';
+import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
-const TRANSPORT_WORDS: Readonly<Record<Transport, string>> = { websocket: 'WebSocket', spdy: 'SPDY' };
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
   websocket: 'GET with `Connection: Upgrade` and `Upgrade: websocket`',
   spdy: 'POST with `Connection: Upgrade` and `Upgrade: SPDY/3.1`',
 };
-const opWords = (r: SessionResult) => (r.operation === 'exec' ? 'exec' : 'port-forward');
+const opWords = (r: SessionResult) => OPERATION_WORDS[r.operation];
 const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
 
 /** Idle timeouts that usually sit at a given duration, in seconds. */
@@ -112,7 +112,7 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
       return { code: 'stream-corrupted', summary: `The ${what(r)} stream was corrupted during the hold.`, check: 'A hop altered bytes inside the upgraded connection.' };
     }
     if (h.cause === 'no-pong') {
-      return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for 61 s.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
+      return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for ${seconds(WS_PONG_DEADLINE_MS)}.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
     }
     if (h.disconnectSeconds !== null) {
       const near = knownTimeoutNear(h.disconnectSeconds);
@@ -151,7 +151,7 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
         out.push({
           code: 'pings-ignored',
           summary: `${what(r)}: the session was cut after ${fmt(a)} s even with kubectl's pings (${fmt(b)} s without).`,
-          check: 'The hop counts only application data as activity and ignores keepalive frames, or its idle timeout is shorter than the ping interval (5 s; 10 s inside the WebSocket port-forward tunnel).',
+          check: `The hop counts only application data as activity and ignores keepalive frames, or its idle timeout is shorter than the ping interval (${seconds(SPDY_PING_PERIOD_MS)}; ${seconds(TUNNEL_PING_PERIOD_MS)} inside the WebSocket port-forward tunnel).`,
         });
       }
     }
@@ -166,7 +166,7 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
       summary: `${TRANSPORT_WORDS[r.transport]} ${opWords(good)} works but ${opWords(bad)} does not (keepalive "${r.keepalive}", hold ${r.holdSeconds} s).`,
       check:
         r.transport === 'websocket'
-          ? 'They are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and use different keepalives (5 s WebSocket pings vs 10 s SPDY pings in the tunnel). Check both gates and the idle timeout against 10 s.'
+          ? `They are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and use different keepalives (${seconds(WS_PING_PERIOD_MS)} WebSocket pings vs ${seconds(TUNNEL_PING_PERIOD_MS)} SPDY pings in the tunnel). Check both gates and the idle timeout against ${seconds(TUNNEL_PING_PERIOD_MS)}.`
           : 'They use different subresources and RBAC (pods/exec vs pods/portforward); check both.',
     });
   }

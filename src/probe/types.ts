@@ -1,4 +1,4 @@
-/** The probe's plan and results: the JSON contract of architecture.md. */
+/** The probe's plan and results: the JSON contract of docs/architecture.md. */
 import type { DialPhases } from '../net/dial.js';
 import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';

@@ -1,13 +1,15 @@
 /**
- * exec over SPDY/3.1, as client-go's SPDY executor does it
- * (k8s-streaming-protocols.md section 2): POST upgrade offering v5..v1,
- * streams created one at a time in kubectl's order, each awaited.
+ * exec over SPDY/3.1, as client-go's SPDY executor does it (client-go
+ * tools/remotecommand/spdy.go, v2.go createStreams): POST upgrade offering
+ * v5..v1, streams created one at a time in kubectl's order (error, stdin,
+ * stdout, stderr, resize), each SYN_REPLY awaited before the next.
  */
 import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
 import { ExecSubprotocol } from './channel/codec.js';
 import { execPath } from './paths.js';
-import { SPDY_PING_PERIOD_MS, startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
+import { SPDY_PING_PERIOD_MS } from './keepalive.js';
+import { startSpdyKeepalive, spdyEnd } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { SpdyStream } from './spdy/stream.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';

@@ -1,7 +1,8 @@
 /**
  * exec over WebSocket (KEP-4006, `v5.channel.k8s.io`; v4 and the legacy
  * names too when offered), as client-go's WebSocket executor does it
- * (k8s-streaming-protocols.md section 4).
+ * (client-go tools/remotecommand/websocket.go; apiserver
+ * pkg/util/proxy/streamtranslator.go on the other side).
  */
 import { PassThrough, Writable } from 'node:stream';
 import { Channel, ExecSubprotocol, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';

@@ -2,12 +2,15 @@
  * port-forward as client-go does it over a SPDY session, direct (POST,
  * `portforward.k8s.io`) or tunnelled in WebSocket (GET,
  * `SPDY/3.1+portforward.k8s.io`): one error+data stream pair per forwarded
- * connection, headers `streamtype`, `port`, `requestid` (section 5 and 6).
+ * connection, headers `streamtype`, `port`, `requestid` (client-go
+ * tools/portforward/portforward.go handleConnection; the tunnel:
+ * tunneling_dialer.go and apiserver pkg/util/proxy/streamtunnel.go).
  */
 import { isProbeError, probeError } from '../errors.js';
 import { withTimeout } from '../timers.js';
 import { podPath } from './paths.js';
-import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
+import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS } from './keepalive.js';
+import { spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd, ForwardedConnection, PortForwardOptions, PortForwardSession, Transport } from './types.js';
 import type { ConnectionConfig } from '../net/connection.js';

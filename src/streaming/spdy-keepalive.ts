@@ -1,12 +1,9 @@
-/** kubectl's SPDY keepalive and the mapping of a session's end to the probe's causes. */
+/** kubectl's SPDY keepalive (periods in keepalive.ts) and the mapping of a session's end to the probe's causes. */
 import type { Socket } from 'node:net';
 import { isProbeError } from '../errors.js';
 import type { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd } from './types.js';
 
-/** client-go: SPDY PING every 5 s on direct SPDY, every 10 s inside the WebSocket tunnel. */
-export const SPDY_PING_PERIOD_MS = 5_000;
-export const TUNNEL_PING_PERIOD_MS = 10_000;
 
 export function startSpdyKeepalive(session: SpdySession, periodMs: number): { stop(): void } {
   // Like spdystream, an unanswered ping never fails the session by itself.

@@ -6,13 +6,11 @@
  */
 import type { Socket } from 'node:net';
 import { probeError, type ProbeError } from '../errors.js';
+import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from './keepalive.js';
 import type { WsLike } from './ws-client.js';
 import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
 import type { ConnectionEnd, KeepaliveMode, TransportEndCause } from './types.js';
 
-/** client-go websocket.go: ping every 5 s; only a pong pushes the 61 s read deadline. */
-export const WS_PING_PERIOD_MS = 5_000;
-export const WS_PONG_DEADLINE_MS = 61_000;
 
 export interface WebSocketKeepalive {
   readonly pingPeriodMs: number;

@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openExec } from '../../src/streaming/index.js';
 import { upgradeWebSocket } from '../../src/streaming/upgrade.js';
-import { WebSocketConnection, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from '../../src/streaming/ws-connection.js';
+import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from '../../src/streaming/keepalive.js';
+import { WebSocketConnection } from '../../src/streaming/ws-connection.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { rawServer, ws101, type RawServer } from '../helpers/raw-server.js';
 

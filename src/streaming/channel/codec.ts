@@ -1,7 +1,8 @@
 /**
- * The Kubernetes channel protocols over WebSocket (k8s-streaming-protocols.md
- * 4.2, 4.6): each binary message is [channel byte][payload]; the base64
- * variants use text messages of an ASCII digit then StdEncoding base64.
+ * The Kubernetes channel protocols over WebSocket (apimachinery
+ * pkg/util/httpstream/wsstream/conn.go; client-go tools/remotecommand/
+ * websocket.go for v5): each binary message is [channel byte][payload]; the
+ * base64 variants use text messages of an ASCII digit then StdEncoding base64.
  */
 import { probeError } from '../../errors.js';
 

@@ -5,8 +5,8 @@
  * ProbeError with the byte offset, and the parser stays failed afterwards.
  *
  * Every rule that makes spdystream's reader end the session is enforced here
- * (k8s-streaming-protocols.md section 3.1), plus our own limits, each checked
- * before the payload is buffered.
+ * (moby/spdystream spdy/read.go, connection.go), plus our own limits, each
+ * checked before the payload is buffered (CVE-2026-35469).
  */
 import { ProbeError, probeError, type ErrorContexts } from '../../errors.js';
 import {
