@@ -5,14 +5,14 @@
 import { lambdaCostPerRun, PRICES } from '../src/config/cost.js';
 import { runPlan } from '../src/probe/runner.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
-import { startTestEmulator } from '../test/helpers/emulator.js';
+import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
 import { BenchFailure, type Row } from './common.js';
 
 const HOLD_SECONDS = 5;
 
 /** 128 MB: the default for locations of up to three clusters (functionMemoryMb). */
 export async function costBench(memoryMb = 128): Promise<Row[]> {
-  const lab = await startTestEmulator({});
+  const lab = await startEmulatorWithKubeconfig({});
   try {
     const t0 = performance.now();
     const report = await runPlan({

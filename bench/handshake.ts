@@ -5,14 +5,14 @@
  */
 import { openExec } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
-import { startTestEmulator } from '../test/helpers/emulator.js';
-import { runKubectl } from '../test/helpers/kubectl.js';
+import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
+import { runKubectl } from '../lab/kubectl.js';
 import { BenchFailure, median, percentile, type Row } from './common.js';
 
 const N = 40;
 
 export async function handshakeBench(): Promise<Row[]> {
-  const lab = await startTestEmulator({});
+  const lab = await startEmulatorWithKubeconfig({});
   const rows: Row[] = [];
   try {
     for (const transport of ['spdy', 'websocket'] as Transport[]) {

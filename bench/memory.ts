@@ -1,6 +1,6 @@
 /** Memory per held idle session: RSS growth with 1, 100 and 500 sessions per transport, in a clean child process. */
 import { spawn } from 'node:child_process';
-import { startTestEmulator } from '../test/helpers/emulator.js';
+import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
 import { BenchFailure, type Row } from './common.js';
 
 function run(cmd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
@@ -16,7 +16,7 @@ function run(cmd: string, args: string[]): Promise<{ status: number | null; stdo
 }
 
 export async function memoryBench(): Promise<Row[]> {
-  const lab = await startTestEmulator({});
+  const lab = await startEmulatorWithKubeconfig({});
   const rows: Row[] = [];
   try {
     for (const transport of ['spdy', 'websocket']) {

@@ -7,8 +7,8 @@
 import net from 'node:net';
 import { openPortForward } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
-import { startTestEmulator } from '../test/helpers/emulator.js';
-import { withKubectlPortForward } from '../test/helpers/kubectl.js';
+import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
+import { withKubectlPortForward } from '../lab/kubectl.js';
 import { echoThroughput, median, payload, type Row } from './common.js';
 
 const MIB = 64;
@@ -23,7 +23,7 @@ function tcp(port: number): Promise<net.Socket> {
 }
 
 export async function throughputBench(): Promise<Row[]> {
-  const lab = await startTestEmulator({});
+  const lab = await startEmulatorWithKubeconfig({});
   const { data, sha } = payload(MIB * 1024 * 1024);
   const rows: Row[] = [];
   try {

@@ -3,8 +3,8 @@
  * pods/portforward and pods/attach in the target namespace. WebSocket
  * upgrades are GET ("get"; from 1.35 also "create"), SPDY upgrades POST ("create").
  */
-import type { ConnectionConfig } from '../net/connection.js';
-import { restRequest } from './rest.js';
+import { errorMessage } from '../errors.js';
+import type { RestClient } from './rest.js';
 
 /** The streaming subresources and the verbs their upgrades are authorised as. */
 export const STREAMING_SUBRESOURCES = ['exec', 'portforward', 'attach'] as const;
@@ -20,13 +20,13 @@ export interface AccessCheck {
   readonly reason?: string;
 }
 
-export async function rbacPreflight(config: ConnectionConfig, namespace: string, pod?: string): Promise<AccessCheck[]> {
+export async function rbacPreflight(rest: RestClient, namespace: string, pod?: string): Promise<AccessCheck[]> {
   const checks: Array<[Subresource, Verb]> = [];
   for (const sub of STREAMING_SUBRESOURCES) for (const verb of UPGRADE_VERBS) checks.push([sub, verb]);
   return Promise.all(
     checks.map(async ([subresource, verb]): Promise<AccessCheck> => {
       try {
-        const r = await restRequest(config, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+        const r = await rest.request('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
           apiVersion: 'authorization.k8s.io/v1',
           kind: 'SelfSubjectAccessReview',
           spec: { resourceAttributes: { namespace, verb, resource: 'pods', subresource, ...(pod ? { name: pod } : {}) } },
@@ -35,7 +35,7 @@ export async function rbacPreflight(config: ConnectionConfig, namespace: string,
         if (r.status !== 201 && r.status !== 200) return { subresource, verb, allowed: undefined, reason: `SelfSubjectAccessReview answered ${r.status}` };
         return { subresource, verb, allowed: status?.allowed === true, reason: status?.reason };
       } catch (err) {
-        return { subresource, verb, allowed: undefined, reason: (err as Error).message };
+        return { subresource, verb, allowed: undefined, reason: errorMessage(err) };
       }
     }),
   );

@@ -1,61 +1,122 @@
 /**
- * A small JSON REST client over our own dialer, so REST calls take exactly
- * the path (proxy, TLS settings) the upgrades take.
+ * Plain API requests (discovery, /version, SelfSubjectAccessReview, lists) on
+ * undici's connection pool, through our own dialer (undici's `connect`
+ * option), so they take exactly the path the upgrades take (proxy, TLS
+ * settings, timed phases) and get keep-alive, a body limit and timeouts from
+ * a well-kept client. Redirects are not followed (undici never does by
+ * default); HTTP/1.1 only.
+ *
+ * Through an http(s) forward proxy, a request to an https:// server is
+ * tunnelled with CONNECT, and one to an http:// server is sent to the proxy as
+ * an absolute-URI request, as Go's http.Transport (and so kubectl) does
+ * (net/http transport.go: connectMethod.proxyURL / requiresHTTP1 and
+ * "useProxy && scheme == http").
  */
-import http from 'node:http';
-import { probeError } from '../errors.js';
-import { dial as defaultDial } from '../net/dial.js';
+// Deep import: undici's index pulls fetch, WebSocket and caches into the bundle (535 KB against 283 KB; docs/decisions.md).
+import apiRequest from 'undici/lib/api/api-request.js';
+import UndiciPool from 'undici/lib/dispatcher/pool.js';
+import type { Pool as PoolType } from 'undici';
+import { errorCodeOf, errorMessage, isProbeError, probeError } from '../errors.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
+import { dial as defaultDial, type DialTarget } from '../net/dial.js';
+import { parseKubeStatus, type KubeStatus } from './status.js';
+
+const Pool = UndiciPool;
+
+/** The largest response body read, bytes: a pod list of a 5 000-node DaemonSet fits; anything bigger is refused. */
+export const MAX_REST_BODY_BYTES = 16 * 1024 * 1024;
+/** Default per-request limit (headers, then body), ms. */
+export const DEFAULT_REST_TIMEOUT_MS = 15_000;
+/** Parallel connections per API server (the RBAC preflight sends six reviews at once). */
+const POOL_CONNECTIONS = 4;
 
 export interface RestResponse {
   readonly status: number;
+  /** The parsed JSON body, or undefined when it is not JSON. */
   readonly body: unknown;
+  /** The body as text, first 2 000 characters (for messages). */
   readonly text: string;
+  /** The body as a Kubernetes Status, when it is one. */
+  readonly kubeStatus?: KubeStatus;
 }
 
-const MAX_BODY = 4 * 1024 * 1024;
+/** Whether requests to this server go to a forward proxy as absolute URIs (http:// server, http(s) proxy). */
+function forwardsThroughProxy(config: ConnectionConfig): boolean {
+  const p = config.proxy?.url.protocol;
+  return config.server.protocol === 'http:' && (p === 'http:' || p === 'https:');
+}
 
-export async function restRequest(config: ConnectionConfig, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = 15_000): Promise<RestResponse> {
-  const dialed = await (config.dialer ?? defaultDial)({ url: config.server, tls: config.tls, proxy: config.proxy }, { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS });
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers: Record<string, string> = { Host: config.server.host, Accept: 'application/json', ...(config.headers ?? {}) };
-  if (config.userAgent) headers['User-Agent'] = config.userAgent;
-  if (payload) {
-    headers['Content-Type'] = 'application/json';
-    headers['Content-Length'] = String(payload.length);
+export class RestClient {
+  private readonly pool: PoolType;
+  private readonly absolute: boolean;
+
+  constructor(private readonly config: ConnectionConfig) {
+    this.absolute = forwardsThroughProxy(config);
+    const dialer = config.dialer ?? defaultDial;
+    // Absolute-URI requests go to the proxy itself; everything else is dialled like an upgrade.
+    const target: DialTarget = this.absolute
+      ? { url: config.proxy!.url, tls: config.proxy!.tls }
+      : { url: config.server, tls: config.tls, proxy: config.proxy };
+    const origin = `${target.url.protocol}//${target.url.host}`;
+    this.pool = new Pool(origin, {
+      connections: POOL_CONNECTIONS,
+      maxResponseSize: MAX_REST_BODY_BYTES,
+      connect: (_opts, callback) => {
+        dialer(target, { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS }).then(
+          (d) => callback(null, d.socket),
+          (err: Error) => callback(err, null),
+        );
+      },
+    });
   }
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      req.destroy();
-      reject(probeError('REST_FAILED', `${method} ${path}: no answer within ${timeoutMs} ms`, { method, path, timeoutMs }));
-    }, timeoutMs);
-    const req = http.request({ createConnection: () => dialed.socket, method, path: requestPath(config.server, path), headers, setHost: false }, (res) => {
-      const chunks: Buffer[] = [];
-      let n = 0;
-      res.on('data', (c: Buffer) => {
-        n += c.length;
-        if (n <= MAX_BODY) chunks.push(c);
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        dialed.socket.destroy();
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, text: text.slice(0, 2000) });
-      });
-      res.on('error', (e) => (clearTimeout(timer), reject(e)));
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(probeError('REST_FAILED', `${method} ${path}: ${err.code ?? err.message}`, { method, path }, err));
-    });
-    req.end(payload);
-  });
+
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = DEFAULT_REST_TIMEOUT_MS): Promise<RestResponse> {
+    const c = this.config;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { host: c.server.host, accept: 'application/json', ...(c.headers ?? {}) };
+    if (c.userAgent) headers['user-agent'] = c.userAgent;
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    if (this.absolute && c.proxy?.url.username) {
+      const cred = `${decodeURIComponent(c.proxy.url.username)}:${decodeURIComponent(c.proxy.url.password)}`;
+      headers['proxy-authorization'] = `Basic ${Buffer.from(cred).toString('base64')}`;
+    }
+    const relative = requestPath(c.server, path);
+    const requestTarget = this.absolute ? `${c.server.protocol}//${c.server.host}${relative}` : relative;
+    try {
+      const res = await apiRequest.call(this.pool, { method, path: requestTarget, headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const text = await res.body.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      const contentType = res.headers['content-type'];
+      const kubeStatus = parseKubeStatus(text, typeof contentType === 'string' ? contentType : undefined);
+      return { status: res.statusCode, body: parsed, text: text.slice(0, 2000), ...(kubeStatus ? { kubeStatus } : {}) };
+    } catch (err) {
+      // A dial failure keeps its own code and context (DIAL_TLS, DIAL_PROXY…): it says more than "the request failed".
+      if (isProbeError(err)) throw err;
+      const code = errorCodeOf(err);
+      const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
+      const why = timedOut ? `no answer within ${timeoutMs} ms` : code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? `the answer is larger than ${MAX_REST_BODY_BYTES} bytes` : errorMessage(err);
+      throw probeError('REST_FAILED', `${method} ${path}: ${why}`, { method, path, ...(timedOut ? { timeoutMs } : {}) }, err);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** One request on a client of its own (for callers that make a single call). */
+export async function restRequest(config: ConnectionConfig, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs?: number): Promise<RestResponse> {
+  const client = new RestClient(config);
+  try {
+    return await client.request(method, path, body, timeoutMs);
+  } finally {
+    await client.close();
+  }
 }
 
 export interface ServerVersion {
@@ -65,14 +126,14 @@ export interface ServerVersion {
 }
 
 /** GET /version; undefined when it cannot be read (the probe still runs). */
-export async function serverVersion(config: ConnectionConfig): Promise<{ version?: ServerVersion; error?: string }> {
+export async function serverVersion(rest: RestClient): Promise<{ version?: ServerVersion; error?: string; status?: number }> {
   try {
-    const r = await restRequest(config, 'GET', '/version', undefined, 5_000);
+    const r = await rest.request('GET', '/version', undefined, 5_000);
     const b = r.body as ServerVersion | undefined;
     if (r.status === 200 && typeof b?.gitVersion === 'string') return { version: b };
-    return { error: `GET /version answered ${r.status}` };
+    return { error: `GET /version answered ${r.status}`, status: r.status };
   } catch (err) {
-    return { error: (err as Error).message };
+    return { error: errorMessage(err) };
   }
 }
 

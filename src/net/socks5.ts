@@ -18,6 +18,7 @@ const exactly = (n: number) => (b: Buffer) => (b.length >= n ? n : undefined);
 
 export async function connectViaSocks5(socket: Socket, proxy: URL, host: string, port: number): Promise<void> {
   const where = `SOCKS5 proxy ${proxy.host}`;
+  const destination = net.isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
   const context = { proxy: proxy.host, host, port };
   const user = decodeURIComponent(proxy.username);
   const pass = decodeURIComponent(proxy.password);
@@ -55,9 +56,9 @@ export async function connectViaSocks5(socket: Socket, proxy: URL, host: string,
     const len = atyp === 1 ? 10 : atyp === 4 ? 22 : atyp === 3 ? 7 + b[4]! : 10;
     return b.length >= len ? len : undefined;
   };
-  const reply = await readUntil(socket, replyLength, `${where} CONNECT to ${host}:${port}`, context);
+  const reply = await readUntil(socket, replyLength, `${where} CONNECT to ${destination}`, context);
   if (reply[1] !== 0) {
-    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${host}:${port}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, { ...context, reply: reply[1] });
+    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${destination}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, { ...context, reply: reply[1] });
   }
 }
 

@@ -3,7 +3,7 @@
  * once (a 65 s hold plan takes about 65 s), plus the server version and the
  * RBAC preflight, then the A/B verdicts and diagnoses.
  */
-import { needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
+import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
 import { OPERATIONS, type Transport } from '../vocabulary.js';
 import { crossFindings, explainFailure } from './diagnosis.js';
@@ -73,11 +73,12 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
   const startedAt = new Date().toISOString();
   const c = plan.cluster;
   const echoTimeoutMs = plan.echoTimeoutMs ?? DEFAULT_ECHO_TIMEOUT_MS;
+  const rest = new RestClient(c.connection);
   const [version, rbac, results] = await Promise.all([
-    serverVersion(c.connection),
-    options.skipPreflight ? Promise.resolve([]) : rbacPreflight(c.connection, c.namespace, c.pod),
+    serverVersion(rest),
+    options.skipPreflight ? Promise.resolve([]) : rbacPreflight(rest, c.namespace, c.pod),
     Promise.all(expandPlan(plan).map((spec) => runSession(spec, c, { echoTimeoutMs, onProgress: options.onProgress }))),
-  ]);
+  ]).finally(() => rest.close());
   const proxy = c.connection.proxy ? `${c.connection.proxy.url.protocol}//${c.connection.proxy.url.host}` : undefined;
   const gitVersion = version.version?.gitVersion ?? null;
   const context = { proxy, serverVersion: gitVersion };

@@ -195,8 +195,7 @@ describe('the bundled Lambda', () => {
     const assetDir = readdirSync(assembly.directory).find((d) => d.startsWith('asset.') && existsSync(join(assembly.directory, d, 'index.mjs')));
     expect(assetDir).toBeDefined();
     const bundle = join(assembly.directory, assetDir!, 'index.mjs');
-    const size = statSync(bundle).size;
-    expect(size).toBeLessThan(600 * 1024);
+    // Its size and load time are benchmark targets (npm run bench -- bundle), not test assertions.
     // Lambda's Node.js runtime provides @aws-sdk/*; here the project's node_modules stands in for it.
     const dir = mkdtempSync(join(process.cwd(), '.tmp', 'lambda-smoke-'));
     copyFileSync(bundle, join(dir, 'index.mjs'));

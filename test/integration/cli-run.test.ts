@@ -12,7 +12,7 @@ import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { startDante, startSquid, startTlsFront } from '../../lab/real-hops/proxies.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { cli } from '../helpers/cli.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { requireHop } from '../helpers/hops.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ksp-cli-'));
@@ -25,11 +25,11 @@ function writeConfig(doc: unknown): string {
 const base = ['--hold', '0s', '--no-preflight', '-o', 'json'];
 
 describe('run -o json against the emulator', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   afterEach(async () => lab?.stop());
 
   it('prints the architecture.md document with real numbers, exit 0 when clean', async () => {
-    lab = await startTestEmulator({});
+    lab = await startEmulatorWithKubeconfig({});
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--location', 'ci-runner']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -47,7 +47,7 @@ describe('run -o json against the emulator', () => {
   });
 
   it('an idle cut at 2 s with keepalive none: disconnectSeconds within 0.5 s of 2, verdict and diagnosis say so, exit 1', async () => {
-    lab = await startTestEmulator({ faults: { idleCutSeconds: 2 } });
+    lab = await startEmulatorWithKubeconfig({ faults: { idleCutSeconds: 2 } });
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--hold', '3s', '--keepalive', 'none', '--no-preflight']);
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout);
@@ -63,7 +63,7 @@ describe('run -o json against the emulator', () => {
   });
 
   it('the table output names the verdicts and the units', async () => {
-    lab = await startTestEmulator({ faults: { rejectWebSocket: 400 } });
+    lab = await startEmulatorWithKubeconfig({ faults: { rejectWebSocket: 400 } });
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^exec\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken$/m);
@@ -120,11 +120,11 @@ function plugin(script: string, apiVersion = 'client.authentication.k8s.io/v1') 
 }
 
 describe('kubeconfig fields against a TLS emulator', () => {
-  let lab: TestEmulator;
-  let certLab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
+  let certLab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator({ tls: true, token: 'field-test-token-42' });
-    certLab = await startTestEmulator({ tls: true, clientCertAuth: true });
+    lab = await startEmulatorWithKubeconfig({ tls: true, token: 'field-test-token-42' });
+    certLab = await startEmulatorWithKubeconfig({ tls: true, clientCertAuth: true });
   });
   afterAll(async () => {
     await lab.stop();
@@ -224,10 +224,10 @@ printf '{"apiVersion":"${apiVersion}","kind":"ExecCredential","status":{"token":
 });
 
 describe('proxy-url through real proxies', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   const hops: RealHop[] = [];
   beforeAll(async () => {
-    lab = await startTestEmulator({ tls: true, token: 'proxy-test-token-77' });
+    lab = await startEmulatorWithKubeconfig({ tls: true, token: 'proxy-test-token-77' });
   });
   afterAll(async () => {
     await Promise.all(hops.map((h) => h.stop()));
@@ -268,7 +268,7 @@ describe('proxy-url through real proxies', () => {
 
 describe('run --publish', () => {
   it('emf: Embedded Metric Format lines on stderr, stdout stays one JSON document', async () => {
-    const lab = await startTestEmulator({});
+    const lab = await startEmulatorWithKubeconfig({});
     try {
       const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--no-preflight', '--publish', 'emf', '--location', 'laptop']);
       expect(r.code).toBe(0);
@@ -284,7 +284,7 @@ describe('run --publish', () => {
   it('cloudwatch: PutMetricData through the standard SDK chain (a local endpoint here)', async () => {
     const { startLocalAws } = await import('../helpers/local-aws.js');
     const aws = await startLocalAws();
-    const lab = await startTestEmulator({});
+    const lab = await startEmulatorWithKubeconfig({});
     const saved = { ...process.env };
     Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
     try {

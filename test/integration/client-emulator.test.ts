@@ -8,8 +8,8 @@ import { openExec, openPortForward } from '../../src/streaming/index.js';
 import { openLegacyPortForward } from '../../src/streaming/portforward-legacy.js';
 import type { ExecSession, PortForwardSession, Transport } from '../../src/streaming/types.js';
 import type { ConnectionConfig } from '../../src/net/connection.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { pattern } from '../helpers/kubectl.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { pattern } from '../../lab/kubectl.js';
 
 const target = { namespace: 'default', pod: 'probe-target', container: 'main' };
 
@@ -43,10 +43,10 @@ async function echoThrough(pf: PortForwardSession, port: number, data: Buffer): 
 
 for (const tls of [false, true]) {
   describe(`our client against the emulator (${tls ? 'TLS + bearer token' : 'plain HTTP'})`, () => {
-    let lab: TestEmulator;
+    let lab: EmulatorWithKubeconfig;
     let config: ConnectionConfig;
     beforeAll(async () => {
-      lab = await startTestEmulator(tls ? { tls: true, token: 'client-test-token' } : {});
+      lab = await startEmulatorWithKubeconfig(tls ? { tls: true, token: 'client-test-token' } : {});
       config = {
         server: lab.emulator.url,
         tls: tls ? { ca: [lab.emulator.tls!.caPem] } : undefined,

@@ -11,10 +11,10 @@ import { startTcpHop } from '../../lab/hops/tcp-hop.js';
 import type { EmulatorOptions } from '../../lab/emulator/options.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../../src/probe/types.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { rawServer, spdy101, ws101, type RawServer } from '../helpers/raw-server.js';
 
-let lab: TestEmulator | undefined;
+let lab: EmulatorWithKubeconfig | undefined;
 let hop: Hop | undefined;
 let raw: RawServer | undefined;
 afterEach(async () => {
@@ -40,7 +40,7 @@ function plan(server: URL, over: Partial<ProbePlan> = {}): ProbePlan {
 }
 
 async function probeEmulator(options: EmulatorOptions, over: Partial<ProbePlan> = {}, via?: (api: URL) => Promise<Hop>): Promise<ProbeReport> {
-  lab = await startTestEmulator(options);
+  lab = await startEmulatorWithKubeconfig(options);
   hop = via ? await via(lab.emulator.url) : undefined;
   return runPlan(plan(hop?.url ?? lab.emulator.url, over));
 }

@@ -3,16 +3,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EmulatorOptions } from '../../lab/emulator/options.js';
 import { openExec, openPortForward } from '../../src/streaming/index.js';
 import type { Transport } from '../../src/streaming/types.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 
 const target = { namespace: 'default', pod: 'probe-target', container: 'main' };
-let lab: TestEmulator | undefined;
+let lab: EmulatorWithKubeconfig | undefined;
 afterEach(async () => {
   await lab?.stop();
   lab = undefined;
 });
 async function start(o: EmulatorOptions) {
-  lab = await startTestEmulator(o);
+  lab = await startEmulatorWithKubeconfig(o);
   return { server: lab.emulator.url, upgradeTimeoutMs: 1500 };
 }
 

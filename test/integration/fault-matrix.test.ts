@@ -11,15 +11,15 @@ import { startTcpHop } from '../../lab/hops/tcp-hop.js';
 import { runSession, sessionDeadlineMs } from '../../src/probe/session.js';
 import type { ClusterTarget, SessionResult, SessionSpec } from '../../src/probe/types.js';
 import type { ConnectionConfig } from '../../src/net/connection.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { rawServer, spdy101, ws101, wsBinaryFrame, type RawServer } from '../helpers/raw-server.js';
 
 const ECHO_TIMEOUT_MS = 800;
-let lab: TestEmulator;
-let tlsLab: TestEmulator;
+let lab: EmulatorWithKubeconfig;
+let tlsLab: EmulatorWithKubeconfig;
 beforeAll(async () => {
-  lab = await startTestEmulator({});
-  tlsLab = await startTestEmulator({ tls: true, token: 'fault-matrix-token' });
+  lab = await startEmulatorWithKubeconfig({});
+  tlsLab = await startEmulatorWithKubeconfig({ tls: true, token: 'fault-matrix-token' });
 });
 afterAll(async () => {
   await lab.stop();

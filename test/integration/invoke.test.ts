@@ -11,17 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccessCache } from '../../src/lambda/cluster-access.js';
 import { runLocation } from '../../src/lambda/run-location.js';
 import { cli } from '../helpers/cli.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 
 let aws: LocalAws;
-let lab: TestEmulator;
+let lab: EmulatorWithKubeconfig;
 let configPath: string;
 const received: Array<{ name: string; payload: unknown }> = [];
 
 beforeAll(async () => {
   aws = await startLocalAws();
-  lab = await startTestEmulator({ tls: true, token: 'invoke-test-token-abcdef', faults: { rejectWebSocket: 400 } });
+  lab = await startEmulatorWithKubeconfig({ tls: true, token: 'invoke-test-token-abcdef', faults: { rejectWebSocket: 400 } });
   Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real', AWS_REGION: 'eu-west-1' });
   const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-AbC';
   aws.secrets.set(arn, JSON.stringify({ token: 'invoke-test-token-abcdef', caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));

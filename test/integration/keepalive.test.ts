@@ -8,11 +8,11 @@ import { openExec } from '../../src/streaming/index.js';
 import { upgradeWebSocket } from '../../src/streaming/upgrade.js';
 import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from '../../src/streaming/keepalive.js';
 import { WebSocketConnection } from '../../src/streaming/ws-connection.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { rawServer, ws101, type RawServer } from '../helpers/raw-server.js';
 
 let raw: RawServer | undefined;
-let lab: TestEmulator | undefined;
+let lab: EmulatorWithKubeconfig | undefined;
 afterEach(async () => {
   await raw?.close();
   await lab?.stop();
@@ -47,7 +47,7 @@ describe('keepalive', () => {
   });
 
   it('kubectl mode pings every 5 s (WebSocket and SPDY exec, SPDY port-forward) and every 10 s in the tunnel; none never pings', async () => {
-    lab = await startTestEmulator({});
+    lab = await startEmulatorWithKubeconfig({});
     const { openPortForward } = await import('../../src/streaming/index.js');
     const target = { namespace: 'default', pod: 'probe-target' };
     const cases = [

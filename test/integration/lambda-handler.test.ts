@@ -6,22 +6,22 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocationSummary } from '../../src/lambda/run-location.js';
 import { METRICS } from '../../src/metrics/contract.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 
 const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
 const MISSING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:missing-XyZ';
 let aws: LocalAws;
-let lab: TestEmulator;
-let eksLab: TestEmulator;
+let lab: EmulatorWithKubeconfig;
+let eksLab: EmulatorWithKubeconfig;
 let handler: (event: unknown, ctx: { getRemainingTimeInMillis(): number }) => Promise<LocationSummary>;
 let logged: string[] = [];
 const realWrite = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
   aws = await startLocalAws();
-  lab = await startTestEmulator({ tls: true, token: TOKEN, faults: { rejectWebSocket: 400 } });
+  lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN, faults: { rejectWebSocket: 400 } });
   aws.secrets.set(SECRET_ARN, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
   const cluster = (name: string, arn: string) => ({
     name,
@@ -29,7 +29,7 @@ beforeAll(async () => {
     auth: { type: 'secret', secretArn: arn },
     target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
   });
-  eksLab = await startTestEmulator({ tls: true });
+  eksLab = await startEmulatorWithKubeconfig({ tls: true });
   aws.clusters.set('prod-eu', { caData: Buffer.from(eksLab.emulator.tls!.caPem).toString('base64') });
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: aws.url,

@@ -12,13 +12,13 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { cli, type CliRun } from '../helpers/cli.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 
 const TOKEN = 'kspSECRETtoken-9f8e7d6c5b4a';
 const PLUGIN_TOKEN = 'kspPLUGINtoken-0a1b2c3d4e5f';
 const dir = mkdtempSync(join(tmpdir(), 'ksp-secrets-'));
-let lab: TestEmulator;
-let certLab: TestEmulator;
+let lab: EmulatorWithKubeconfig;
+let certLab: EmulatorWithKubeconfig;
 let reflector: net.Server;
 let reflectorPort: number;
 
@@ -31,7 +31,7 @@ function assertClean(r: CliRun, secrets: readonly string[]) {
   }
 }
 
-function config(e: TestEmulator, mutate: (d: any) => void): string {
+function config(e: EmulatorWithKubeconfig, mutate: (d: any) => void): string {
   const d = YAML.parse(emulatorKubeconfig(e.emulator));
   mutate(d);
   const p = join(dir, `kc-${Math.random().toString(36).slice(2)}`);
@@ -40,8 +40,8 @@ function config(e: TestEmulator, mutate: (d: any) => void): string {
 }
 
 beforeAll(async () => {
-  lab = await startTestEmulator({ tls: true, token: TOKEN });
-  certLab = await startTestEmulator({ tls: true, clientCertAuth: true });
+  lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN });
+  certLab = await startEmulatorWithKubeconfig({ tls: true, clientCertAuth: true });
   // An HTTPS "hop" that answers every upgrade with an error page quoting the request headers.
   reflector = (await import('node:https')).createServer({ cert: lab.emulator.tls!.certPem, key: lab.emulator.tls!.keyPem }, (req, res) => {
     res.writeHead(502, { 'Content-Type': 'text/html' });

@@ -4,8 +4,8 @@
  * the emulator's own record, which transport and subprotocol kubectl used.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KUBECTL_VERSIONS, kubectlPath, pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../helpers/kubectl.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { KUBECTL_VERSIONS, kubectlPath, pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 
 type Wire = 'websocket' | 'spdy';
 
@@ -26,9 +26,9 @@ describe('real kubectl binaries are installed', () => {
 });
 
 describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator();
+    lab = await startEmulatorWithKubeconfig();
   });
   afterAll(() => lab.stop());
 
@@ -103,9 +103,9 @@ describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => 
 });
 
 describe('kubectl 1.33 attach -i (the container\'s main process is cat)', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator();
+    lab = await startEmulatorWithKubeconfig();
   });
   afterAll(() => lab.stop());
 
@@ -123,9 +123,9 @@ describe('kubectl 1.33 attach -i (the container\'s main process is cat)', () => 
 });
 
 describe('kubectl falls back to SPDY when WebSocket is refused', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator({ faults: { rejectWebSocket: 400 } });
+    lab = await startEmulatorWithKubeconfig({ faults: { rejectWebSocket: 400 } });
   });
   afterAll(() => lab.stop());
 
@@ -150,9 +150,9 @@ describe('kubectl falls back to SPDY when WebSocket is refused', () => {
 });
 
 describe('kubectl 1.33 over TLS with a bearer token', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator({ tls: true, token: 'lab-secret-token-0123456789' });
+    lab = await startEmulatorWithKubeconfig({ tls: true, token: 'lab-secret-token-0123456789' });
   });
   afterAll(() => lab.stop());
 

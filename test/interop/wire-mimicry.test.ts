@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { UpgradeRecord } from '../../lab/emulator/options.js';
 import { openExec, openPortForward } from '../../src/streaming/index.js';
-import { runKubectl, tcpEcho, withKubectlPortForward } from '../helpers/kubectl.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { runKubectl, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 
 function wireView(u: UpgradeRecord) {
   const h = u.headers;
@@ -28,9 +28,9 @@ function wireView(u: UpgradeRecord) {
 }
 
 describe('our upgrade requests match kubectl 1.33 on the wire', () => {
-  let lab: TestEmulator;
+  let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
-    lab = await startTestEmulator();
+    lab = await startEmulatorWithKubeconfig();
   });
   afterAll(() => lab.stop());
 

@@ -15,16 +15,16 @@ import { startDante, startMitmproxy, startSquid } from '../../lab/real-hops/prox
 import { startHaproxy, startNginx } from '../../lab/real-hops/reverse-proxies.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport, Verdict } from '../../src/probe/types.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { requireHop } from '../helpers/hops.js';
-import { pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../helpers/kubectl.js';
+import { pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
 
 const IDLE_SECONDS = 7; // nginx proxy_read_timeout, haproxy timeouts
 const HOLD_SECONDS = 9;
 const SQUID_IDLE_SECONDS = 4;
 
-let plain: TestEmulator;
-let secure: TestEmulator;
+let plain: EmulatorWithKubeconfig;
+let secure: EmulatorWithKubeconfig;
 const hops = new Map<string, RealHop>();
 const reports = new Map<string, ProbeReport>();
 let mitmCa = '';
@@ -57,8 +57,8 @@ function probe(name: string, server: URL, extra: { proxy?: URL; ca?: string; tok
 }
 
 beforeAll(async () => {
-  plain = await startTestEmulator({});
-  secure = await startTestEmulator({ tls: true, token: 'hop-lab-token-123456' });
+  plain = await startEmulatorWithKubeconfig({});
+  secure = await startEmulatorWithKubeconfig({ tls: true, token: 'hop-lab-token-123456' });
   const up = Number(plain.emulator.url.port);
   const started: Array<[string, () => Promise<RealHop>]> = [
     ['nginx-upgrade-ok', () => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, up)],
@@ -105,7 +105,7 @@ const v = (r: ProbeReport, op: string, keepalive: string, hold: number): Verdict
 const codesOf = (x: Verdict) => [...new Set(x.diagnosis.map((d) => d.code))].sort();
 
 /** Writes a kubeconfig for kubectl that goes through a hop. */
-function kubeconfigVia(name: string, server: URL, e: TestEmulator, opts: { proxyUrl?: string; ca?: string } = {}): string {
+function kubeconfigVia(name: string, server: URL, e: EmulatorWithKubeconfig, opts: { proxyUrl?: string; ca?: string } = {}): string {
   const d = YAML.parse(emulatorKubeconfig(e.emulator, { server: server.toString().replace(/\/$/, ''), proxyUrl: opts.proxyUrl }));
   if (opts.ca) d.clusters[0].cluster['certificate-authority-data'] = Buffer.from(opts.ca).toString('base64');
   const p = join(hops.get(name)!.dir, 'kubeconfig');
