@@ -5,6 +5,7 @@
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { probeError } from '../src/errors.js';
 import { METRIC_NAMESPACE, METRICS, type DimensionName, type MetricName } from '../src/metrics/contract.js';
 
 const UNITS: Record<string, cloudwatch.Unit> = {
@@ -19,7 +20,7 @@ export function probeMetric(name: MetricName, dimensions: Readonly<Partial<Recor
   const given = Object.keys(dimensions).sort();
   const wanted = [...spec.dimensions].sort();
   // An alarm on a dimension set the publisher never emits would sit in INSUFFICIENT_DATA forever.
-  if (given.join() !== wanted.join()) throw new Error(`metric ${name} needs exactly the dimensions ${wanted.join(', ')}; got ${given.join(', ')}`);
+  if (given.join() !== wanted.join()) throw probeError('INTERNAL', `metric ${name} needs exactly the dimensions ${wanted.join(', ')}; got ${given.join(', ')}`, { where: 'infra/metrics' });
   return new cloudwatch.Metric({
     namespace: METRIC_NAMESPACE,
     metricName: name,

@@ -28,6 +28,7 @@ import {
   type ScheduleConfig,
 } from '../src/config/probe-config.js';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
+import { probeError } from '../src/errors.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
@@ -59,7 +60,7 @@ export function newestNodeRuntime(): lambda.Runtime {
     .filter((m): m is RegExpExecArray => m !== null)
     .map((m) => Number(m[1]));
   const newest = Math.max(...versions);
-  if (newest < 22) throw new Error(`aws-cdk-lib offers Node.js ${newest}.x at most; the probe needs nodejs22.x or newer`);
+  if (newest < 22) throw probeError('CONFIG_INVALID', `aws-cdk-lib offers Node.js ${newest}.x at most; the probe needs nodejs22.x or newer`, { field: 'aws-cdk-lib' });
   return (lambda.Runtime as unknown as Record<string, lambda.Runtime>)[`NODEJS_${newest}_X`]!;
 }
 
@@ -80,10 +81,14 @@ export class StreamProbe extends Construct {
     const { config, location } = props;
     // Validation first: nothing is created for a configuration that cannot work.
     const runtimeConfig = runtimeConfigFor(config, location);
-    if (runtimeConfig.clusters.length === 0) throw new Error(`location ${location.name}: no clusters to probe`);
+    if (runtimeConfig.clusters.length === 0) throw probeError('CONFIG_INVALID', `location ${location.name}: no clusters to probe`, { field: `locations[${location.name}].clusters` });
     const envJson = JSON.stringify(runtimeConfig);
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
-      throw new Error(`location ${location.name}: its cluster list is ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations.`);
+      throw probeError(
+        'CONFIG_INVALID',
+        `location ${location.name}: its cluster list is ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations.`,
+        { field: `locations[${location.name}].clusters` },
+      );
     }
     const longestHold = Math.max(...config.schedules.flatMap(holdsOf));
     const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(longestHold));
