@@ -117,6 +117,8 @@ export interface ErrorContexts {
     readonly certificateNames?: string;
     /** True when the chain was not trusted (as opposed to a name mismatch). */
     readonly untrusted?: boolean;
+    /** Who issued the certificate that was presented. */
+    readonly issuer?: string;
     /** Whose certificate: the API server's or the https:// proxy's. */
     readonly peer?: 'server' | 'proxy';
   };

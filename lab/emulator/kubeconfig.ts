@@ -6,11 +6,22 @@ import YAML from 'yaml';
 import type { EmulatorOptions } from './options.js';
 import { Emulator } from './server.js';
 
-export function emulatorKubeconfig(e: Emulator, opts: { contextName?: string; proxyUrl?: string; server?: string } = {}): string {
+export interface KubeconfigOptions {
+  readonly contextName?: string;
+  readonly proxyUrl?: string;
+  readonly server?: string;
+  /** The CA to trust (default the lab CA for a TLS emulator); null for none (the system roots). */
+  readonly caPem?: string | null;
+  readonly tlsServerName?: string;
+}
+
+export function emulatorKubeconfig(e: Emulator, opts: KubeconfigOptions = {}): string {
   const name = opts.contextName ?? 'kube-stream-probe-lab';
   const cluster: Record<string, unknown> = { server: opts.server ?? e.url.toString().replace(/\/$/, '') };
-  if (e.tls) cluster['certificate-authority-data'] = Buffer.from(e.tls.caPem).toString('base64');
+  const ca = opts.caPem === undefined ? e.tls?.caPem : opts.caPem;
+  if (ca) cluster['certificate-authority-data'] = Buffer.from(ca).toString('base64');
   if (opts.proxyUrl) cluster['proxy-url'] = opts.proxyUrl;
+  if (opts.tlsServerName) cluster['tls-server-name'] = opts.tlsServerName;
   const user: Record<string, unknown> = {};
   if (e.options.token) user.token = e.options.token;
   return YAML.stringify({
@@ -24,7 +35,7 @@ export function emulatorKubeconfig(e: Emulator, opts: { contextName?: string; pr
   });
 }
 
-export function writeEmulatorKubeconfig(e: Emulator, path: string, opts?: Parameters<typeof emulatorKubeconfig>[1]): string {
+export function writeEmulatorKubeconfig(e: Emulator, path: string, opts?: KubeconfigOptions): string {
   writeFileSync(path, emulatorKubeconfig(e, opts), { mode: 0o600 });
   return path;
 }

@@ -28,6 +28,8 @@ export interface EmulatorOptions {
   readonly host?: string;
   readonly port?: number;
   readonly tls?: boolean;
+  /** With tls: serve a certificate (signed by the lab CA) with exactly these subjectAltNames, e.g. ['IP:127.0.0.1']. */
+  readonly serverCertificateSans?: readonly string[];
   /** Bearer token required on every request; none means anonymous access. */
   readonly token?: string;
   /** With tls: also accept a client certificate signed by the lab CA instead of the token. */

@@ -20,7 +20,7 @@ import { DEFAULTS, type EmulatorOptions, type UpgradeRecord } from './options.js
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
 import { allowed, handleRest, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
-import { emulatorTls, type TlsMaterial } from './tls.js';
+import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 
 const POD_UID = '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001';
 
@@ -68,9 +68,10 @@ export class Emulator extends EventEmitter {
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res);
     if (o.tls) {
       this.tls = emulatorTls();
+      const served = o.serverCertificateSans ? issueServerCertificate(o.serverCertificateSans) : this.tls;
       // HTTP/1.1 only (no ALPN h2): both upgrade paths need it.
       this.server = https.createServer(
-        { cert: this.tls.certPem, key: this.tls.keyPem, ALPNProtocols: ['http/1.1'], ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}) },
+        { cert: served.certPem, key: served.keyPem, ALPNProtocols: ['http/1.1'], ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}) },
         handler,
       );
     } else {

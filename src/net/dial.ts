@@ -7,7 +7,7 @@
 import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import tls from 'node:tls';
-import { probeError, type ErrorCode } from '../errors.js';
+import { probeError, type ErrorCode, type ErrorContexts } from '../errors.js';
 import { connectViaHttpProxy } from './http-connect.js';
 import { connectViaSocks5 } from './socks5.js';
 
@@ -105,33 +105,91 @@ function tcpConnect(address: string, port: number, host: string, phases: DialPha
   });
 }
 
-/** TLS over an open socket; its duration goes to `phases.tlsMs` when `phases` is given. */
-export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings | undefined, phases?: DialPhases): Promise<tls.TLSSocket> {
+/** Who presented a certificate: the API server, or an https:// forward proxy. */
+export type TlsPeer = 'server' | 'proxy';
+
+/** "CN=…; DNS:…, IP Address:…": what a certificate says it is, for messages. */
+function certificateNames(cert: tls.PeerCertificate): string {
+  const cn = cert.subject?.CN ? `CN=${String(cert.subject.CN)}` : 'no CN';
+  return `${cn}; ${cert.subjectaltname ? cert.subjectaltname : 'no subjectAltName'}`;
+}
+
+function issuerOf(cert: tls.PeerCertificate): string {
+  const i = cert.issuer ?? {};
+  return [i.CN && `CN=${String(i.CN)}`, i.O && `O=${String(i.O)}`].filter(Boolean).join(', ') || 'an unnamed issuer';
+}
+
+/**
+ * Go's hostname check (crypto/x509 VerifyHostname, as crypto/tls runs it):
+ * an IP is matched against the IP SANs, a name against the DNS SANs, and the
+ * Common Name is never used (Go 1.15+: "x509: certificate relies on legacy
+ * Common Name field, use SANs instead").
+ */
+function goHostnameError(name: string, cert: tls.PeerCertificate): string | undefined {
+  const sans = (cert.subjectaltname ?? '').split(/,\s*/).filter(Boolean);
+  const ip = net.isIP(name) !== 0;
+  // Node falls back to the Common Name when a certificate has no DNS SAN; Go never does.
+  if (!sans.some((s) => s.startsWith(ip ? 'IP Address:' : 'DNS:'))) return `it has no ${ip ? 'IP' : 'DNS'} subjectAltName (kubectl never uses the Common Name)`;
+  return tls.checkServerIdentity(name, cert) ? `it is not valid for ${ip ? 'the IP' : 'the name'} ${name}` : undefined;
+}
+
+/**
+ * TLS over an open socket, verified as Go's crypto/tls does for kubectl: the
+ * certificate chain against the kubeconfig's CA (or the system roots), and the
+ * name against `tls-server-name` when set, else the dialled host. SNI carries
+ * that name, except for an IP, which Go never sends as SNI. Verification is
+ * skipped only when the kubeconfig says insecure-skip-tls-verify. We verify
+ * after the handshake ourselves (nothing is sent before), so a failure can say
+ * which name was checked and what the certificate holds.
+ * Its duration goes to `phases.tlsMs` when `phases` is given.
+ */
+export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings | undefined, phases?: DialPhases, peer: TlsPeer = 'server'): Promise<tls.TLSSocket> {
   const t0 = performance.now();
-  const serverName = settings?.serverName ?? (net.isIP(host) ? undefined : host);
+  const checkedName = settings?.serverName ?? host;
+  const sni = net.isIP(checkedName) ? undefined : checkedName;
+  const whose = peer === 'server' ? "the API server's" : "the proxy's";
   return new Promise((resolvePromise, reject) => {
     const s = tls.connect({
       socket,
-      servername: serverName,
+      servername: sni,
       ca: settings?.ca ? [...settings.ca] : undefined,
       cert: settings?.cert,
       key: settings?.key,
-      // Verification is on unless the kubeconfig explicitly says otherwise.
-      rejectUnauthorized: settings?.insecureSkipVerify !== true,
+      // Checked below, with Go's rules and a message that says what was wrong.
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
       // Upgrades are HTTP/1.1 only: an h2 hop would drop them.
       ALPNProtocols: ['http/1.1'],
-      // kubeconfig tls-server-name: verify the certificate against that name, not the dialled host.
-      ...(settings?.serverName ? { checkServerIdentity: (_h: string, cert: tls.PeerCertificate) => tls.checkServerIdentity(settings.serverName!, cert) } : {}),
     });
+    const fail = (message: string, extra: Partial<ErrorContexts['DIAL_TLS']>, cause?: unknown) => {
+      s.destroy();
+      socket.destroy();
+      reject(probeError('DIAL_TLS', message, { host, phases: phases ? { ...phases } : undefined, checkedName, peer, ...extra }, cause));
+    };
     s.once('secureConnect', () => {
       if (phases) phases.tlsMs = since(t0);
       s.removeAllListeners('error');
+      if (settings?.insecureSkipVerify !== true) {
+        const cert = s.getPeerCertificate();
+        const names = certificateNames(cert);
+        if (!s.authorized) {
+          const why = String(s.authorizationError ?? 'not trusted');
+          return fail(`TLS: ${whose} certificate is not trusted (${why}): it was issued by ${issuerOf(cert)}, not by a certificate authority the kubeconfig trusts; it holds ${names}`, {
+            untrusted: true,
+            certificateNames: names,
+            issuer: issuerOf(cert),
+            errno: why,
+          });
+        }
+        const nameError = goHostnameError(checkedName, cert);
+        if (nameError) {
+          const via = settings?.serverName ? ' (tls-server-name)' : '';
+          return fail(`TLS: ${whose} certificate was checked against ${checkedName}${via}, but ${nameError}; it holds ${names}`, { certificateNames: names, issuer: issuerOf(cert), errno: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+        }
+      }
       resolvePromise(s);
     });
-    s.once('error', (err: NodeJS.ErrnoException) => {
-      socket.destroy();
-      reject(probeError('DIAL_TLS', `TLS handshake with ${serverName ?? host} failed: ${err.code ?? ''} ${err.message}`.trim(), { host, phases: phases ? { ...phases } : undefined, errno: err.code }, err));
-    });
+    s.once('error', (err: NodeJS.ErrnoException) => fail(`TLS handshake with ${checkedName} failed: ${err.code ?? ''} ${err.message}`.trim(), { errno: err.code }, err));
   });
 }
 
@@ -157,7 +215,7 @@ export const dial: Dialer = async (target, options) => {
       } else if (p.protocol === 'http:' || p.protocol === 'https:') {
         if (p.protocol === 'https:') {
           // TLS to the proxy itself is part of the proxy phase, timed once below.
-          socket = await tlsWrap(socket, proxyHost, target.proxy.tls);
+          socket = await tlsWrap(socket, proxyHost, target.proxy.tls, undefined, 'proxy');
           sockets.push(socket);
         }
         await connectViaHttpProxy(socket, p, host, port);

@@ -12,7 +12,8 @@ export const DIAGNOSIS_CODES = {
   'upgrade-no-answer': 'the upgrade request got no answer: a buffering hop',
   'bad-upgrade-response': 'a 101 came back, but not the one the protocol needs',
   'proxy-refused-tunnel': 'the forward proxy refused the CONNECT tunnel',
-  unreachable: 'the API server could not be reached (DNS, TCP, TLS)',
+  unreachable: 'the API server could not be reached (DNS, TCP, a broken TLS handshake)',
+  'tls-certificate': 'a certificate kubectl refuses too: not trusted (a TLS-intercepting proxy is one cause) or valid for other names',
   'upgrade-failed': 'the connection broke during the handshake',
   // After the upgrade
   'channel-broken': 'the upgrade worked but the first echo did not',

@@ -3,6 +3,7 @@
  * numbers and what to check next (docs/architecture.md, "Verdicts and diagnosis"; codes in docs/diagnoses.md).
  */
 import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, seconds } from '../streaming/keepalive.js';
+import net from 'node:net';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
@@ -35,11 +36,30 @@ export function bodyGist(body: string): string {
   return body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 80);
 }
 
+/** A certificate kubectl would refuse too: untrusted (a TLS-intercepting proxy is one cause) or valid for other names. */
+function tlsDiagnosis(r: SessionResult, t: NonNullable<SessionResult['upgrade']['tls']>, context: { readonly proxy?: string }): Diagnosis {
+  const whose = t.peer === 'proxy' ? `the https:// proxy's (${context.proxy ?? 'proxy-url'})` : "the API server's";
+  if (t.untrusted) {
+    return {
+      code: 'tls-certificate',
+      summary: `For the ${what(r)}, ${whose} certificate is not trusted: it was issued by ${t.issuer ?? 'an unknown issuer'} (it holds ${t.certificateNames ?? 'no names'}), not by a certificate authority the kubeconfig trusts.`,
+      check: `kubectl refuses this certificate too. If ${t.issuer ?? 'that issuer'} is not your cluster's CA, a TLS-intercepting proxy (corporate proxy, SSL inspection, mitmproxy) is on the path: exempt the API server from inspection, or add its CA to certificate-authority. Otherwise the kubeconfig's certificate-authority is not the cluster's.`,
+    };
+  }
+  return {
+    code: 'tls-certificate',
+    summary: `For the ${what(r)}, ${whose} certificate was checked against ${t.checkedName} but is valid only for ${t.certificateNames ?? 'other names'}.`,
+    check: `kubectl checks the same name and refuses it too: connect by a name the certificate holds, set tls-server-name in the kubeconfig to one of them, or reissue the certificate with ${net.isIP(t.checkedName) ? `IP:${t.checkedName}` : `DNS:${t.checkedName}`} in its subjectAltName (kubectl ignores the Common Name).`,
+  };
+}
+
 /** Why one failed session failed. */
 export function explainFailure(r: SessionResult, context: { readonly proxy?: string; readonly serverVersion?: string | null }): Diagnosis | undefined {
   if (r.ok) return undefined;
   const u = r.upgrade;
   if (!u.ok) {
+    // A refused certificate; a handshake broken by the network stays "unreachable" below.
+    if (u.tls) return tlsDiagnosis(r, u.tls, context);
     switch (u.errorCode) {
       case 'UPGRADE_REJECTED':
         if (!u.kubernetesStatus) {
@@ -89,7 +109,6 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
       case 'DIAL_DNS':
       case 'DIAL_REFUSED':
       case 'DIAL_TIMEOUT':
-      case 'DIAL_TLS':
       case 'DIAL_FAILED':
         return { code: 'unreachable', summary: `Could not reach the API server for the ${what(r)}: ${u.error ?? ''}`, check: 'Check DNS, routing, security groups and the CA in the kubeconfig from this location.' };
       default:

@@ -85,6 +85,7 @@ export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) 
     };
   }
   const context = isProbeError(err) ? (err.context as { phases?: UpgradeOutcome['phases'] }) : {};
+  const tls = isProbeError(err, 'DIAL_TLS') && err.context.checkedName && err.context.certificateNames ? err.context : undefined;
   return {
     ok: false,
     status: null,
@@ -93,6 +94,9 @@ export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) 
     error: scrub(errorMessage(err)),
     errorCode: errorCodeOf(err, 'UPGRADE_FAILED'),
     kubernetesStatus: null,
+    ...(tls
+      ? { tls: { peer: tls.peer ?? 'server', checkedName: tls.checkedName!, certificateNames: tls.certificateNames, issuer: tls.issuer, untrusted: tls.untrusted === true } }
+      : {}),
   };
 }
 

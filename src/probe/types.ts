@@ -48,6 +48,10 @@ export interface UpgradeOutcome {
   readonly kubernetesStatus: boolean | null;
   readonly statusReason?: string;
   readonly bodyPrefix?: string;
+  /** The reply's Server header, when a refusal carried one (it often names the hop). */
+  readonly server?: string;
+  /** For a certificate that was refused (DIAL_TLS): whose, the name checked, what it holds, who issued it. */
+  readonly tls?: { readonly peer: 'server' | 'proxy'; readonly checkedName: string; readonly certificateNames?: string; readonly issuer?: string; readonly untrusted: boolean };
 }
 
 /** How a session was lost (EndCause, src/streaming/end-cause.ts); `local` never counts as a loss. */

@@ -292,6 +292,13 @@ describe('mitmproxy intercepting TLS (an L7 hop trusted through the kubeconfig C
     expect(r.verdicts.every((x) => x.verdict === 'clean')).toBe(true);
     const withLabCa = await probe('mitm-lab-ca', secure.emulator.url, { ca: secure.emulator.tls!.caPem, token: 'hop-lab-token-123456', proxy: new URL(`http://127.0.0.1:${hops.get('mitmproxy')!.port}`) }, [0]);
     expect(withLabCa.results.every((s) => s.upgrade.errorCode === 'DIAL_TLS')).toBe(true);
+    // Not "unreachable": the certificate was refused, and the diagnosis names interception as the likely cause.
+    expect(withLabCa.results[0]!.upgrade.tls).toMatchObject({ untrusted: true, peer: 'server' });
+    expect(withLabCa.results[0]!.upgrade.tls!.issuer).toMatch(/mitmproxy/i);
+    const d = withLabCa.verdicts[0]!.diagnosis[0]!;
+    expect(d.code).toBe('tls-certificate');
+    expect(d.summary).toMatch(/issued by .*mitmproxy/i);
+    expect(d.check).toMatch(/TLS-intercepting proxy/);
   });
 
   it('kubectl agrees when it trusts the mitmproxy CA', async ({ skip }) => {
