@@ -85,7 +85,7 @@ export async function startRealHop(spec: RealHopSpec): Promise<RealHop> {
   child.on('exit', (code) => (exited = code));
   const log = () => {
     const parts: string[] = [];
-    for (const f of ['stdio.log', 'error.log', 'cache.log', 'danted.log', 'haproxy.log']) {
+    for (const f of ['stdio.log', 'error.log', 'cache.log', 'danted.log', 'haproxy.log', 'tinyproxy.log', 'access.log']) {
       try {
         parts.push(readFileSync(join(dir, f), 'utf8'));
       } catch {

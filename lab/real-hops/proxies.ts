@@ -60,6 +60,36 @@ export function startDante(): Promise<RealHop> {
   });
 }
 
+export interface TinyproxyOptions {
+  /** Allow CONNECT only to these ports (tinyproxy answers others with 403); default: every port. */
+  readonly connectPorts?: readonly number[];
+}
+
+/** tinyproxy: a small HTTP forward proxy (CONNECT, and absolute-URI requests for http:// servers). */
+export function startTinyproxy(o: TinyproxyOptions = {}): Promise<RealHop> {
+  return startRealHop({
+    name: 'tinyproxy',
+    binary: 'tinyproxy',
+    debianPackage: 'tinyproxy',
+    files: (dir, [port]) => ({
+      'tinyproxy.conf': [
+        `Port ${port}`,
+        'Listen 127.0.0.1',
+        'Timeout 600',
+        'MaxClients 100',
+        'Allow 127.0.0.1',
+        'LogLevel Info',
+        `LogFile "${dir}/tinyproxy.log"`,
+        `PidFile "${dir}/tinyproxy.pid"`,
+        'DisableViaHeader Yes',
+        ...(o.connectPorts ?? []).map((p) => `ConnectPort ${p}`),
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-d', '-c', `${dir}/tinyproxy.conf`],
+  });
+}
+
 /** haproxy terminating TLS and relaying to an HTTP proxy: a proxy-url of https://. */
 export function startTlsFront(name: string, backendPort: number, certAndKeyPem: string, extraDefaults: readonly string[] = []): Promise<RealHop> {
   return startRealHop({

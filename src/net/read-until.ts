@@ -1,7 +1,7 @@
 /**
  * Reads a proxy's reply from a socket until `done` says the collected bytes
  * are complete, then puts any bytes beyond that back (socket.unshift) for
- * whoever reads next, and leaves the socket flowing again for them. Bounded by
+ * whoever reads next, and leaves the socket ready for them to read. Bounded by
  * maxBytes so a hostile proxy cannot make us buffer forever.
  */
 import type { Socket } from 'node:net';
@@ -20,23 +20,33 @@ export function readUntil(
   return new Promise((resolve, reject) => {
     let buf = Buffer.alloc(0);
     const cleanup = () => {
-      socket.off('data', onData);
+      // Removing the last 'readable' listener leaves the socket neither paused nor flowing (Node's
+      // updateReadableListening), so whoever reads next starts it with a 'data' listener. pause()
+      // here would leave it paused for good: an http.request on an http:// server then never reads
+      // its reply (the bug behind every upgrade timing out through a proxy).
+      socket.off('readable', onReadable);
       socket.off('end', onEnd);
       socket.off('error', onError);
       socket.off('close', onEnd);
     };
-    const onData = (chunk: Buffer) => {
-      buf = Buffer.concat([buf, chunk]);
-      const n = done(buf);
-      if (n !== undefined) {
-        cleanup();
-        socket.pause();
-        if (n < buf.length) socket.unshift(buf.subarray(n));
-        resolve(buf.subarray(0, n));
-      } else if (buf.length > maxBytes) {
-        cleanup();
-        socket.destroy();
-        reject(probeError('DIAL_PROXY', `${what}: more than ${maxBytes} bytes without a complete reply`, context));
+    const onReadable = () => {
+      let chunk: Buffer | null;
+      while ((chunk = socket.read() as Buffer | null) !== null) {
+        buf = Buffer.concat([buf, chunk]);
+        const n = done(buf);
+        if (n !== undefined) {
+          cleanup();
+          // Bytes past the reply belong to whoever reads next.
+          if (n < buf.length) socket.unshift(buf.subarray(n));
+          resolve(buf.subarray(0, n));
+          return;
+        }
+        if (buf.length > maxBytes) {
+          cleanup();
+          socket.destroy();
+          reject(probeError('DIAL_PROXY', `${what}: more than ${maxBytes} bytes without a complete reply`, context));
+          return;
+        }
       }
     };
     const onEnd = () => {
@@ -47,11 +57,10 @@ export function readUntil(
       cleanup();
       reject(probeError('DIAL_PROXY', `${what}: ${err.code ?? err.message}`, { ...context, errno: err.code }, err));
     };
-    socket.on('data', onData);
+    socket.on('readable', onReadable);
     socket.on('end', onEnd);
     socket.on('close', onEnd);
     socket.on('error', onError);
-    socket.resume();
   });
 }
 
