@@ -11,7 +11,7 @@ import type { SessionOptions } from '../probe/session.js';
 import type { ProbeReport } from '../probe/types.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { oneOf, parse } from './args.js';
-import { diagnosisText, resultsTable, verdictTable } from './format.js';
+import { KUBECTL_LEGEND, diagnosisText, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
 
@@ -95,9 +95,12 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
   }
   const text = [
     verdictTable(run.reports),
+    KUBECTL_LEGEND,
     '',
-    'How to read it: SPDY ok + WebSocket fail (websocket-broken) = kubectl works on that path only by silently',
-    'falling back to SPDY, which goes away at KEP-4006 GA. Diagnoses below say what was seen and what to check.',
+    'How to read it: SPDY ok + WebSocket fail (websocket-broken) = a hop breaks WebSocket. Whether kubectl survives it',
+    'today depends on how it fails: a refused upgrade makes kubectl fall back to SPDY silently (fallback), anything else',
+    '(a refused CONNECT, a timeout, a session cut after the upgrade) breaks it now (BREAKS). Diagnoses below say what',
+    'was seen and what to check.',
     '',
     diagnosisText(run.reports),
     ...(values.details ? ['', resultsTable(run.reports)] : []),

@@ -1,6 +1,7 @@
 /** Human output: the verdict table, the diagnoses, and per-session numbers with units. */
 import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
-import type { Diagnosis, ProbeReport, SessionResult } from '../probe/types.js';
+import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
+import type { Diagnosis, ProbeReport, SessionResult, Verdict } from '../probe/types.js';
 
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -46,14 +47,29 @@ export function resultsTable(reports: readonly { path?: string; report: ProbeRep
   return table(headers, rows);
 }
 
+const OUTCOME_WORDS: Readonly<Record<KubectlOutcome, string>> = { works: 'ok', 'works-via-fallback': 'fallback', breaks: 'BREAKS', unknown: '?' };
+
+/** One cell per kubectl client: ok, fallback (works only by falling back to SPDY), BREAKS; '-' where the row does not model kubectl. */
+export function kubectlCells(v: Verdict): string[] {
+  return KUBECTL_CLIENTS.map((c) => {
+    const e = v.kubectl?.find((k) => k.client === c.id);
+    return e ? OUTCOME_WORDS[e.outcome] : '-';
+  });
+}
+
 export function verdictTable(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const withPath = reports.some((r) => r.path !== undefined);
-  const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'];
+  const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT', ...KUBECTL_CLIENTS.map((c) => c.label)];
   const rows = reports.flatMap(({ path, report }) =>
-    report.verdicts.map((v) => [...(withPath ? [path ?? ''] : []), v.operation, v.keepalive, sec(v.holdSeconds), v.spdy, v.websocket, v.verdict]),
+    report.verdicts.map((v) => [...(withPath ? [path ?? ''] : []), v.operation, v.keepalive, sec(v.holdSeconds), v.spdy, v.websocket, v.verdict, ...kubectlCells(v)]),
   );
   return table(headers, rows);
 }
+
+/** What the KUBECTL columns mean, under the table. */
+export const KUBECTL_LEGEND =
+  `${KUBECTL_CLIENTS.map((c) => c.label).join(', ')}: what that kubectl does here. ok works; fallback works only through the silent\n` +
+  'fallback to SPDY that KEP-4006 GA removes; BREAKS fails; "-" a hold without pings (kubectl always pings): it measures the path.';
 
 export function diagnosisText(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const out: string[] = [];

@@ -10,7 +10,9 @@ import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { holds, list, oneOf, parse } from './args.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
+import { EXIT } from './exit-codes.js';
 import { table } from './format.js';
+import { exitCodeFor } from './run-command.js';
 import type { CommandIO } from './io.js';
 
 export const INVOKE_HELP = `Usage: kube-stream-probe invoke [flags]
@@ -33,8 +35,7 @@ Flags:
   -h, --help           this help
 
 Uses the standard AWS credential chain; locations in other accounts need
-credentials valid there. Exit codes: 0 all clean, 1 a broken path or a failed
-invocation, 2 usage or configuration error.
+credentials valid there. Exit codes as for run, and 1 when an invocation failed.
 `;
 
 export interface InvokeDeps {
@@ -107,6 +108,6 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     ]);
     io.out(table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'], rows) + '\n');
   }
-  const clean = outcomes.every((o) => !o.error && (o.summary?.reports ?? []).every((r) => r.verdicts.every((v) => v.verdict === 'clean')));
-  return clean ? 0 : 1;
+  if (outcomes.some((o) => o.error)) return EXIT.BROKEN;
+  return exitCodeFor(outcomes.flatMap((o) => o.summary?.reports ?? []));
 }

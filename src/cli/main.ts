@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
  * kube-stream-probe: finds the network hop that breaks kubectl exec and
- * port-forward over SPDY/3.1 and WebSocket. Exit codes: 0 every verdict
- * clean, 1 a broken path was found, 2 usage or configuration error.
+ * port-forward over SPDY/3.1 and WebSocket. Exit codes: exit-codes.ts.
  */
 import { errorMessage, isProbeError } from '../errors.js';
 import { demoCommand, DEMO_HELP } from './demo-command.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
 import { invokeCommand, INVOKE_HELP } from './invoke-command.js';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { processIO, type CommandIO } from './io.js';
 import { manifestCommand, MANIFEST_HELP } from './manifest-command.js';
 import { runCommand, RUN_HELP } from './run-command.js';
@@ -34,6 +34,8 @@ export function usage(): string {
     '',
     'Run `kube-stream-probe <command> --help` for its flags.',
     '',
+    EXIT_CODES_HELP,
+    '',
   ].join('\n');
 }
 
@@ -41,19 +43,19 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
   const [name, ...rest] = argv;
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     io.out(usage());
-    return name === undefined ? 2 : 0;
+    return name === undefined ? EXIT.USAGE : EXIT.CLEAN;
   }
   const command = COMMANDS[name];
   if (!command) {
     io.err(`kube-stream-probe: unknown command "${name}"\n\n${usage()}`);
-    return 2;
+    return EXIT.USAGE;
   }
   try {
     return await command.run(rest, io);
   } catch (err) {
     io.err(`kube-stream-probe ${name}: ${isProbeError(err) ? err.message : errorMessage(err)}\n`);
     if (isProbeError(err, 'USAGE')) io.err(`Run \`kube-stream-probe ${name} --help\` for usage.\n`);
-    return 2;
+    return EXIT.USAGE;
   }
 }
 
@@ -65,7 +67,7 @@ if (isEntry) {
     },
     (err) => {
       process.stderr.write(`kube-stream-probe: ${errorMessage(err)}\n`);
-      process.exitCode = 2;
+      process.exitCode = EXIT.USAGE;
     },
   );
 }

@@ -7,10 +7,11 @@ import { publishCloudWatch } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
-import type { ProbePlan, ProbeReport } from '../probe/types.js';
+import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
 import { holds, integer, list, oneOf, parse } from './args.js';
-import { diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
+import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
 
@@ -42,7 +43,7 @@ Flags:
                         cloudwatch uses the standard AWS credential chain and region
   -h, --help            this help
 
-Exit codes: 0 every verdict clean, 1 a broken path was found, 2 usage or configuration error.
+${EXIT_CODES_HELP}
 `;
 
 export interface RunSelection {
@@ -61,8 +62,12 @@ export function selection(values: { ops?: string; transports?: string; hold?: st
   };
 }
 
+/** 1 when a broken path was found (it wins: it is a finding); else 3 when something could not be measured; else 0. */
 export function exitCodeFor(reports: readonly ProbeReport[]): number {
-  return reports.every((r) => r.verdicts.every((v) => v.verdict === 'clean')) ? 0 : 1;
+  const all = reports.flatMap((r) => r.verdicts);
+  if (all.some((v) => BROKEN_VERDICTS.includes(v.verdict))) return EXIT.BROKEN;
+  if (all.some((v) => v.verdict === 'not-measured')) return EXIT.NOT_MEASURED;
+  return EXIT.CLEAN;
 }
 
 export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: 'table' | 'json', redactor: SecretRedactor): void {
@@ -71,7 +76,7 @@ export function printReports(io: CommandIO, reports: readonly { path?: string; r
     io.out(redactor.redact(JSON.stringify(doc, null, 2)) + '\n');
     return;
   }
-  const parts = [...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)), verdictTable(reports), '', diagnosisText(reports), '', resultsTable(reports), ''];
+  const parts = [...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)), verdictTable(reports), KUBECTL_LEGEND, '', diagnosisText(reports), '', resultsTable(reports), ''];
   io.out(redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n');
 }
 

@@ -11,8 +11,9 @@ import { errorCodeOf, errorMessage } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
-import { expandPlan, runPlan, verdicts } from '../probe/runner.js';
-import type { ProbeReport, SessionResult } from '../probe/types.js';
+import { expandPlan, runPlan } from '../probe/runner.js';
+import { notMeasuredVerdicts } from '../probe/verdicts.js';
+import type { Diagnosis, ProbeReport } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
 import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs } from '../config/lambda-limits.js';
 import { parseProbeEvent, type ProbeEvent } from './event.js';
@@ -38,30 +39,25 @@ export interface LocationSummary {
   readonly error?: { readonly code: string; readonly message: string };
 }
 
+/** A cluster whose credentials could not be fetched: not measured, said so, and published as ProbeError. */
 function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
-  const code = errorCodeOf(err, 'CONFIG_INVALID');
-  const message = errorMessage(err);
-  const results: SessionResult[] = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds }).map((spec) => ({
-    ...spec,
-    subprotocol: null,
-    upgrade: { ok: false, status: null, handshakeMs: null, phases: {}, error: `credentials for ${cluster.name} failed: ${message}`, errorCode: code, kubernetesStatus: null },
-    firstEchoMs: null,
-    hold: { survived: null, disconnectSeconds: null, cause: null },
-    echoMs: null,
-    exitCode: null,
-    ok: false,
-    error: null,
-    errorCode: null,
-    durationMs: 0,
-  }));
+  const why: Diagnosis = {
+    code: 'credentials',
+    summary: `Could not get credentials for ${cluster.name} (${errorCodeOf(err, 'CONFIG_INVALID')}): ${errorMessage(err)}`,
+    check:
+      cluster.auth.type === 'eks'
+        ? `Check eks:DescribeCluster on ${cluster.auth.clusterName} and the function role's access entry.`
+        : `Check the secret ${cluster.auth.secretArn} exists in its region and the function role may read it (secretsmanager:GetSecretValue, kms:Decrypt for a customer key).`,
+  };
+  const specs = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds });
   return {
     location,
     cluster: cluster.name,
     server: { url: cluster.endpoint, version: null, versionError: 'not reached: credentials failed' },
     rbac: [],
-    results,
-    verdicts: verdicts(results, {}),
-    findings: [{ code: 'credentials', summary: `Could not get credentials for ${cluster.name}: ${message}`, check: 'Check the secret or the function role (eks access entry, secretsmanager:GetSecretValue).' }],
+    results: [],
+    verdicts: notMeasuredVerdicts(specs, why),
+    findings: [],
     startedAt: new Date().toISOString(),
     durationMs: 0,
   };

@@ -1,6 +1,7 @@
 /** Probe results → metric data points, per the contract. */
 import { probeError } from '../errors.js';
-import type { ProbeReport } from '../probe/types.js';
+import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
+import type { ProbeReport, SessionResult } from '../probe/types.js';
 import { METRICS, type DimensionName, type MetricName } from './contract.js';
 
 export interface Datum {
@@ -21,10 +22,18 @@ function datum(name: MetricName, dims: Record<string, string>, value: number, ti
   return { name, dimensions, value, timestamp };
 }
 
+/**
+ * The report's data points. Sessions of a not-measured verdict publish no
+ * measurement (they say nothing about the path): ProbeError says the probe
+ * could not measure, once per cluster and run, 0 when it could.
+ */
 export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum[] {
   const out: Datum[] = [];
   const base = { Location: report.location, Cluster: report.cluster };
-  for (const r of report.results) {
+  const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured');
+  const measured = (r: SessionResult) => !notMeasured.some((v) => v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds);
+  out.push(datum('ProbeError', base, notMeasured.length > 0 ? 1 : 0, timestamp));
+  for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };
     const upgraded = r.upgrade.ok && r.firstEchoMs !== null;
     out.push(datum('UpgradeSuccess', dims, upgraded ? 1 : 0, timestamp));
@@ -35,8 +44,10 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
     }
   }
   for (const v of report.verdicts) {
-    if (v.spdy === 'not-run' || v.websocket === 'not-run') continue;
-    out.push(datum('SilentFallback', { ...base, Operation: v.operation }, v.verdict === 'websocket-broken' ? 1 : 0, timestamp));
+    const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL);
+    // Exactly "today's kubectl works here only because it falls back"; nothing when the model does not apply.
+    if (!today || today.outcome === 'unknown') continue;
+    out.push(datum('SilentFallback', { ...base, Operation: v.operation }, today.outcome === 'works-via-fallback' ? 1 : 0, timestamp));
   }
   return out;
 }

@@ -28,9 +28,15 @@ export const DIAGNOSIS_CODES = {
   'pings-ignored': 'the session was cut as early with pings as without',
   'exec-portforward-disagree': 'one operation works on this path and the other does not',
   'silent-fallback': "today's kubectl works here only because it falls back to SPDY",
-  // The probe's own setup
+  'kubectl-breaks-today': "today's kubectl fails here although SPDY works: the WebSocket failure is one it does not fall back from",
+  // The probe's own setup: not-measured, never a path verdict (exit code 3)
   'rbac-preflight': 'SelfSubjectAccessReview says the probe lacks a verb the upgrades need',
   credentials: 'the probe could not get credentials for the cluster',
+  'credentials-rejected': "the API server rejected the probe's credentials (401)",
+  'target-missing': 'the target pod (or its namespace, or container) does not exist',
+  'target-forbidden': "the probe's RBAC does not allow it to get the target or to open either upgrade",
+  'target-not-running': 'the target pod exists but is not Running',
+  'target-port-closed': "the target pod's port refused the forwarded connection (the pod said so, not a hop)",
 } as const;
 
 export type DiagnosisCode = keyof typeof DIAGNOSIS_CODES;

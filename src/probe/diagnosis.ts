@@ -1,9 +1,11 @@
 /**
  * Turns results into the likely broken hop, in plain words, with the measured
- * numbers and what to check next (docs/architecture.md, "Verdicts and diagnosis"; codes in docs/diagnoses.md).
+ * numbers and what to check next (docs/architecture.md, "Verdicts and
+ * diagnosis"; codes in docs/diagnoses.md).
  */
-import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, seconds } from '../streaming/keepalive.js';
 import net from 'node:net';
+import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/keepalive.js';
+import { clip } from '../text.js';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
@@ -18,22 +20,44 @@ const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)
 export const KNOWN_IDLE_TIMEOUTS: ReadonlyArray<{ readonly seconds: number; readonly who: string }> = [
   { seconds: 30, who: 'a 30 s backend/idle timeout (GKE backend services, some corporate proxies)' },
   { seconds: 60, who: "nginx's default proxy_read_timeout (60 s) or an AWS ALB's default idle timeout (60 s)" },
-  { seconds: 350, who: "an AWS NLB's fixed TCP idle timeout (350 s)" },
+  { seconds: 350, who: "an AWS NLB's, NAT gateway's or VPC endpoint's fixed TCP idle timeout (350 s)" },
   { seconds: 4 * 3600, who: "the kubelet's / API server's streaming idle timeout (4 h)" },
 ];
 
-export function knownTimeoutNear(seconds: number): string | undefined {
-  const hit = KNOWN_IDLE_TIMEOUTS.find((k) => Math.abs(seconds - k.seconds) <= Math.max(2, k.seconds * 0.1));
-  return hit?.who;
+export function knownTimeoutNear(s: number): string | undefined {
+  return KNOWN_IDLE_TIMEOUTS.find((k) => Math.abs(s - k.seconds) <= Math.max(2, k.seconds * 0.1))?.who;
 }
 
 const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 
-/** The gist of a refusal body: an HTML page's title, else its first words. */
+/** The gist of a refusal body: an HTML page's title, else its first words, never cut mid-word. */
 export function bodyGist(body: string): string {
   const title = /<title>([^<]{1,120})<\/title>/i.exec(body)?.[1]?.trim();
   if (title) return title;
-  return body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 80);
+  return clip(body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim(), 80);
+}
+
+/** The hop software a refusal names, from its Server header or its error page. */
+export function hopProduct(server: string | undefined, body: string | undefined): string | undefined {
+  if (server) return server;
+  const b = body ?? '';
+  const known: ReadonlyArray<[RegExp, string]> = [
+    [/nginx/i, 'nginx'],
+    [/haproxy/i, 'HAProxy'],
+    [/envoy|upstream connect error|no healthy upstream/i, 'Envoy'],
+    [/squid/i, 'Squid'],
+    [/awselb|elastic load balanc/i, 'an AWS load balancer'],
+    [/cloudflare/i, 'Cloudflare'],
+    [/apache/i, 'Apache'],
+  ];
+  return known.find(([re]) => re.test(b))?.[1];
+}
+
+/** The session's error without the "WebSocket exec: " its message starts with (the diagnosis says it already). */
+function errorText(r: SessionResult, text: string | null | undefined): string {
+  const t = text ?? '';
+  const prefix = `${what(r)}: `;
+  return t.toLowerCase().startsWith(prefix.toLowerCase()) ? t.slice(prefix.length) : t;
 }
 
 /** A certificate kubectl would refuse too: untrusted (a TLS-intercepting proxy is one cause) or valid for other names. */
@@ -53,6 +77,39 @@ function tlsDiagnosis(r: SessionResult, t: NonNullable<SessionResult['upgrade'][
   };
 }
 
+/** A session cut during its hold: an idle timeout, one shorter than kubectl's ping interval, or a hop that ignores pings. */
+function holdCut(r: SessionResult): Diagnosis | undefined {
+  const h = r.hold;
+  if (h.disconnectSeconds === null) return undefined;
+  const sinceData = h.sinceDataSeconds ?? h.disconnectSeconds;
+  const idle = h.idleSeconds ?? sinceData;
+  const near = knownTimeoutNear(sinceData);
+  const where = `during ${/^(8|11$|18$)/.test(String(r.holdSeconds)) ? 'an' : 'a'} ${r.holdSeconds} s hold (${h.cause})`;
+  // kubectl's SPDY exec reports nothing when this happens (client-go: EOF on every stream is a clean end).
+  const silentExit = r.operation === 'exec' && r.transport === 'spdy' ? " kubectl's SPDY exec exits 0 with no message when a hop cuts it like this, so scripts do not notice." : '';
+  const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
+  if (r.keepalive === 'kubectl' && (idle + 0.5 < sinceData || idle < pingSeconds)) {
+    if (idle + 0.5 < sinceData) {
+      // Bytes were still moving shortly before the cut: kubectl's pings flowed, and the hop cut anyway.
+      return {
+        code: 'pings-ignored',
+        summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, although kubectl's pings (every ${pingSeconds} s) had moved bytes ${fmt(idle)} s before the cut.`,
+        check: `The hop counts only application data as activity and ignores keepalive frames: only its idle timeout (about ${Math.round(sinceData)} s) decides. Raise it above the longest quiet period you need.${silentExit}`,
+      };
+    }
+    return {
+      code: 'idle-timeout',
+      summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}: kubectl's keepalive on this session sends its first ping after ${pingSeconds} s.`,
+      check: `The hop's idle timeout (about ${Math.round(idle)} s) is shorter than kubectl's ping interval (${seconds(SPDY_PING_PERIOD_MS)} on SPDY and WebSocket exec; ${seconds(TUNNEL_PING_PERIOD_MS)} in the WebSocket port-forward tunnel), so kubectl's own keepalive cannot keep it open. Raise it well above ${seconds(TUNNEL_PING_PERIOD_MS)}.${silentExit}`,
+    };
+  }
+  return {
+    code: 'idle-timeout',
+    summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, ${r.keepalive === 'none' ? 'without pings' : 'with kubectl\'s keepalive'} (${fmt(h.disconnectSeconds)} s after the 101).`,
+    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl's pings (every ${seconds(WS_PING_PERIOD_MS)}; ${seconds(TUNNEL_PING_PERIOD_MS)} in the port-forward tunnel) may keep it open: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${silentExit}`,
+  };
+}
+
 /** Why one failed session failed. */
 export function explainFailure(r: SessionResult, context: { readonly proxy?: string; readonly serverVersion?: string | null }): Diagnosis | undefined {
   if (r.ok) return undefined;
@@ -60,16 +117,19 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
   if (!u.ok) {
     // A refused certificate; a handshake broken by the network stays "unreachable" below.
     if (u.tls) return tlsDiagnosis(r, u.tls, context);
+    const err = errorText(r, u.error);
     switch (u.errorCode) {
-      case 'UPGRADE_REJECTED':
+      case 'UPGRADE_REJECTED': {
         if (!u.kubernetesStatus) {
+          const product = hopProduct(u.server, u.bodyPrefix);
+          const gist = u.bodyPrefix ? `: "${bodyGist(u.bodyPrefix)}"` : '';
           return {
             code: 'hop-refused-upgrade',
-            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by something that is not the API server (the body is not a Kubernetes Status${u.bodyPrefix ? `: "${bodyGist(u.bodyPrefix)}"` : ''}).`,
+            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by ${product ? `${product}, not the API server` : 'something that is not the API server'} (the body is not a Kubernetes Status${gist}).`,
             check: `An L7 hop (proxy, ingress, load balancer, WAF) between here and the API server refuses it. It must pass the ${UPGRADE_LINE[r.transport]} and answer 101.${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
           };
         }
-        if (u.status === 400 && /upgrade request required|missing upgrade headers/i.test(u.error ?? '')) {
+        if (u.status === 400 && /upgrade request required|missing upgrade headers/i.test(err)) {
           return {
             code: 'hop-stripped-upgrade',
             summary: `The API server received the ${what(r)} request without its upgrade headers and answered 400 (${u.statusReason ?? 'BadRequest'}).`,
@@ -86,37 +146,39 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
         return {
           code: 'api-server-refused',
           summary: `The API server itself refused the ${what(r)} upgrade: HTTP ${u.status}${u.statusReason ? ` ${u.statusReason}` : ''}.`,
-          check: u.status === 403 ? `RBAC: SPDY upgrades need "create" on pods/${r.operation}.` : `Read the Status message: ${u.error ?? ''}`.trim(),
+          check: u.status === 403 ? `RBAC: SPDY upgrades need "create" on pods/${r.operation}.` : `Read the Status message: ${err}`.trim(),
         };
+      }
       case 'UPGRADE_TIMEOUT':
         return {
           code: 'upgrade-no-answer',
-          summary: `The ${what(r)} upgrade request got no answer${u.phases.tcpMs !== undefined ? ' although the TCP connection was made' : ''}.`,
-          check: 'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path.',
+          summary: `The ${what(r)} upgrade request got no answer${u.phases.tcpMs !== undefined || u.phases.proxyMs !== undefined ? ' although the connection was made' : ''}.`,
+          check: 'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path. kubectl waits and does not fall back.',
         };
       case 'UPGRADE_BAD_RESPONSE':
         return {
           code: 'bad-upgrade-response',
-          summary: `A 101 came back for the ${what(r)} upgrade, but not the one the protocol needs: ${u.error ?? ''}`,
+          summary: `A 101 came back for the ${what(r)} upgrade, but not the one the protocol needs: ${err}`,
           check: 'A hop rewrote the handshake (dropped Sec-WebSocket-Protocol or X-Stream-Protocol-Version). kubectl treats this as an upgrade failure and falls back to SPDY.',
         };
       case 'DIAL_PROXY':
         return {
           code: 'proxy-refused-tunnel',
-          summary: `The forward proxy refused the tunnel for the ${what(r)}: ${u.error ?? ''}`,
-          check: 'kubectl tunnels every upgrade through the proxy with CONNECT and does not fall back when the proxy refuses it. Allow CONNECT to the API server in the proxy.',
+          summary: `The forward proxy refused the tunnel for the ${what(r)}: ${err}`,
+          check: 'kubectl tunnels every upgrade through the proxy with CONNECT and does not fall back when the proxy refuses it. Allow CONNECT to the API server (its port too) in the proxy.',
         };
       case 'DIAL_DNS':
       case 'DIAL_REFUSED':
       case 'DIAL_TIMEOUT':
+      case 'DIAL_TLS':
       case 'DIAL_FAILED':
-        return { code: 'unreachable', summary: `Could not reach the API server for the ${what(r)}: ${u.error ?? ''}`, check: 'Check DNS, routing, security groups and the CA in the kubeconfig from this location.' };
+        return { code: 'unreachable', summary: `Could not reach the API server for the ${what(r)}: ${err}`, check: 'Check DNS, routing and security groups from this location.' };
       default:
-        return { code: 'upgrade-failed', summary: `The ${what(r)} upgrade failed: ${u.error ?? 'unknown error'}`, check: 'A hop broke the connection during the handshake.' };
+        return { code: 'upgrade-failed', summary: `The ${what(r)} upgrade failed: ${err || 'unknown error'}`, check: 'A hop broke the connection during the handshake.' };
     }
   }
   if (r.firstEchoMs === null) {
-    return { code: 'channel-broken', summary: `The ${what(r)} upgraded (101) but the first echo failed: ${r.error ?? ''}`, check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).' };
+    return { code: 'channel-broken', summary: `The ${what(r)} upgraded (101), then ${errorText(r, r.error).replace(/^the first echo failed: /, 'its first echo failed: ')}`, check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).' };
   }
   const h = r.hold;
   if (h.survived === false) {
@@ -133,17 +195,11 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
     if (h.cause === 'no-pong') {
       return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for ${seconds(WS_PONG_DEADLINE_MS)}.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
     }
-    if (h.disconnectSeconds !== null) {
-      const near = knownTimeoutNear(h.disconnectSeconds);
-      return {
-        code: 'idle-timeout',
-        summary: `The ${what(r)} session was cut after ${fmt(h.disconnectSeconds)} s idle (${h.cause}), during a ${r.holdSeconds} s hold with keepalive "${r.keepalive}".`,
-        check: near ? `That is ${near}. Raise it on the hop, or keep sessions shorter than it.` : `Look for an idle timeout of about ${Math.round(h.disconnectSeconds)} s on a hop (load balancer, proxy, NAT).`,
-      };
-    }
+    const cut = holdCut(r);
+    if (cut) return cut;
     return { code: 'lost-during-hold', summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`, check: 'Look for idle timeouts on the path.' };
   }
-  if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${r.error}`, check: 'See the error.' };
+  if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${errorText(r, r.error)}`, check: 'See the error.' };
   return undefined;
 }
 
@@ -153,27 +209,15 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
     results.find((x) => (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])));
   for (const r of results) {
-    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
+    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok || !r.ok) continue;
     const bare = find(r, { keepalive: 'none' });
-    if (!bare || !bare.upgrade.ok) continue;
-    if (r.ok && bare.hold.survived === false) {
-      const at = bare.hold.disconnectSeconds;
-      out.push({
-        code: 'keepalive-dependent',
-        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut${at !== null ? ` after ${fmt(at)} s` : ''}.`,
-        check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null ? ` at about ${Math.round(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
-      });
-    } else if (!r.ok && r.hold.survived === false && bare.hold.survived === false) {
-      const a = r.hold.disconnectSeconds;
-      const b = bare.hold.disconnectSeconds;
-      if (a !== null && b !== null && Math.abs(a - b) < 2) {
-        out.push({
-          code: 'pings-ignored',
-          summary: `${what(r)}: the session was cut after ${fmt(a)} s even with kubectl's pings (${fmt(b)} s without).`,
-          check: `The hop counts only application data as activity and ignores keepalive frames, or its idle timeout is shorter than the ping interval (${seconds(SPDY_PING_PERIOD_MS)}; ${seconds(TUNNEL_PING_PERIOD_MS)} inside the WebSocket port-forward tunnel).`,
-        });
-      }
-    }
+    if (!bare || !bare.upgrade.ok || bare.hold.survived !== false) continue;
+    const at = bare.hold.idleSeconds ?? bare.hold.disconnectSeconds;
+    out.push({
+      code: 'keepalive-dependent',
+      summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut${at !== null && at !== undefined ? ` after ${fmt(at)} s idle` : ''}.`,
+      check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null && at !== undefined ? ` at about ${Math.round(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
+    });
   }
   for (const r of results) {
     if (r.operation !== 'exec') continue;

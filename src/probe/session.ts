@@ -44,6 +44,8 @@ export const CLOSE_GRACE_MS = 3_000;
 const END_CAUSE_GRACE_MS = 200;
 /** Room for scheduling between phases, in the deadline. */
 const SLACK_MS = 2_000;
+/** How often the hold looks whether a byte moved (the resolution of idleSeconds). */
+const ACTIVITY_POLL_MS = 100;
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
 
@@ -127,6 +129,10 @@ class SessionRun {
   private readonly scrub: (t: string) => string;
   private channel: Channel | undefined;
   private readonly state: Mutable<SessionResult> = {};
+  /** When the hold began (the last application data), and when a byte last moved. */
+  private holdStartedAt: number | undefined;
+  private lastMovedAt: number | undefined;
+  private stopWatching: (() => void) | undefined;
 
   constructor(
     private readonly spec: SessionSpec,
@@ -148,6 +154,7 @@ class SessionRun {
       this.progress('done');
       return this.finish({});
     } catch (err) {
+      this.stopWatching?.();
       this.channel?.session.destroy();
       if (err instanceof Finished) return this.finish(err.partial);
       return this.finish({ error: `internal error: ${errorMessage(err)}`, errorCode: 'INTERNAL' });
@@ -156,6 +163,7 @@ class SessionRun {
 
   /** The result at the deadline, whatever phase the session was in. */
   atDeadline(deadlineMs: number): SessionResult {
+    this.stopWatching?.();
     this.channel?.session.destroy();
     const upgraded = this.state.upgrade?.ok === true;
     const err = probeError('DEADLINE', `the session did not finish within its deadline of ${Math.round(deadlineMs / 1000)} s`, { deadlineMs });
@@ -227,12 +235,44 @@ class SessionRun {
     }
     this.progress('holding');
     const c = this.channel!;
+    this.watchActivity(c.session);
     const lost = await withTimeout(c.lost, holdSeconds * 1000, this.clock);
     if (lost) {
-      const hold: HoldOutcome = { survived: false, disconnectSeconds: this.secondsSince101(lost.atMs), cause: lost.cause };
+      const hold = this.lostAt(lost);
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold });
     }
+  }
+
+  /** Notes when a byte last moved on the connection, so a loss can say how long it had been idle. */
+  private watchActivity(session: ExecSession | PortForwardSession): void {
+    this.holdStartedAt = this.clock.now();
+    this.lastMovedAt = this.holdStartedAt;
+    let seen = session.bytesMoved();
+    let cancel = () => {};
+    const poll = () => {
+      const now = session.bytesMoved();
+      if (now !== seen) {
+        seen = now;
+        this.lastMovedAt = this.clock.now();
+      }
+      cancel = this.clock.after(ACTIVITY_POLL_MS, poll);
+    };
+    cancel = this.clock.after(ACTIVITY_POLL_MS, poll);
+    this.stopWatching = () => cancel();
+  }
+
+  /** The hold's outcome for a loss seen at `end.atMs`. */
+  private lostAt(end: Lost): HoldOutcome {
+    this.stopWatching?.();
+    const secondsBefore = (t: number | undefined) => (t === undefined ? null : Math.round(Math.max(0, end.atMs - t) / 100) / 10);
+    return {
+      survived: false,
+      disconnectSeconds: this.secondsSince101(end.atMs),
+      cause: end.cause,
+      sinceDataSeconds: secondsBefore(this.holdStartedAt),
+      idleSeconds: secondsBefore(this.lastMovedAt),
+    };
   }
 
   /** The same echo after the hold; nothing at all back (and no close) is a black hole. */
@@ -241,12 +281,12 @@ class SessionRun {
     const c = this.channel!;
     try {
       this.state.echoMs = await this.echo();
+      this.stopWatching?.();
       this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
     } catch (err) {
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
-      const hold: HoldOutcome = end
-        ? { survived: false, disconnectSeconds: this.secondsSince101(end.atMs), cause: end.cause }
-        : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
+      this.stopWatching?.();
+      const hold: HoldOutcome = end ? this.lostAt(end) : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold, ...(end ? {} : { error: `after the hold: ${errorMessage(err)}`, errorCode: errorCodeOf(err) }) });
     }

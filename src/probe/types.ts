@@ -2,6 +2,7 @@
 import type { DialPhases } from '../net/dial.js';
 import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
+import type { KubectlExperience } from './kubectl-model.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
 import type { ConnectionConfig } from '../net/connection.js';
 
@@ -63,6 +64,10 @@ export interface HoldOutcome {
   /** Seconds from the 101 to the loss, when it was lost during or right after the hold. */
   readonly disconnectSeconds: number | null;
   readonly cause: HoldCause | null;
+  /** Seconds from the last application data (the echo before the hold) to the loss. */
+  readonly sinceDataSeconds?: number | null;
+  /** Seconds from the last byte that moved either way (keepalive pings included) to the loss, to 0.1 s. */
+  readonly idleSeconds?: number | null;
 }
 
 export interface SessionResult extends SessionSpec {
@@ -84,7 +89,12 @@ export interface SessionResult extends SessionSpec {
   readonly durationMs: number;
 }
 
-export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken';
+/**
+ * The A/B of one operation × keepalive × hold: `not-measured` when the probe
+ * could not measure the path (its credentials, target or port), never a path verdict.
+ */
+export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken' | 'not-measured';
+export const BROKEN_VERDICTS: readonly VerdictName[] = ['websocket-broken', 'spdy-broken', 'both-broken'];
 
 export interface Diagnosis {
   /** Stable code (DIAGNOSIS_CODES, docs/diagnoses.md), e.g. hop-refused-upgrade, idle-timeout. */
@@ -102,6 +112,8 @@ export interface Verdict {
   readonly spdy: 'ok' | 'fail' | 'not-run';
   readonly websocket: 'ok' | 'fail' | 'not-run';
   readonly verdict: VerdictName;
+  /** What each kubectl would experience (≤1.29, 1.30, 1.31–1.37, GA); null for holds without kubectl's keepalive and when not measured. */
+  readonly kubectl: readonly KubectlExperience[] | null;
   readonly diagnosis: Diagnosis[];
 }
 

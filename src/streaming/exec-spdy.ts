@@ -67,6 +67,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     subprotocol: protocol,
     timing: up.timing,
     ended,
+    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
     stdin,
     stdout: stdout ?? undefined,
     stderr: stderr ?? undefined,

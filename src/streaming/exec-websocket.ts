@@ -94,6 +94,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     subprotocol: protocol,
     timing: up.timing,
     ended: conn.ended,
+    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
     stdin,
     stdout,
     stderr,

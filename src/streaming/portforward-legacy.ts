@@ -50,6 +50,7 @@ export async function openLegacyPortForward(
     subprotocol: protocol,
     timing: up.timing,
     ended: conn.ended,
+    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
     close: () => conn.close(1000),
     destroy: () => conn.destroy(),
     async openConnection(port: number): Promise<ForwardedConnection> {

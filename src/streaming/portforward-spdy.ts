@@ -6,6 +6,7 @@
  * tools/portforward/portforward.go handleConnection; the tunnel:
  * tunneling_dialer.go and apiserver pkg/util/proxy/streamtunnel.go).
  */
+import type { Socket } from 'node:net';
 import { isProbeError, probeError } from '../errors.js';
 import { withTimeout } from '../timers.js';
 import { podPath } from './paths.js';
@@ -30,6 +31,8 @@ interface SpdyPortForwardParts {
   readonly timing: UpgradeTiming;
   /** The whole connection's end (the TCP/TLS socket, or the tunnel WebSocket). */
   readonly ended: Promise<ConnectionEnd>;
+  /** The TCP socket under everything. */
+  readonly raw: Socket;
   readonly close: () => void;
   readonly destroy: () => void;
   readonly replyTimeoutMs?: number;
@@ -46,6 +49,7 @@ function spdyPortForward(parts: SpdyPortForwardParts): PortForwardSession {
     subprotocol: parts.subprotocol,
     timing: parts.timing,
     ended: parts.ended,
+    bytesMoved: () => parts.raw.bytesRead + parts.raw.bytesWritten,
     close: parts.close,
     destroy: parts.destroy,
     async openConnection(port: number): Promise<ForwardedConnection> {
@@ -99,6 +103,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
     subprotocol: up.protocol,
     timing: up.timing,
     ended,
+    raw: up.raw,
     close: () => session.close(),
     destroy: () => session.destroy(),
     replyTimeoutMs: opts.streamReplyTimeoutMs,
@@ -129,6 +134,7 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
     subprotocol: up.protocol,
     timing: up.timing,
     ended: conn.ended,
+    raw: up.raw,
     close,
     destroy: () => conn.destroy(),
     replyTimeoutMs: opts.streamReplyTimeoutMs,

@@ -63,6 +63,8 @@ export interface StreamingSession {
   readonly timing: UpgradeTiming;
   /** Resolves once, when the underlying connection ends for any reason. */
   readonly ended: Promise<ConnectionEnd>;
+  /** Bytes read plus written on the TCP connection so far (TLS records, pings and all): it grows whenever anything moves. */
+  bytesMoved(): number;
   /** Closes the way kubectl does; idempotent. */
   close(): void;
   /** Drops the connection at once; idempotent. */

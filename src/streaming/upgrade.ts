@@ -12,6 +12,7 @@ import { ClientWebSocket } from './ws-client.js';
 import { ProbeError, errorMessage, isProbeError, probeError } from '../errors.js';
 import { dial as defaultDial, type DialPhases, type Dialed } from '../net/dial.js';
 import { printable } from '../net/read-until.js';
+import { clip } from '../text.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
 import { parseKubeStatus } from '../kube/status.js';
 
@@ -55,7 +56,7 @@ async function readRejection(res: IncomingMessage, what: string, phases: Upgrade
   const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
   const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
   const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
-  const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${bodyPrefix.slice(0, 120)}"` : '';
+  const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${clip(bodyPrefix, 120)}"` : '';
   return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, phases });
 }
 

@@ -40,7 +40,11 @@ describe('demo paths', () => {
     const r = report('l7-refuses-websocket');
     for (const v of r.verdicts) {
       expect(v.verdict).toBe('websocket-broken');
-      expect(codes(v)).toEqual(['hop-refused-upgrade', 'silent-fallback']);
+      // The fallback is kubectl's: rows that model kubectl say so; holds without pings measure only the path.
+      const modelled = v.keepalive === 'kubectl' || v.holdSeconds === 0;
+      expect(codes(v)).toEqual(modelled ? ['hop-refused-upgrade', 'silent-fallback'] : ['hop-refused-upgrade']);
+      if (modelled) expect(v.kubectl!.map((k) => k.outcome)).toEqual(['works', v.operation === 'exec' ? 'works-via-fallback' : 'works', 'works-via-fallback', 'breaks']);
+      else expect(v.kubectl).toBeNull();
     }
     const ws = r.results.find((s) => s.transport === 'websocket')!;
     expect(ws.upgrade).toMatchObject({ ok: false, status: 403, kubernetesStatus: false });
@@ -79,7 +83,15 @@ describe('demo paths', () => {
   it('a hop counting only application data: even kubectl keepalive is cut, and the report says pings were ignored', () => {
     const r = report(`l4-idle-${DEMO_IDLE_CUT_SECONDS}s-data-only`);
     for (const v of r.verdicts.filter((x) => x.holdSeconds === DEMO_HOLD_SECONDS)) expect(v.verdict).toBe('both-broken');
-    expect(r.findings.filter((d) => d.code === 'pings-ignored')).toHaveLength(4);
+    // Pings moved bytes about a second before each cut, 6 s after the last data: the hop ignores them.
+    const withPings = r.results.filter((s) => s.keepalive === 'kubectl' && s.holdSeconds === DEMO_HOLD_SECONDS);
+    const byDiagnosis = (code: string) => r.verdicts.filter((v) => v.keepalive === 'kubectl' && v.holdSeconds === DEMO_HOLD_SECONDS).flatMap((v) => v.diagnosis).filter((d) => d.code === code);
+    expect(byDiagnosis('pings-ignored')).toHaveLength(3);
+    for (const s of withPings.filter((x) => !(x.operation === 'portforward' && x.transport === 'websocket'))) {
+      expect(s.hold.idleSeconds!).toBeLessThan(s.hold.sinceDataSeconds! - 2);
+    }
+    // The WebSocket tunnel pings every 10 s: nothing moved before the 6 s cut, so its timeout is just shorter than the ping interval.
+    expect(byDiagnosis('idle-timeout').map((d) => d.summary)).toEqual([expect.stringContaining('sends its first ping after 10 s')]);
     expect(r.findings.some((d) => d.code === 'keepalive-dependent')).toBe(false);
   });
 

@@ -127,14 +127,14 @@ describe('the probe Lambda', () => {
     expect(performance.now() - t0).toBeLessThan(25_000 - 5_000);
   });
 
-  it('a cluster whose credentials fail is still classified and published (UpgradeSuccess 0)', async () => {
+  it('a cluster whose credentials fail is not measured, said why, and published as ProbeError (not UpgradeSuccess 0)', async () => {
     const before = aws.puts.length;
     const out = await handler({ clusters: ['lost'], operations: ['exec'] }, ctx(60_000));
     const r = out.reports[0]!;
-    expect(r.findings[0]!.code).toBe('credentials');
-    expect(r.results.every((x) => !x.ok && x.upgrade.errorCode === 'ResourceNotFoundException')).toBe(true);
-    const sent = aws.puts.slice(before).flatMap((p) => p.metricData).filter((d) => d.MetricName === 'UpgradeSuccess');
-    expect(sent.map((d) => d.Value)).toEqual([0, 0]);
+    expect(r.verdicts.map((v) => v.verdict)).toEqual(['not-measured']);
+    expect(r.verdicts[0]!.diagnosis[0]).toMatchObject({ code: 'credentials', summary: expect.stringContaining('ResourceNotFoundException') });
+    const sent = aws.puts.slice(before).flatMap((p) => p.metricData);
+    expect(sent.map((d) => [d.MetricName, d.Value])).toEqual([['ProbeError', 1]]);
   });
 
   it('a bad event gets a typed error naming the field, and runs nothing', async () => {

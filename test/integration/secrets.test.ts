@@ -81,7 +81,8 @@ describe('secrets never reach output', () => {
   it('wrong token: the failure output does not contain the token we sent', async () => {
     const wrong = 'kspWRONGtoken-1234567890';
     const r = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user.token = wrong)), '--hold', '0s', '-o', 'json']);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(3); // not measured: the credentials were rejected
+    expect(JSON.parse(r.stdout).verdicts[0].diagnosis[0].code).toBe('credentials-rejected');
     assertClean(r, [wrong, TOKEN]);
   });
 

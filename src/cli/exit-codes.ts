@@ -1,0 +1,18 @@
+/** The CLI's exit codes, for scripts and CI: what each means and what to do. */
+export const EXIT = {
+  /** Every verdict clean. */
+  CLEAN: 0,
+  /** A broken path was found (it wins over 3: a finding is a finding). */
+  BROKEN: 1,
+  /** Usage or configuration error: nothing was probed. */
+  USAGE: 2,
+  /** The probe could not measure (part of) the path: fix the probe's configuration (credentials, target, port). */
+  NOT_MEASURED: 3,
+} as const;
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0  every verdict clean
+  1  a broken path was found (a hop breaks kubectl, or will at KEP-4006 GA)
+  2  usage or configuration error (nothing was probed)
+  3  the probe could not measure this path: fix the probe's configuration
+     (credentials rejected, target pod or namespace missing, port closed)`;

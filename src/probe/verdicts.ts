@@ -1,0 +1,146 @@
+/**
+ * From results to verdicts: the A/B per operation × keepalive × hold, what
+ * each kubectl would experience there (kubectl-model.ts), the diagnoses, and
+ * `not-measured` when the probe's own setup (credentials, target, port) kept
+ * it from measuring the path.
+ */
+import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
+import { explainFailure } from './diagnosis.js';
+import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
+import type { AccessSummary, Diagnosis, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+
+export interface VerdictContext extends ModelContext {
+  /** The forward proxy, for messages (scheme://host:port). */
+  readonly proxy?: string;
+  readonly serverVersion?: string | null;
+  /** The target's port (port-forward), for messages. */
+  readonly port?: number;
+  /** Set when the probe could not measure anything (the preflight found why). */
+  readonly notMeasured?: Diagnosis;
+}
+
+export function verdictName(spdyOk: boolean | undefined, wsOk: boolean | undefined): VerdictName {
+  if (spdyOk !== false && wsOk !== false) return 'clean';
+  if (spdyOk !== false) return 'websocket-broken';
+  if (wsOk !== false) return 'spdy-broken';
+  return 'both-broken';
+}
+
+const statusText = (r: SessionResult) => r.upgrade.error ?? `HTTP ${r.upgrade.status}`;
+
+/**
+ * Results that say the probe's setup failed, the same way on every transport:
+ * the API server refused its credentials, the target is missing, its RBAC
+ * allows neither upgrade, or the pod's port is closed. A 403 on WebSocket only
+ * (the 1.35 `create` rule) is a path finding, not this.
+ */
+export function notMeasuredReason(group: readonly SessionResult[], port?: number): Diagnosis | undefined {
+  const all = (p: (r: SessionResult) => boolean) => group.length > 0 && group.every(p);
+  const first = group[0];
+  if (!first) return undefined;
+  const from = (status: number) => all((r) => r.upgrade.status === status && r.upgrade.kubernetesStatus === true);
+  if (all((r) => r.upgrade.status === 401)) {
+    return {
+      code: 'credentials-rejected',
+      summary: `The API server rejected the probe's credentials (401 Unauthorized) on every upgrade: ${statusText(first)}`,
+      check: 'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
+    };
+  }
+  if (from(404)) {
+    return {
+      code: 'target-missing',
+      summary: `The target does not exist: ${statusText(first)}`,
+      check: 'Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (or the config\'s target) at a pod that runs cat and a TCP echo port.',
+    };
+  }
+  if (from(403)) {
+    return {
+      code: 'target-forbidden',
+      summary: `The probe's RBAC allows neither upgrade (403 on WebSocket and SPDY): ${statusText(first)}`,
+      check: 'Grant get and create on pods/exec and pods/portforward for the target (see `kube-stream-probe manifest`).',
+    };
+  }
+  // The pod's own refusal, on the error stream: it says nothing about the path, and leaves no A/B to compare.
+  const closed = group.find((r) => r.errorCode === 'PORTFORWARD_ERROR');
+  if (closed) {
+    return {
+      code: 'target-port-closed',
+      summary: `The pod refused the forwarded connection to port ${port ?? '?'} (${TRANSPORT_WORDS[closed.transport]}): ${closed.error ?? ''}`,
+      check: `--port (the config's target.port) must be the target's TCP echo port (8080 in \`kube-stream-probe manifest\`), and the pod must listen on it.`,
+    };
+  }
+  return undefined;
+}
+
+/** Verdicts that say only why nothing was measured (e.g. the credentials could not be fetched). */
+export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosis): Verdict[] {
+  const seen = new Set<string>();
+  return specs.flatMap((s) => {
+    const key = `${s.operation}|${s.keepalive}|${s.holdSeconds}`;
+    if (seen.has(key)) return [];
+    seen.add(key);
+    return [{ operation: s.operation, keepalive: s.keepalive, holdSeconds: s.holdSeconds, spdy: 'not-run', websocket: 'not-run', verdict: 'not-measured', kubectl: null, diagnosis: [why] }];
+  });
+}
+
+export function verdicts(results: readonly SessionResult[], context: VerdictContext = {}): Verdict[] {
+  const out: Verdict[] = [];
+  const keys = new Set(results.map((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}`));
+  for (const key of keys) {
+    const group = results.filter((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}` === key);
+    const by = (t: Transport) => group.find((r) => r.transport === t);
+    const spdy = by('spdy');
+    const ws = by('websocket');
+    const first = group[0]!;
+    const head = { operation: first.operation, keepalive: first.keepalive, holdSeconds: first.holdSeconds };
+    const cell = (r: SessionResult | undefined) => (r ? (r.ok ? 'ok' : 'fail') : 'not-run') as Verdict['spdy'];
+    const unmeasured = context.notMeasured ?? notMeasuredReason(group, context.port);
+    if (unmeasured) {
+      // What the other sessions found about the path is still said.
+      const others = context.notMeasured ? [] : group.filter((r) => r.errorCode !== 'PORTFORWARD_ERROR').flatMap((r) => [explainFailure(r, context)].filter((d) => d !== undefined));
+      out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: 'not-measured', kubectl: null, diagnosis: [unmeasured, ...(unmeasured.code === 'target-port-closed' ? others : [])] });
+      continue;
+    }
+    const diagnosis = [ws, spdy].flatMap((r) => (r ? [explainFailure(r, context)].filter((d) => d !== undefined) : []));
+    const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context) : null;
+    const today = kubectl?.find((k) => k.client === TODAYS_KUBECTL);
+    const op = OPERATION_WORDS[first.operation];
+    if (today?.outcome === 'works-via-fallback') {
+      diagnosis.push({
+        code: 'silent-fallback',
+        summary: `kubectl ${op} (1.31–1.37) works on this path today only through its silent fallback to SPDY: ${today.reason}.`,
+        check: 'When the fallback and KUBECTL_*_WEBSOCKETS go away (KEP-4006 GA), this path breaks: fix the hop above first.',
+      });
+    } else if (today?.outcome === 'breaks' && spdy?.ok) {
+      const env = first.operation === 'exec' ? 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false' : 'KUBECTL_PORT_FORWARD_WEBSOCKETS=false';
+      diagnosis.push({
+        code: 'kubectl-breaks-today',
+        summary: `kubectl ${op} (1.31–1.37) fails on this path today although SPDY works: ${today.reason}.`,
+        check: `Fix the hop above. Until then, ${env} makes kubectl use SPDY, which works here (GA ignores it).`,
+      });
+    }
+    out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: verdictName(spdy?.ok, ws?.ok), kubectl, diagnosis });
+  }
+  return out;
+}
+
+/** What the RBAC preflight means for each transport, before anything fails. */
+export function rbacFindings(access: readonly AccessSummary[], createForWebSocket: boolean | undefined, gitVersion: string | null): Diagnosis[] {
+  const out: Diagnosis[] = [];
+  const allowed = (sub: string, verb: string) => access.find((a) => a.subresource === sub && a.verb === verb)?.allowed;
+  for (const sub of OPERATIONS) {
+    const get = allowed(sub, 'get');
+    const create = allowed(sub, 'create');
+    const problems: string[] = [];
+    if (get === false) problems.push('WebSocket upgrades (GET) need "get", which is denied');
+    if (create === false && createForWebSocket) problems.push(`from 1.35 WebSocket upgrades also need "create", which is denied (server ${gitVersion})`);
+    if (create === false) problems.push('SPDY upgrades (POST) need "create", which is denied');
+    if (problems.length === 0) continue;
+    out.push({
+      code: 'rbac-preflight',
+      summary: `RBAC preflight for pods/${sub}: ${problems.join('; ')}.`,
+      check: `Grant get and create on pods/${sub} for the target pod (see \`kube-stream-probe manifest\`).`,
+    });
+  }
+  return out;
+}
