@@ -160,3 +160,63 @@ export function pattern(bytes: number): Buffer {
   for (let i = 0; i < bytes; i++) b[i] = (i * 7 + (i >> 8)) & 0xff;
   return b;
 }
+
+export interface HeldSession {
+  /** The echo after the hold came back, and kubectl ended as it does when all is well. */
+  readonly works: boolean;
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `kubectl exec -i POD -- cat`, held the way a user holds a shell: a line, `holdSeconds` of silence,
+ * another line, then EOF. Works when both lines come back and kubectl exits 0 (its SPDY exec exits 0
+ * even when a hop cut it, so the second line is the proof).
+ */
+export async function kubectlExecHolding(version: string, args: readonly string[], env: Readonly<Record<string, string>>, holdSeconds: number): Promise<HeldSession> {
+  const child = spawn(kubectlPath(version), [...args, 'exec', '-i', 'probe-target', '--', 'cat'], { env: kubectlEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.on('error', () => undefined); // kubectl may be gone already
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  const killer = setTimeout(() => child.kill('SIGKILL'), (holdSeconds + 30) * 1000);
+  child.stdin.write('before\n');
+  for (let i = 0; i < 100 && !stdout.includes('before') && child.exitCode === null; i++) await sleep(100);
+  await sleep(holdSeconds * 1000);
+  child.stdin.write('after\n');
+  child.stdin.end();
+  const code = await exited;
+  clearTimeout(killer);
+  return { works: code === 0 && stdout === 'before\nafter\n', code, stderr };
+}
+
+/** `kubectl port-forward`, one connection: an echo, `holdSeconds` of silence, an echo again. kubectl that cannot start counts as broken. */
+export async function kubectlPortForwardHolding(version: string, args: readonly string[], env: Readonly<Record<string, string>>, holdSeconds: number): Promise<HeldSession> {
+  try {
+    const { value, output } = await withKubectlPortForward(version, [...args, 'pod/probe-target', '0:8080'], env, async (port) => {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => undefined);
+      const read = () =>
+        new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => resolve(false), 3000);
+          s.once('data', () => (clearTimeout(t), resolve(true)));
+          s.once('close', () => (clearTimeout(t), resolve(false)));
+        });
+      await new Promise((r) => s.once('connect', r));
+      s.write('before');
+      if (!(await read())) return false;
+      await sleep(holdSeconds * 1000);
+      s.write('after');
+      const ok = await read();
+      s.destroy();
+      return ok;
+    });
+    return { works: value, code: null, stderr: output };
+  } catch (err) {
+    return { works: false, code: null, stderr: (err as Error).message };
+  }
+}

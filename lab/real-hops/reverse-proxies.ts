@@ -10,7 +10,9 @@ export type NginxVariant =
   /** A plain proxy_pass: no `proxy_set_header Upgrade/Connection`, HTTP/1.0 upstream. */
   | { readonly kind: 'no-upgrade-headers' }
   /** Upgrades proxied, but SPDY refused by policy (a WebSocket-only gateway). */
-  | { readonly kind: 'refuse-spdy' };
+  | { readonly kind: 'refuse-spdy' }
+  /** Upgrades proxied, but WebSocket refused with nginx's own 403 (a WAF rule against WebSocket). */
+  | { readonly kind: 'refuse-websocket' };
 
 export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): string[] {
   const upgrade = ['proxy_http_version 1.1;', 'proxy_set_header Upgrade $http_upgrade;', 'proxy_set_header Connection $connection_upgrade;', 'proxy_buffering off;'];
@@ -21,6 +23,8 @@ export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): s
       return [`proxy_pass http://127.0.0.1:${upstreamPort};`];
     case 'refuse-spdy':
       return ['if ($http_upgrade ~* "spdy") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+    case 'refuse-websocket':
+      return ['if ($http_upgrade ~* "websocket") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
   }
 }
 
