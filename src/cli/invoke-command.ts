@@ -11,7 +11,8 @@ import type { LocationSummary } from '../lambda/run-location.js';
 import { holds, list, oneOf, parse } from './args.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { EXIT } from './exit-codes.js';
-import { table } from './format.js';
+import { KUBECTL_CLIENTS } from '../probe/kubectl-model.js';
+import { KUBECTL_LEGEND, kubectlCells, table } from './format.js';
 import { exitCodeFor } from './run-command.js';
 import type { CommandIO } from './io.js';
 
@@ -102,11 +103,11 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   if (output === 'json') io.out(JSON.stringify(outcomes, null, 2) + '\n');
   else {
     const rows = outcomes.flatMap((o) => [
-      ...(o.summary?.reports ?? []).flatMap((r) => r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, v.verdict])),
-      ...(o.summary?.refused ?? []).map((x) => [o.location, '-', '-', '-', `${x.holdSeconds}s`, '-', '-', `refused: ${x.reason}`]),
-      ...(o.error ? [[o.location, '-', '-', '-', '-', '-', '-', `ERROR ${o.error}`]] : []),
+      ...(o.summary?.reports ?? []).flatMap((r) => r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, ...kubectlCells(v), v.verdict])),
+      ...(o.summary?.refused ?? []).map((x) => [o.location, '-', '-', '-', `${x.holdSeconds}s`, '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `refused: ${x.reason}`]),
+      ...(o.error ? [[o.location, '-', '-', '-', '-', '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `ERROR ${o.error}`]] : []),
     ]);
-    io.out(table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'], rows) + '\n');
+    io.out(table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', ...KUBECTL_CLIENTS.map((c) => c.label), 'VERDICT'], rows) + '\n' + KUBECTL_LEGEND + '\n');
   }
   if (outcomes.some((o) => o.error)) return EXIT.BROKEN;
   return exitCodeFor(outcomes.flatMap((o) => o.summary?.reports ?? []));
