@@ -3,13 +3,13 @@
  *   npx cdk synth -c config=infra/examples/single-location.yaml
  */
 import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { loadProbeConfig } from '../src/config/load.js';
 import { LocationStack } from './location-stack.js';
 
 export function buildApp(app: App, configPath: string): LocationStack[] {
   const config = loadProbeConfig(configPath);
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }), new ServerlessChecks(app, { verbose: true }));
   return config.locations.map((location) => new LocationStack(app, `${config.project}-${location.name}`, { config, location }));
 }
 

@@ -5,10 +5,11 @@
  * alarms wired to an SNS topic, and a dashboard. Usable in any CDK app.
  */
 import { fileURLToPath } from 'node:url';
-import { Annotations, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as eks from 'aws-cdk-lib/aws-eks';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -29,8 +30,10 @@ import {
 } from '../src/config/probe-config.js';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
 import { probeError } from '../src/errors.js';
+import { regionOfArn } from '../src/aws/arn.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../src/vocabulary.js';
+import { ProbeNetwork } from './network.js';
 import { probeMetric } from './metrics.js';
 
 export interface StreamProbeProps {
@@ -53,16 +56,11 @@ export interface StreamProbeProps {
 /** Lambda environment variables are limited to 4 KB in total. */
 const MAX_ENV_BYTES = 3500;
 
-/** The newest Node.js runtime this aws-cdk-lib knows (at least nodejs22.x). */
-export function newestNodeRuntime(): lambda.Runtime {
-  const versions = Object.keys(lambda.Runtime)
-    .map((k) => /^NODEJS_(\d+)_X$/.exec(k))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]));
-  const newest = Math.max(...versions);
-  if (newest < 22) throw probeError('CONFIG_INVALID', `aws-cdk-lib offers Node.js ${newest}.x at most; the probe needs nodejs22.x or newer`, { field: 'aws-cdk-lib' });
-  return (lambda.Runtime as unknown as Record<string, lambda.Runtime>)[`NODEJS_${newest}_X`]!;
-}
+/**
+ * The function's runtime, named, so that a CDK upgrade never changes it behind a deploy. The bundle
+ * targets Node 20, so any Node.js runtime from 22 on runs it; 24 is supported longest.
+ */
+export const PROBE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 function holdsOf(s: ScheduleConfig): number[] {
   return s.holds.map((h) => parseDurationSeconds('hold', h));
@@ -73,6 +71,8 @@ export class StreamProbe extends Construct {
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
   readonly alarmTopic: sns.ITopic;
+  /** The VPC placement, when the location has a VPC. */
+  readonly network?: ProbeNetwork;
   readonly alarms: cloudwatch.Alarm[] = [];
   readonly dashboard: cloudwatch.Dashboard;
 
@@ -94,8 +94,9 @@ export class StreamProbe extends Construct {
     const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(longestHold));
     const stack = Stack.of(this);
 
+    // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
+    // name would make the next deploy fail on the log group left behind.
     this.logGroup = new logs.LogGroup(this, 'Logs', {
-      logGroupName: `/aws/lambda/${config.project}-${location.name}`,
       retention: config.logRetentionDays as logs.RetentionDays,
     });
 
@@ -113,6 +114,17 @@ export class StreamProbe extends Construct {
     );
     const secretArns = runtimeConfig.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secretArn] : []));
     if (secretArns.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
+    // A secret under a customer-managed key: Secrets Manager decrypts it with the caller's rights, and only on its behalf.
+    for (const c of runtimeConfig.clusters) {
+      if (c.auth.type !== 'secret' || !c.auth.kmsKeyArn) continue;
+      this.role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ['kms:Decrypt'],
+          resources: [c.auth.kmsKeyArn],
+          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${regionOfArn(c.auth.secretArn)}.amazonaws.com` } },
+        }),
+      );
+    }
     const describe = runtimeConfig.clusters.flatMap((c) =>
       c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? location.region })] : [],
     );
@@ -120,20 +132,10 @@ export class StreamProbe extends Construct {
 
     let vpcProps: Partial<lambda.FunctionProps> = {};
     if (location.vpc) {
-      const v = location.vpc;
-      const vpc = ec2.Vpc.fromVpcAttributes(this, 'Vpc', { vpcId: v.vpcId, availabilityZones: [...(v.availabilityZones ?? stack.availabilityZones)] });
-      vpcProps = {
-        vpc,
-        vpcSubnets: {
-          subnets: v.subnetIds.map((s, i) => {
-            const subnet = ec2.Subnet.fromSubnetId(this, `Subnet${i}`, s);
-            // The function only places its network interfaces in these subnets; it never reads their route tables.
-            Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'Subnets are imported only to place the function; route tables are not used.');
-            return subnet;
-          }),
-        },
-        securityGroups: v.securityGroupIds.map((g, i) => ec2.SecurityGroup.fromSecurityGroupId(this, `SecurityGroup${i}`, g, { mutable: false })),
-      };
+      this.network = new ProbeNetwork(this, 'Network', { location: { ...location, vpc: location.vpc }, clusters: runtimeConfig.clusters });
+      vpcProps = { vpc: this.network.vpc, vpcSubnets: { subnets: this.network.subnets }, securityGroups: this.network.securityGroups };
+      // CDK adds this policy only to roles it creates; without it CreateFunction fails: the role cannot make the function's network interfaces.
+      this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
     }
 
     this.function = new NodejsFunction(this, 'Function', {
@@ -141,7 +143,7 @@ export class StreamProbe extends Construct {
       description: `kube-stream-probe for location ${location.name}: exec and port-forward over SPDY and WebSocket`,
       entry: props.entry ?? fileURLToPath(new URL('../functions/probe.ts', import.meta.url)),
       handler: 'handler',
-      runtime: newestNodeRuntime(),
+      runtime: PROBE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: functionMemoryMb(config, location),
       timeout: Duration.seconds(timeoutSeconds),
@@ -188,10 +190,45 @@ export class StreamProbe extends Construct {
       const topic = new sns.Topic(this, 'Alarms', {
         displayName: `kube-stream-probe alarms (${location.name})`,
         enforceSSL: true,
-        masterKey: kms.Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
+        masterKey: this.topicKey(),
       });
-      if (config.alarmEmail) topic.addSubscription(new subs.EmailSubscription(config.alarmEmail));
+      if (config.alarmEmail) {
+        const email = new subs.EmailSubscription(config.alarmEmail);
+        topic.addSubscription(email);
+        for (const s of topic.node.findAll().filter((c) => c instanceof sns.Subscription)) {
+          Validations.of(s).acknowledge({
+            id: 'Serverless-SNSRedrivePolicy',
+            reason: 'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
+          });
+        }
+      }
       this.alarmTopic = topic;
+    }
+    // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
+    // A failed run goes to the topic instead (CDK grants the role sns:Publish and the key).
+    this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new destinations.SnsDestination(this.alarmTopic) });
+
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'Failed asynchronous runs go to an on-failure destination (the alarm topic) with retries off, which carries the request and the error; a dead-letter queue would duplicate it.',
+    });
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason: "Each run's timings are its product and are published as metrics and one structured log line; X-Ray would add cost per run and CPU inside the 128 MB function whose handshake latency it measures.",
+    });
+
+    new CfnOutput(this, 'RoleArn', { value: this.role.roleArn, description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4' });
+    new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'Where alarms notify' });
+    for (const c of runtimeConfig.clusters) {
+      if (c.auth.type !== 'eks' || !c.auth.accessEntryGroup) continue;
+      // The probe role in a Kubernetes group of the cluster; `kube-stream-probe manifest --group` binds the group's least-privilege Role.
+      new eks.CfnAccessEntry(this, `AccessEntry-${c.name}`, {
+        clusterName: c.auth.clusterName,
+        principalArn: this.role.roleArn,
+        kubernetesGroups: [c.auth.accessEntryGroup],
+        type: 'STANDARD',
+      });
     }
     const action = new cwActions.SnsAction(this.alarmTopic);
     const alarm = (id: string, a: cloudwatch.AlarmProps) => {
@@ -279,6 +316,10 @@ export class StreamProbe extends Construct {
 
     // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
     Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+      reason: "A failed run is sent to the alarm topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
+    });
+    Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
     });
@@ -288,6 +329,26 @@ export class StreamProbe extends Construct {
         reason: 'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
       });
     }
+  }
+
+  /**
+   * The alarm topic's key. CloudWatch cannot use the AWS-managed SNS key (alias/aws/sns): its key policy
+   * admits no other service, so every alarm action would fail. A customer-managed key whose policy lets
+   * cloudwatch.amazonaws.com use it, for alarms in this account only.
+   */
+  private topicKey(): kms.Key {
+    const stack = Stack.of(this);
+    const key = new kms.Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the alarm topic; CloudWatch alarms may use it' });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+    );
+    return key;
   }
 
   private clusterWidgets(locationName: string, cluster: string, config: ProbeConfig): cloudwatch.IWidget[] {

@@ -18,6 +18,13 @@ export const PUBLISH_BUDGET_MS = 8_000;
 /** Time reserved for credentials (STS presign, Secrets Manager, DescribeCluster). */
 export const ACCESS_BUDGET_MS = 5_000;
 
+/**
+ * Every AWS SDK client the function makes: a connection must open in 2 s and a request answer in 4 s,
+ * with one retry, so a black-holed endpoint (a missing VPC endpoint, a blocked route) costs seconds,
+ * not the invocation. The credential and publish budgets above bound the total.
+ */
+export const AWS_CLIENT_CONFIG = { maxAttempts: 2, requestHandler: { connectionTimeout: 2_000, requestTimeout: 4_000 } } as const;
+
 /** The session limit of a Lambda session holding `holdSeconds`, ms. */
 export function lambdaSessionMs(holdSeconds: number): number {
   return sessionDeadlineMs(holdSeconds, LAMBDA_CONNECTION_TIMEOUTS, { echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS });

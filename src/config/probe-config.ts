@@ -9,8 +9,20 @@ import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type 
 import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS } from './lambda-limits.js';
 
 export type ClusterAuth =
-  | { readonly type: 'eks'; readonly clusterName: string; readonly region?: string }
-  | { readonly type: 'secret'; readonly secretArn: string };
+  | {
+      readonly type: 'eks';
+      readonly clusterName: string;
+      /** The cluster's region (default: the location's): DescribeCluster and the token are made for it. */
+      readonly region?: string;
+      /** Create an EKS access entry for the probe's role, in this Kubernetes group (bound by `kube-stream-probe manifest --group`). */
+      readonly accessEntryGroup?: string;
+    }
+  | {
+      readonly type: 'secret';
+      readonly secretArn: string;
+      /** The customer-managed KMS key the secret is encrypted with (the role then gets kms:Decrypt through Secrets Manager). */
+      readonly kmsKeyArn?: string;
+    };
 
 export interface ClusterConfig {
   readonly name: string;
@@ -26,9 +38,29 @@ export interface LocationConfig {
   readonly name: string;
   readonly account: string;
   readonly region: string;
-  readonly vpc?: { readonly vpcId: string; readonly subnetIds: readonly string[]; readonly securityGroupIds: readonly string[]; readonly availabilityZones?: readonly string[] };
+  readonly vpc?: VpcPlacement;
   /** Cluster names probed from here (default: all). */
   readonly clusters?: readonly string[];
+}
+
+/** How the interface endpoints for the AWS APIs the function calls are reached from private subnets. */
+export type EndpointsConfig =
+  /** Create them (monitoring; secretsmanager and eks when needed) with their own security group. */
+  | { readonly mode: 'create' }
+  /** They exist: the function may reach them through these security groups. */
+  | { readonly mode: 'existing'; readonly securityGroupIds: readonly string[] }
+  /** None: the AWS APIs are reached through a NAT gateway or an egress proxy (HTTPS to anywhere). */
+  | { readonly mode: 'none' };
+
+export interface VpcPlacement {
+  readonly vpcId: string;
+  readonly subnetIds: readonly string[];
+  /** Security groups attached besides the one the construct creates (which allows only the egress the probe needs). */
+  readonly securityGroupIds?: readonly string[];
+  readonly availabilityZones?: readonly string[];
+  /** Where the API servers are, for the egress rules (default anywhere, on each cluster's port). */
+  readonly apiServerCidrs?: readonly string[];
+  readonly endpoints: EndpointsConfig;
 }
 
 export interface ScheduleConfig {
@@ -56,6 +88,9 @@ export interface ProbeConfig {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const NAME = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
+/** Lambda's limit on a function name, which is `<project>-<location>`. */
+export const MAX_FUNCTION_NAME_LENGTH = 64;
 
 class Checker {
   constructor(private readonly source: string) {}
@@ -132,8 +167,20 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     const endpoint = c.str(o, 'endpoint', f, /^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/, 'must be an https:// URL');
     const a = c.obj(o.auth, `${f}.auth`);
     let auth: ClusterAuth;
-    if (a.type === 'eks') auth = { type: 'eks', clusterName: c.str(a, 'clusterName', `${f}.auth`, /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'is not an EKS cluster name'), region: c.optStr(a, 'region', `${f}.auth`, /^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region') };
-    else if (a.type === 'secret') auth = { type: 'secret', secretArn: c.str(a, 'secretArn', `${f}.auth`, /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN') };
+    if (a.type === 'eks') {
+      auth = {
+        type: 'eks',
+        clusterName: c.str(a, 'clusterName', `${f}.auth`, /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'is not an EKS cluster name'),
+        region: c.optStr(a, 'region', `${f}.auth`, REGION, 'is not an AWS region'),
+        accessEntryGroup: c.optStr(a, 'accessEntryGroup', `${f}.auth`, /^[a-z0-9]([-a-z0-9.:]{0,61}[a-z0-9])?$/, 'is not a Kubernetes group name'),
+      };
+    } else if (a.type === 'secret') {
+      auth = {
+        type: 'secret',
+        secretArn: c.str(a, 'secretArn', `${f}.auth`, /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN'),
+        kmsKeyArn: c.optStr(a, 'kmsKeyArn', `${f}.auth`, /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/, 'is not a KMS key ARN'),
+      };
+    }
     else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
     const t = c.obj(o.target, `${f}.target`);
     return {
@@ -157,11 +204,19 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     let vpc: LocationConfig['vpc'];
     if (o.vpc !== undefined) {
       const vo = c.obj(o.vpc, `${f}.vpc`);
+      const SG = /^sg-[0-9a-f]{8,17}$/;
+      const eo = vo.endpoints === undefined ? { mode: 'none' } : c.obj(vo.endpoints, `${f}.vpc.endpoints`);
+      let endpoints: EndpointsConfig;
+      if (eo.mode === 'create' || eo.mode === 'none') endpoints = { mode: eo.mode };
+      else if (eo.mode === 'existing') endpoints = { mode: 'existing', securityGroupIds: c.strings(eo, 'securityGroupIds', `${f}.vpc.endpoints`, 1, SG, 'is not a security group id') };
+      else c.fail(`${f}.vpc.endpoints.mode`, 'must be "create", "existing" or "none"');
       vpc = {
         vpcId: c.str(vo, 'vpcId', `${f}.vpc`, /^vpc-[0-9a-f]{8,17}$/, 'is not a VPC id'),
         subnetIds: c.strings(vo, 'subnetIds', `${f}.vpc`, 1, /^subnet-[0-9a-f]{8,17}$/, 'is not a subnet id'),
-        securityGroupIds: c.strings(vo, 'securityGroupIds', `${f}.vpc`, 1, /^sg-[0-9a-f]{8,17}$/, 'is not a security group id'),
-        availabilityZones: vo.availabilityZones === undefined ? undefined : c.strings(vo, 'availabilityZones', `${f}.vpc`, 1),
+        securityGroupIds: vo.securityGroupIds === undefined ? undefined : c.strings(vo, 'securityGroupIds', `${f}.vpc`, 1, SG, 'is not a security group id'),
+        availabilityZones: vo.availabilityZones === undefined ? undefined : c.strings(vo, 'availabilityZones', `${f}.vpc`, 1, /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'is not an availability zone'),
+        apiServerCidrs: vo.apiServerCidrs === undefined ? undefined : c.strings(vo, 'apiServerCidrs', `${f}.vpc`, 1, /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, 'is not an IPv4 CIDR'),
+        endpoints,
       };
     }
     const only = o.clusters === undefined ? undefined : c.strings(o, 'clusters', f, 1);
@@ -169,12 +224,23 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
       account: c.str(o, 'account', f, /^\d{12}$/, 'must be a 12-digit AWS account id'),
-      region: c.str(o, 'region', f, /^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region'),
+      region: c.str(o, 'region', f, REGION, 'is not an AWS region'),
       vpc,
       clusters: only,
     };
   });
   unique(c, locations, 'locations');
+  const project = c.optStr(root, 'project', 'config', NAME, 'must be lower-case letters, digits and "-"') ?? 'kube-stream-probe';
+  locations.forEach((l, i) => {
+    const fn = `${project}-${l.name}`;
+    if (fn.length > MAX_FUNCTION_NAME_LENGTH) c.fail(`locations[${i}].name`, `"${l.name}" makes the function name ${fn} ${fn.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH} (shorten it or the project)`);
+    // An access entry is a resource of the cluster: it can only be created by the stack in the cluster's region.
+    for (const cl of clusters.filter((x) => !l.clusters || l.clusters.includes(x.name))) {
+      if (cl.auth.type === 'eks' && cl.auth.accessEntryGroup && (cl.auth.region ?? l.region) !== l.region) {
+        c.fail(`clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`, `needs the cluster in the location's region (${l.region}), not ${cl.auth.region}: create the access entry there with aws eks create-access-entry`);
+      }
+    }
+  });
   const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
     const f = `schedules[${i}]`;
     const o = c.obj(v, f);
@@ -203,7 +269,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   const evaluationPeriods = c.int(alarms, 'evaluationPeriods', 'alarms', 1, 100, 3);
   const datapointsToAlarm = c.int(alarms, 'datapointsToAlarm', 'alarms', 1, evaluationPeriods, 2);
   return {
-    project: c.optStr(root, 'project', 'config', NAME, 'must be lower-case letters, digits and "-"') ?? 'kube-stream-probe',
+    project,
     alarmEmail: c.optStr(root, 'alarmEmail', 'config', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'is not an email address'),
     alarms: { evaluationPeriods, datapointsToAlarm },
     memoryMb: root.memoryMb === undefined ? undefined : c.int(root, 'memoryMb', 'config', 128, 10240),

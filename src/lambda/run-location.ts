@@ -7,7 +7,7 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
-import { errorCodeOf, errorMessage } from '../errors.js';
+import { errorCodeOf, errorMessage, probeError } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
@@ -20,6 +20,7 @@ import { parseProbeEvent, type ProbeEvent } from './event.js';
 
 
 export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
+  /** CloudWatch in the location's region, where its metrics and alarms are. */
   readonly cloudwatch: Pick<CloudWatchClient, 'send'>;
   readonly log: (line: string) => void;
 }
@@ -37,6 +38,11 @@ export interface LocationSummary {
   readonly refused: RefusedHold[];
   readonly publish?: PublishOutcome;
   readonly error?: { readonly code: string; readonly message: string };
+}
+
+/** An AWS call cut off by the credential budget, said as such. */
+function budgetExceeded(err: unknown): Error {
+  return probeError('DEADLINE', `the AWS calls for credentials took longer than their ${ACCESS_BUDGET_MS / 1000} s budget (${errorMessage(err)}); is the endpoint reachable from this VPC?`, { deadlineMs: ACCESS_BUDGET_MS }, err);
 }
 
 /** A cluster whose credentials could not be fetched: not measured, said so, and published as ProbeError. */
@@ -91,17 +97,19 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
     if (needs <= sessionBudgetMs) holds.push(h);
     else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing` });
   }
+  // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
+  const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
   const reports = await Promise.all(
     holds.length === 0
       ? []
       : clusters.map(async (cluster): Promise<ProbeReport> => {
           let connection;
           try {
-            connection = await connectionForCluster(cluster, config.region, { ...deps, redactor }, cache);
+            connection = await connectionForCluster(cluster, config.region, { ...deps, redactor }, cache, accessSignal);
           } catch (err) {
-            return credentialFailure(cluster, config.location, event, holds, err);
+            return credentialFailure(cluster, config.location, event, holds, accessSignal.aborted ? budgetExceeded(err) : err);
           }
-          return runPlan(
+          const report = await runPlan(
             {
               location: config.location,
               cluster: { name: cluster.name, connection, namespace: cluster.target.namespace, pod: cluster.target.pod, container: cluster.target.container, port: cluster.target.port },
@@ -113,11 +121,16 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
             },
             {},
           );
+          // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).
+          if (report.verdicts.some((v) => v.diagnosis.some((d) => d.code === 'credentials-rejected'))) cache.forget(cluster);
+          return report;
         }),
   );
   const datums = reports.flatMap((r) => reportDatums(r));
+  // Publishing has its own budget: an unreachable CloudWatch ends in EMF lines, well inside the timeout.
+  const publishDeadline = Math.min(deadline, performance.now() + PUBLISH_BUDGET_MS);
   const publish = datums.length
-    ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline, log: deps.log, location: config.location })
+    ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline: publishDeadline, log: deps.log, location: config.location })
     : undefined;
   const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish };
   // One line per invocation for the logs: the verdicts, never a secret.

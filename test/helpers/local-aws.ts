@@ -2,8 +2,11 @@
  * A loopback stand-in for the AWS endpoints the Lambda calls, so the real
  * @aws-sdk clients can be exercised without AWS: CloudWatch PutMetricData
  * (AWS JSON 1.0), Secrets Manager GetSecretValue (AWS JSON 1.1) and EKS
- * DescribeCluster (REST JSON). It decodes and records every call, checks it
- * is SigV4-signed, and can be told to fail the next CloudWatch calls.
+ * DescribeCluster (REST JSON). It decodes and records every call (with the
+ * region it was signed for), and rejects what AWS rejects: an unsigned call,
+ * a call signed for another service, a secret asked for outside its ARN's
+ * region, a cluster asked for outside its region. It can be told to fail the
+ * next CloudWatch calls.
  */
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
@@ -22,7 +25,8 @@ export interface LocalAws {
   failNext(...kinds: Array<'throttle' | 'error'>): void;
   failAlways(kind: 'throttle' | 'error' | undefined): void;
   secrets: Map<string, string>;
-  clusters: Map<string, { caData: string }>;
+  /** EKS clusters by name; `region` (default any) is where DescribeCluster finds it. */
+  clusters: Map<string, { caData: string; region?: string }>;
   /** Lambda Invoke (REST JSON): what the "function" returns. */
   onInvoke?: (functionName: string, payload: unknown) => Promise<{ payload: unknown; functionError?: string }>;
   close(): Promise<void>;
@@ -34,7 +38,7 @@ export async function startLocalAws(): Promise<LocalAws> {
   const queue: Array<'throttle' | 'error'> = [];
   let always: 'throttle' | 'error' | undefined;
   const secrets = new Map<string, string>();
-  const clusters = new Map<string, { caData: string }>();
+  const clusters = new Map<string, { caData: string; region?: string }>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -43,14 +47,20 @@ export async function startLocalAws(): Promise<LocalAws> {
       const raw = Buffer.concat(chunks);
       const body = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
       const target = String(req.headers['x-amz-target'] ?? '');
-      const signed = /^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+\//.test(String(req.headers.authorization ?? ''));
+      // SigV4: Credential=AKID/DATE/REGION/SERVICE/aws4_request; the scope says where the client thinks it is talking.
+      const scope = /^AWS4-HMAC-SHA256 Credential=[A-Z0-9]+\/\d{8}\/([a-z0-9-]+)\/([a-z0-9-]+)\/aws4_request,/.exec(String(req.headers.authorization ?? ''));
+      const signed = scope !== null;
+      const region = scope?.[1] ?? '';
+      const service = scope?.[2] ?? '';
       const send = (status: number, json: unknown, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.0', ...headers });
         res.end(JSON.stringify(json));
       };
       if (!signed) return send(403, { __type: 'MissingAuthenticationToken', message: 'not signed' });
+      const wrongService = (want: string) => service !== want && send(403, { __type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${want}'.` });
       if (target === 'GraniteServiceVersion20100801.PutMetricData') {
-        calls.push('PutMetricData');
+        if (wrongService('monitoring')) return;
+        calls.push(`PutMetricData ${region}`);
         const kind = queue.shift() ?? always;
         if (kind === 'throttle') return send(400, { __type: 'Throttling', message: 'Rate exceeded' }, { 'x-amzn-query-error': 'Throttling;Sender' });
         if (kind === 'error') return send(500, { __type: 'InternalServiceError', message: 'internal failure' }, { 'x-amzn-query-error': 'InternalServiceError;Receiver' });
@@ -59,15 +69,19 @@ export async function startLocalAws(): Promise<LocalAws> {
         return send(200, {});
       }
       if (target === 'secretsmanager.GetSecretValue') {
-        calls.push('GetSecretValue');
+        if (wrongService('secretsmanager')) return;
+        calls.push(`GetSecretValue ${region}`);
         const id = (JSON.parse(body) as { SecretId: string }).SecretId;
         const value = secrets.get(id);
-        if (value === undefined) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
+        // A secret lives in one region: asked for anywhere else, AWS cannot find it.
+        const inRegion = !id.startsWith('arn:') || id.split(':')[3] === region;
+        if (value === undefined || !inRegion) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
         return send(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1' });
       }
       const inv = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
       if (req.method === 'POST' && inv) {
         const name = decodeURIComponent(inv[1]!);
+        if (wrongService('lambda')) return;
         calls.push(`Invoke ${name}`);
         if (!api.onInvoke) return send(404, { Type: 'User', message: `Function not found: ${name}` }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
         void api.onInvoke(name, body ? JSON.parse(body) : undefined).then((r) => {
@@ -78,8 +92,10 @@ export async function startLocalAws(): Promise<LocalAws> {
       }
       const m = /^\/clusters\/([^/?]+)/.exec(req.url ?? '');
       if (req.method === 'GET' && m) {
-        calls.push('DescribeCluster');
-        const c = clusters.get(decodeURIComponent(m[1]!));
+        if (wrongService('eks')) return;
+        calls.push(`DescribeCluster ${region}`);
+        const found = clusters.get(decodeURIComponent(m[1]!));
+        const c = found && (!found.region || found.region === region) ? found : undefined;
         if (!c) return send(404, { message: 'No cluster found' }, { 'x-amzn-errortype': 'ResourceNotFoundException' });
         return send(200, { cluster: { name: m[1], status: 'ACTIVE', certificateAuthority: { data: c.caData } } });
       }

@@ -42,7 +42,7 @@ beforeAll(async () => {
   const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
   const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const { EKSClient } = await import('@aws-sdk/client-eks');
-  const deps = { cloudwatch: new CloudWatchClient({}), secrets: new SecretsManagerClient({}), eks: new EKSClient({}), credentials: async () => ({ accessKeyId: 'x', secretAccessKey: 'y' }), log: () => undefined };
+  const deps = { cloudwatch: new CloudWatchClient({}), secretsIn: (region: string) => new SecretsManagerClient({ region }), eksIn: (region: string) => new EKSClient({ region }), credentials: async () => ({ accessKeyId: 'x', secretAccessKey: 'y' }), log: () => undefined };
   const cache = new AccessCache();
   aws.onInvoke = async (name, payload) => {
     received.push({ name, payload });
