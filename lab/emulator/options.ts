@@ -69,7 +69,13 @@ export interface UpgradeRecord {
   /** performance.now() when the 101 was written (the emulator's own clock). */
   wrote101At?: number;
   /** What credential came with the upgrade, and a fingerprint (sha256 prefix) of it; never the credential. */
-  readonly credential: { readonly kind: 'none' | 'bearer' | 'eks-token' | 'basic' | 'client-cert'; readonly fingerprint?: string };
+  readonly credential: {
+    readonly kind: 'none' | 'bearer' | 'eks-token' | 'basic' | 'client-cert';
+    readonly fingerprint?: string;
+    /** EKS tokens: the STS host and region they were presigned for. */
+    readonly stsHost?: string;
+    readonly region?: string;
+  };
   /** Keepalive pings received from the client (SPDY PINGs with odd ids, WebSocket pings). */
   pingsReceived: number;
   /** Headers of the SPDY streams the client opened, in order. */

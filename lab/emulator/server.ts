@@ -22,6 +22,17 @@ import { allowed, handleRest, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 
+/** Where an EKS token was presigned for (the STS host and the credential scope's region): not a secret. */
+function eksTokenScope(token: string): { stsHost?: string; region?: string } {
+  try {
+    const url = new URL(Buffer.from(token, 'base64url').toString('utf8'));
+    const scope = url.searchParams.get('X-Amz-Credential')?.split('/');
+    return { stsHost: url.host, region: scope?.[2] };
+  } catch {
+    return {};
+  }
+}
+
 const POD_UID = '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001';
 
 export class Emulator extends EventEmitter {
@@ -142,7 +153,7 @@ export class Emulator extends EventEmitter {
     delete headers.authorization;
     const auth = String(req.headers.authorization ?? '');
     const credential: UpgradeRecord['credential'] = auth.startsWith('Bearer k8s-aws-v1.')
-      ? { kind: 'eks-token', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
+      ? { kind: 'eks-token', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12), ...eksTokenScope(auth.slice('Bearer k8s-aws-v1.'.length)) }
       : auth.startsWith('Bearer ')
         ? { kind: 'bearer', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
         : auth.startsWith('Basic ')

@@ -82,7 +82,10 @@ export async function publishCloudWatch(datums: readonly Datum[], o: PublishOpti
         published += batch.length;
       } catch (err) {
         const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-        lastError = `${e.name ?? 'Error'}${e.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : ''}: ${e.message ?? ''}`.trim();
+        lastError =
+          e.name === 'AbortError'
+            ? `PutMetricData did not answer before the publish deadline (${Math.round(remaining)} ms were left): is CloudWatch (monitoring) reachable from here?`
+            : `${e.name ?? 'Error'}${e.$metadata?.httpStatusCode ? ` (HTTP ${e.$metadata.httpStatusCode})` : ''}: ${e.message ?? ''}`.trim();
         // Exponential backoff with jitter, never past the deadline.
         const wait = Math.min(2000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
         if (performance.now() + wait >= o.deadline || attempt >= 5) break;
