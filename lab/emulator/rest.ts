@@ -5,6 +5,7 @@
  * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TARGET_LABEL, parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorRbac } from './options.js';
 
@@ -30,7 +31,7 @@ export function podObject(ctx: RestContext): Record<string, unknown> {
       namespace: ctx.namespace,
       uid: '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001',
       creationTimestamp: ctx.startedAt.toISOString().replace(/\.\d+Z$/, 'Z'),
-      labels: { app: 'kube-stream-probe-target' },
+      labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' },
     },
     spec: {
       nodeName: 'lab-node',
@@ -169,7 +170,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   if (get && podList) {
     const ns = podList[1] ?? '';
     if (/as=Table/.test(String(req.headers.accept ?? ''))) return sendJson(res, 200, podTable(ctx, ns));
-    const items = ns === '' || ns === ctx.namespace ? [podObject(ctx)] : [];
+    const pod = podObject(ctx) as { metadata: { labels: Record<string, string> } };
+    const selected = parseSelector(url.searchParams.get('labelSelector') ?? '').every(([k, v]) => pod.metadata.labels[k] === v);
+    const items = (ns === '' || ns === ctx.namespace) && selected ? [pod] : [];
     return sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items });
   }
   const pod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(p);

@@ -1,12 +1,16 @@
 /**
- * `kube-stream-probe manifest`: the probe target (a pod whose main process is
- * `cat`, with a TCP echo port) and least-privilege RBAC: get + create on
- * pods/exec and pods/portforward for that one pod (WebSocket upgrades are GET,
- * SPDY upgrades POST, and 1.35+ wants create for both), plus
- * SelfSubjectAccessReview for the preflight.
+ * `kube-stream-probe manifest`: the probe target and least-privilege RBAC.
+ * The target is a StatefulSet of one pod whose main process is `cat`, with a
+ * TCP echo port: its pod keeps the name `<name>-0` and comes back on another
+ * node when the upgrade drains this one, so RBAC can name it and the probe
+ * never loses it. RBAC: list pods in the namespace (the probe finds the target
+ * by label), get the pod, get + create on pods/exec and pods/portforward for
+ * that pod only (WebSocket upgrades are GET, SPDY upgrades POST, and 1.35+
+ * wants create for both), and SelfSubjectAccessReview for the preflight.
  */
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
+import { TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
 import { integer, parse } from './args.js';
 import type { CommandIO } from './io.js';
 
@@ -16,8 +20,10 @@ Prints YAML for the probe target and the RBAC the probe needs.
 
 Flags:
   -n, --namespace NS        namespace to create (default kube-stream-probe)
-  --pod NAME                target pod name (default probe-target)
+  --name NAME               the target StatefulSet (default probe-target; its pod is NAME-0)
   --port N                  TCP echo port (default 8080)
+  --image REF               image for cat (default busybox:1.36; any image with cat)
+  --echo-image REF          image for the TCP echo (default alpine/socat:1.8.0.1; needs socat)
   --group NAME              bind the Role to this group (default kube-stream-probe;
                             map your probe's IAM role to it with an EKS access entry)
   --user NAME               bind to this user instead
@@ -27,15 +33,20 @@ Flags:
 
 export interface ManifestOptions {
   readonly namespace: string;
-  readonly pod: string;
+  /** The StatefulSet; its pod is `<name>-0`. */
+  readonly name: string;
   readonly port: number;
+  readonly image: string;
+  readonly echoImage: string;
   readonly subject: { readonly kind: 'Group' | 'User' | 'ServiceAccount'; readonly name: string; readonly namespace?: string };
 }
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,59}[a-z0-9])?$/; // room for the pod's "-0"
+const IMAGE_REF = /^[a-z0-9]([a-z0-9._\-/:]*[a-z0-9])?(:[A-Za-z0-9_.-]{1,128})?(@sha256:[0-9a-f]{64})?$/;
 
 export function manifestDocuments(o: ManifestOptions): unknown[] {
-  const labels = { 'app.kubernetes.io/name': 'kube-stream-probe-target' };
+  const labels = { [TARGET_LABEL.key]: TARGET_LABEL.value, 'app.kubernetes.io/instance': o.name };
+  const pod = statefulPodName(o.name);
   const subject =
     o.subject.kind === 'ServiceAccount'
       ? { kind: 'ServiceAccount', name: o.subject.name, namespace: o.subject.namespace }
@@ -52,24 +63,33 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
     {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: o.pod, namespace: o.namespace, labels, annotations: { 'kubectl.kubernetes.io/default-container': 'main' } },
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: { name: o.name, namespace: o.namespace, labels },
       spec: {
-        automountServiceAccountToken: false,
-        enableServiceLinks: false,
-        containers: [
-          // exec runs `cat` here; attach joins the main process, which is `cat` too.
-          { name: 'main', image: 'busybox:1.36', command: ['cat'], stdin: true, securityContext: restricted, resources },
-          {
-            name: 'echo',
-            image: 'alpine/socat:1.8.0.1',
-            args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
-            ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
-            securityContext: restricted,
-            resources,
+        replicas: 1,
+        serviceName: o.name,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'main' } },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            terminationGracePeriodSeconds: 1,
+            containers: [
+              // exec runs `cat` here; attach joins the main process, which is `cat` too.
+              { name: 'main', image: o.image, command: ['cat'], stdin: true, securityContext: restricted, resources },
+              {
+                name: 'echo',
+                image: o.echoImage,
+                args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
+                ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
+                securityContext: restricted,
+                resources,
+              },
+            ],
           },
-        ],
+        },
       },
     },
     {
@@ -77,10 +97,12 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
       kind: 'Role',
       metadata: { name: 'kube-stream-probe', namespace: o.namespace },
       rules: [
+        // Finding the target by its label (list cannot be limited by name; the namespace holds only the target).
+        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
         // Only the target pod. kubectl also GETs the pod before it upgrades.
-        { apiGroups: [''], resources: ['pods'], resourceNames: [o.pod], verbs: ['get'] },
+        { apiGroups: [''], resources: ['pods'], resourceNames: [pod], verbs: ['get'] },
         // WebSocket = GET ("get"), SPDY = POST ("create"); from 1.35 WebSocket needs both.
-        { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [o.pod], verbs: ['get', 'create'] },
+        { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [pod], verbs: ['get', 'create'] },
       ],
     },
     {
@@ -113,8 +135,10 @@ export function manifestYaml(o: ManifestOptions): string {
 export async function manifestCommand(argv: readonly string[], io: CommandIO): Promise<number> {
   const { values } = parse(argv, {
     namespace: { type: 'string', short: 'n' },
-    pod: { type: 'string' },
+    name: { type: 'string' },
     port: { type: 'string' },
+    image: { type: 'string' },
+    'echo-image': { type: 'string' },
     group: { type: 'string' },
     user: { type: 'string' },
     'service-account': { type: 'string' },
@@ -124,9 +148,9 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     io.out(MANIFEST_HELP);
     return 0;
   }
-  const namespace = values.namespace ?? 'kube-stream-probe';
-  const pod = values.pod ?? 'probe-target';
-  for (const [flag, v] of [['namespace', namespace], ['pod', pod]] as const) {
+  const namespace = values.namespace ?? TARGET_DEFAULTS.namespace;
+  const name = values.name ?? TARGET_DEFAULTS.name;
+  for (const [flag, v] of [['namespace', namespace], ['name', name]] as const) {
     if (!DNS_LABEL.test(v)) throw probeError('USAGE', `--${flag}: "${v}" is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)`, { field: flag });
   }
   const chosen = [values.group, values.user, values['service-account']].filter((v) => v !== undefined);
@@ -138,6 +162,10 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     if (!m) throw probeError('USAGE', `--service-account: "${values['service-account']}" is not NAMESPACE/NAME`, { field: 'service-account' });
     subject = { kind: 'ServiceAccount', namespace: m[1]!, name: m[2]! };
   }
-  io.out(manifestYaml({ namespace, pod, port: integer('port', values.port, 1, 65535) ?? 8080, subject }));
+  const images = { image: values.image ?? TARGET_DEFAULTS.image, echoImage: values['echo-image'] ?? TARGET_DEFAULTS.echoImage };
+  for (const [flag, v] of [['image', images.image], ['echo-image', images.echoImage]] as const) {
+    if (!IMAGE_REF.test(v)) throw probeError('USAGE', `--${flag}: "${v}" is not an image reference (registry/name:tag or @sha256:…)`, { field: flag });
+  }
+  io.out(manifestYaml({ namespace, name, port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port, subject, ...images }));
   return 0;
 }

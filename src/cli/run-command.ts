@@ -7,6 +7,7 @@ import { publishCloudWatch } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
+import { TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
@@ -19,14 +20,17 @@ export const RUN_HELP = `Usage: kube-stream-probe run [flags]
 
 Opens exec and port-forward sessions to a probe target pod over SPDY and
 WebSocket, holds them idle, checks they still work, and prints the A/B
-verdict per operation and hold: SPDY ok + WebSocket fails = a hop breaks
-WebSocket, and kubectl works only through its silent fallback.
+verdict per operation and hold (SPDY ok + WebSocket fails = a hop breaks
+WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and GA would do there.
 
 Flags:
   --kubeconfig PATH     kubeconfig (default $KUBECONFIG, then ~/.kube/config)
   --context NAME        kubeconfig context (default current-context)
   -n, --namespace NS    target namespace (default the context's, else default)
-  --pod NAME            target pod running cat with a TCP echo port (default probe-target)
+  --pod NAME            target pod running cat with a TCP echo port (default: the first
+                        Running pod labelled ${TARGET_SELECTOR}, which
+                        \`kube-stream-probe manifest\` deploys as probe-target-0)
+  --selector K=V,...    find the target pod by these labels instead
   --container NAME      target container (default: the pod's first)
   --port N              the pod's TCP echo port for port-forward (default 8080)
   --ops LIST            exec,portforward (default both)
@@ -86,6 +90,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     context: { type: 'string' },
     namespace: { type: 'string', short: 'n' },
     pod: { type: 'string' },
+    selector: { type: 'string' },
     container: { type: 'string' },
     port: { type: 'string' },
     ops: { type: 'string' },
@@ -117,9 +122,10 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
       name: ctx.contextName,
       connection: { ...connection, upgradeTimeoutMs: integer('upgrade-timeout', values['upgrade-timeout'], 100, 600_000) },
       namespace: ctx.namespace,
-      pod: values.pod ?? 'probe-target',
+      pod: values.pod,
+      selector: values.selector,
       container: values.container,
-      port: integer('port', values.port, 1, 65535) ?? 8080,
+      port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
     },
     ...sel,
     echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),

@@ -31,7 +31,8 @@ export interface ClusterConfig {
   /** Base64 PEM CA; EKS clusters without it are looked up with eks:DescribeCluster. */
   readonly caData?: string;
   readonly auth: ClusterAuth;
-  readonly target: { readonly namespace: string; readonly pod: string; readonly container?: string; readonly port: number };
+  /** The target pod by name, else the first Running pod matching `selector` (default the manifest's label). */
+  readonly target: { readonly namespace: string; readonly pod?: string; readonly selector?: string; readonly container?: string; readonly port: number };
 }
 
 export interface LocationConfig {
@@ -190,7 +191,8 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       auth,
       target: {
         namespace: c.str(t, 'namespace', `${f}.target`, /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'is not a namespace name'),
-        pod: c.str(t, 'pod', `${f}.target`, /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'is not a pod name'),
+        pod: c.optStr(t, 'pod', `${f}.target`, /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'is not a pod name'),
+        selector: c.optStr(t, 'selector', `${f}.target`, /^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, 'is not a label selector (k=v,k2=v2)'),
         container: c.optStr(t, 'container', `${f}.target`),
         port: c.int(t, 'port', `${f}.target`, 1, 65535, 8080),
       },

@@ -60,6 +60,7 @@ function credentialFailure(cluster: ClusterConfig, location: string, event: Prob
     location,
     cluster: cluster.name,
     server: { url: cluster.endpoint, version: null, versionError: 'not reached: credentials failed' },
+    target: { namespace: cluster.target.namespace, pod: cluster.target.pod ?? null },
     rbac: [],
     results: [],
     verdicts: notMeasuredVerdicts(specs, why),
@@ -112,7 +113,7 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
           const report = await runPlan(
             {
               location: config.location,
-              cluster: { name: cluster.name, connection, namespace: cluster.target.namespace, pod: cluster.target.pod, container: cluster.target.container, port: cluster.target.port },
+              cluster: { name: cluster.name, connection, ...cluster.target },
               operations: event.operations,
               transports: event.transports,
               keepalives: event.keepalives,

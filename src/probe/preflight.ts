@@ -6,12 +6,67 @@
  * reason that is the probe's setup, not the path: credentials the API server
  * rejects, a target that is missing, forbidden or not running.
  */
+import { errorMessage } from '../errors.js';
 import type { RestClient } from '../kube/rest.js';
 import type { ClusterTarget, Diagnosis } from './types.js';
 
 interface PodShape {
   readonly status?: { readonly phase?: string };
   readonly spec?: { readonly containers?: readonly { readonly name?: string }[] };
+}
+
+interface PodListShape {
+  readonly items?: readonly (PodShape & { readonly metadata?: { readonly name?: string } })[];
+}
+
+/**
+ * The pod to probe when none is named: the first Running pod (by name) matching the selector, as a
+ * StatefulSet's or DaemonSet's pods are found. Needs `list` on pods in the namespace.
+ */
+export async function resolveTarget(rest: RestClient, namespace: string, selector: string): Promise<{ pod: string } | { notMeasured: Diagnosis } | { unresolved: string }> {
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+  let r;
+  try {
+    r = await rest.request('GET', path, undefined, 10_000);
+  } catch (err) {
+    // The path failed, not the target: the sessions will meet the same failure and say what it is.
+    return { unresolved: errorMessage(err) };
+  }
+  // Only the API server's own answer (a Status) says something about the probe's setup; a hop's says something about the path.
+  if (r.status !== 200 && !r.kubeStatus) return { unresolved: `GET ${path} answered ${r.status} without a Kubernetes Status` };
+  if (r.status === 401) return { notMeasured: credentialsRejected(path, r.kubeStatus?.message ?? 'Unauthorized') };
+  if (r.status === 403) {
+    return {
+      notMeasured: {
+        code: 'target-forbidden',
+        summary: `The probe may not list pods in ${namespace} to find its target (${selector}): ${r.kubeStatus?.message ?? 'Forbidden'}`,
+        check: 'Grant list on pods in that namespace (see `kube-stream-probe manifest`), or name the pod with --pod (the config\'s target.pod).',
+      },
+    };
+  }
+  const items = r.status === 200 ? ((r.body ?? {}) as PodListShape).items ?? [] : [];
+  const running = items
+    .filter((p) => p.status?.phase === 'Running' && p.metadata?.name)
+    .map((p) => p.metadata!.name!)
+    .sort();
+  if (running.length === 0) {
+    return {
+      notMeasured: {
+        code: 'target-missing',
+        summary: `No Running pod labelled ${selector} in ${namespace} (${items.length} found${items.length ? `: ${items.map((p) => `${p.metadata?.name} ${p.status?.phase ?? '?'}`).join(', ')}` : ''}).`,
+        check: 'Deploy the target (`kube-stream-probe manifest | kubectl apply -f -`) and wait for it to run, or name a pod with --pod.',
+      },
+    };
+  }
+  return { pod: running[0]! };
+}
+
+function credentialsRejected(path: string, message: string): Diagnosis {
+  return {
+    code: 'credentials-rejected',
+    summary: `The API server rejected the probe's credentials (401 Unauthorized on GET ${path}): ${message}`,
+    check: 'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
+  };
 }
 
 /** Why the probe cannot measure this target, or undefined when it can (or when the GET itself failed on the path). */
@@ -25,6 +80,8 @@ export async function checkTarget(rest: RestClient, target: Pick<ClusterTarget, 
     return undefined; // the path failed: the sessions will say how
   }
   const message = r.kubeStatus?.message ?? `HTTP ${r.status}`;
+  // A refusal without a Kubernetes Status came from a hop: that is the path, which the sessions measure.
+  if (r.status !== 200 && !r.kubeStatus) return undefined;
   switch (r.status) {
     case 200: {
       const pod = (r.body ?? {}) as PodShape;
@@ -47,11 +104,7 @@ export async function checkTarget(rest: RestClient, target: Pick<ClusterTarget, 
       return undefined;
     }
     case 401:
-      return {
-        code: 'credentials-rejected',
-        summary: `The API server rejected the probe's credentials (401 Unauthorized on GET ${path}): ${message}`,
-        check: 'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
-      };
+      return credentialsRejected(path, message);
     case 403:
       return {
         code: 'target-forbidden',

@@ -8,10 +8,11 @@ import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest
 import { rbacPreflight } from '../kube/rbac.js';
 import { OPERATIONS, type Transport } from '../vocabulary.js';
 import { crossFindings } from './diagnosis.js';
-import { checkTarget } from './preflight.js';
-import { rbacFindings, verdicts } from './verdicts.js';
+import { checkTarget, resolveTarget } from './preflight.js';
+import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
+import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
-import type { AccessSummary, Diagnosis, ProbePlan, ProbeReport, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+import type { AccessSummary, ClusterTarget, ProbePlan, ProbeReport, SessionSpec } from './types.js';
 
 /** The sessions of a plan's matrix. */
 export function expandPlan(plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'>): SessionSpec[] {
@@ -36,34 +37,61 @@ export interface RunOptions {
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
-  const c = plan.cluster;
+  const spec = plan.cluster;
   const echoTimeoutMs = plan.echoTimeoutMs ?? DEFAULT_ECHO_TIMEOUT_MS;
-  const rest = new RestClient(c.connection);
-  // The sessions run alongside the GETs: a missing target costs no extra time, and a long hold is not delayed.
-  const [version, notMeasured, rbac, results] = await Promise.all([
-    serverVersion(rest),
-    checkTarget(rest, c),
-    options.skipPreflight ? Promise.resolve([]) : rbacPreflight(rest, c.namespace, c.pod),
-    Promise.all(expandPlan(plan).map((spec) => runSession(spec, c, { echoTimeoutMs, onProgress: options.onProgress }))),
-  ]).finally(() => rest.close());
-  const proxyUrl = c.connection.proxy?.url;
+  const rest = new RestClient(spec.connection);
+  const proxyUrl = spec.connection.proxy?.url;
   const proxy = proxyUrl ? `${proxyUrl.protocol}//${proxyUrl.host}` : undefined;
-  const gitVersion = version.version?.gitVersion ?? null;
-  const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured });
-  // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
-  const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds));
-  const findings = crossFindings(measured);
-  const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
-  if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
-  return {
-    location: plan.location,
-    cluster: c.name,
-    server: { url: c.connection.server.toString().replace(/\/$/, ''), version: gitVersion, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
-    rbac: access,
-    results,
-    verdicts: verdictList,
-    findings,
-    startedAt,
-    durationMs: Math.round(performance.now() - t0),
-  };
+  const serverUrl = spec.connection.server.toString().replace(/\/$/, '');
+  try {
+    // No pod named: find it by label first (a StatefulSet's pod, wherever the last drain put it).
+    const selector = spec.pod ? undefined : (spec.selector ?? TARGET_SELECTOR);
+    const found = selector ? await resolveTarget(rest, spec.namespace, selector) : { pod: spec.pod! };
+    // When the list itself failed on the path, probe the manifest's pod by name: the upgrades meet the same failure.
+    const resolved = 'unresolved' in found ? { pod: statefulPodName(TARGET_DEFAULTS.name) } : found;
+    if ('notMeasured' in resolved) {
+      const version = await serverVersion(rest);
+      return {
+        location: plan.location,
+        cluster: spec.name,
+        server: { url: serverUrl, version: version.version?.gitVersion ?? null, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
+        target: { namespace: spec.namespace, pod: null, selector },
+        rbac: [],
+        results: [],
+        verdicts: notMeasuredVerdicts(expandPlan(plan), resolved.notMeasured),
+        findings: [],
+        startedAt,
+        durationMs: Math.round(performance.now() - t0),
+      };
+    }
+    const c: ClusterTarget = { ...spec, pod: resolved.pod };
+    // The sessions run alongside the GETs: a missing target costs no extra time, and a long hold is not delayed.
+    const [version, notMeasured, rbac, results] = await Promise.all([
+      serverVersion(rest),
+      checkTarget(rest, c),
+      options.skipPreflight ? Promise.resolve([]) : rbacPreflight(rest, c.namespace, c.pod),
+      Promise.all(expandPlan(plan).map((s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress }))),
+    ]);
+    const gitVersion = version.version?.gitVersion ?? null;
+    const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured });
+    // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
+    const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds));
+    const findings = crossFindings(measured);
+    const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
+    if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
+    return {
+      location: plan.location,
+      cluster: c.name,
+      server: { url: serverUrl, version: gitVersion, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
+      target: { namespace: c.namespace, pod: c.pod, ...(selector ? { selector } : {}) },
+      rbac: access,
+      results,
+      verdicts: verdictList,
+      findings,
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+    };
+  } finally {
+    await rest.close();
+  }
 }

@@ -17,9 +17,16 @@ export interface ClusterTarget {
   readonly port: number;
 }
 
+/** A target as configured: a pod by name, or (no name) the first Running pod matching `selector`. */
+export type TargetSpec = Omit<ClusterTarget, 'pod'> & {
+  readonly pod?: string;
+  /** Label selector (k=v,…); default TARGET_SELECTOR (src/kube/target.ts). */
+  readonly selector?: string;
+};
+
 export interface ProbePlan {
   readonly location: string;
-  readonly cluster: ClusterTarget;
+  readonly cluster: TargetSpec;
   readonly operations: readonly Operation[];
   readonly transports: readonly Transport[];
   readonly keepalives: readonly KeepaliveMode[];
@@ -127,6 +134,8 @@ export interface ProbeReport {
   readonly location: string;
   readonly cluster: string;
   readonly server: { readonly url: string; readonly version: string | null; readonly versionError?: string; readonly proxy?: string };
+  /** The pod probed, and the selector it was found by when no name was given. */
+  readonly target: { readonly namespace: string; readonly pod: string | null; readonly selector?: string };
   readonly rbac: readonly AccessSummary[];
   readonly results: readonly SessionResult[];
   readonly verdicts: readonly Verdict[];

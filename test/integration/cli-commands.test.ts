@@ -19,19 +19,23 @@ describe('kube-stream-probe CLI', () => {
     expect(r.stderr).toContain('unknown command "frobnicate"');
   });
 
-  it('manifest: the target pod and least-privilege RBAC for exactly that pod', async () => {
-    const r = await cli(['manifest', '-n', 'probes', '--pod', 'target-1', '--port', '9000', '--service-account', 'ops/prober']);
+  it('manifest: a StatefulSet target (stable pod name, survives drains), its images overridable, and least-privilege RBAC for exactly its pod', async () => {
+    const r = await cli(['manifest', '-n', 'probes', '--name', 'target', '--port', '9000', '--service-account', 'ops/prober', '--image', 'registry.corp.example/mirror/busybox:1.36', '--echo-image', 'registry.corp.example/mirror/socat:1.8']);
     expect(r.code).toBe(0);
     const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS());
-    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'Pod', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
-    const pod = docs[1];
-    expect(pod.metadata).toMatchObject({ name: 'target-1', namespace: 'probes' });
-    expect(pod.spec.containers[0].command).toEqual(['cat']);
-    expect(pod.spec.containers[1].ports[0].containerPort).toBe(9000);
+    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'StatefulSet', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);
+    const sts = docs[1];
+    expect(sts.metadata).toMatchObject({ name: 'target', namespace: 'probes' });
+    expect(sts.spec.replicas).toBe(1);
+    expect(sts.spec.template.metadata.labels['app.kubernetes.io/name']).toBe('kube-stream-probe-target');
+    const [main, echo] = sts.spec.template.spec.containers;
+    expect(main).toMatchObject({ command: ['cat'], image: 'registry.corp.example/mirror/busybox:1.36' });
+    expect(echo).toMatchObject({ image: 'registry.corp.example/mirror/socat:1.8', ports: [{ containerPort: 9000 }] });
     const role = docs[2];
     expect(role.rules).toEqual([
-      { apiGroups: [''], resources: ['pods'], resourceNames: ['target-1'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: ['target-1'], verbs: ['get', 'create'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['pods'], resourceNames: ['target-0'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: ['target-0'], verbs: ['get', 'create'] },
     ]);
     expect(docs[3].subjects).toEqual([{ kind: 'ServiceAccount', name: 'prober', namespace: 'ops' }]);
     expect(docs[4].rules[0]).toEqual({ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] });
@@ -39,7 +43,8 @@ describe('kube-stream-probe CLI', () => {
   });
 
   it('manifest refuses invalid names and two subjects', async () => {
-    expect((await cli(['manifest', '--pod', 'Not_Valid'])).code).toBe(2);
+    expect((await cli(['manifest', '--name', 'Not_Valid'])).code).toBe(2);
+    expect((await cli(['manifest', '--image', 'has spaces:1'])).code).toBe(2);
     const r = await cli(['manifest', '--group', 'a', '--user', 'b']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('give only one of --group, --user, --service-account');

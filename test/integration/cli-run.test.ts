@@ -210,11 +210,13 @@ printf '{"apiVersion":"${apiVersion}","kind":"ExecCredential","status":{"token":
     const path = doc(lab, (d) => {
       d.contexts.push({ name: 'second', context: { cluster: d.clusters[0].name, user: d.users[0].name, namespace: 'elsewhere' } });
     });
-    // namespace "elsewhere" has no probe-target pod: 404 Status on both transports
+    // namespace "elsewhere" has no target pod: not measured, and said where it looked
     const r = await cli(['run', '--kubeconfig', path, '--context', 'second', ...base]);
     const doc1 = JSON.parse(r.stdout);
     expect(doc1.cluster).toBe('second');
-    expect(doc1.results[0].upgrade).toMatchObject({ status: 404, kubernetesStatus: true });
+    expect(doc1.target).toMatchObject({ namespace: 'elsewhere', pod: null });
+    expect(doc1.verdicts[0].diagnosis[0]).toMatchObject({ code: 'target-missing', summary: expect.stringContaining('in elsewhere') });
+    expect(r.code).toBe(3);
     await clean(path, ['--context', 'second', '-n', 'default']);
   });
 

@@ -40,7 +40,7 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
   it('a namespace that does not exist', async () => {
     const { code, report } = await run(lab.kubeconfig, '-n', 'no-such-namespace');
     expect(code).toBe(3);
-    expect(report.verdicts[0].diagnosis[0]).toMatchObject({ code: 'target-missing', summary: expect.stringContaining('no-such-namespace/probe-target') });
+    expect(report.verdicts[0].diagnosis[0]).toMatchObject({ code: 'target-missing', summary: expect.stringContaining('in no-such-namespace') });
   });
 
   it('credentials the API server rejects (401)', async () => {
@@ -84,5 +84,19 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
   it('run --help documents the exit codes', async () => {
     const r = await cli(['run', '--help']);
     expect(r.stdout).toMatch(/^ {2}3 {2}the probe could not measure this path/m);
+  });
+});
+
+describe('the target found by label when no pod is named', () => {
+  it('the first Running pod labelled app.kubernetes.io/name=kube-stream-probe-target', async () => {
+    const { code, report } = await run(lab.kubeconfig);
+    expect(report.target).toEqual({ namespace: 'default', pod: 'probe-target', selector: 'app.kubernetes.io/name=kube-stream-probe-target' });
+    expect(code).toBe(0);
+  });
+
+  it('a selector nothing matches: not measured, saying where it looked', async () => {
+    const { code, report } = await run(lab.kubeconfig, '--selector', 'app=nothing');
+    expect(code).toBe(3);
+    expect(report.verdicts[0].diagnosis[0]).toMatchObject({ code: 'target-missing', summary: expect.stringContaining('No Running pod labelled app=nothing in default') });
   });
 });
