@@ -3,6 +3,7 @@
  * memory, against one CloudWatch Synthetics canary run ($0.0012).
  */
 import { lambdaCostPerRun, PRICES } from '../src/config/cost.js';
+import { DEFAULT_MEMORY_MB } from '../src/config/probe-config.js';
 import { runPlan } from '../src/probe/runner.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
 import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
@@ -10,8 +11,8 @@ import { BenchFailure, type Row } from './common.js';
 
 const HOLD_SECONDS = 5;
 
-/** 128 MB: the default for locations of up to three clusters (functionMemoryMb). */
-export async function costBench(memoryMb = 128): Promise<Row[]> {
+/** The default memory for locations of up to three clusters (functionMemoryMb). */
+export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
   const lab = await startEmulatorWithKubeconfig({});
   try {
     const t0 = performance.now();

@@ -9,6 +9,7 @@ import { bundleBench } from './bundle.js';
 import { BenchFailure, type Row } from './common.js';
 import { costBench } from './cost.js';
 import { handshakeBench } from './handshake.js';
+import { lambdaCpuBench } from './lambda-cpu.js';
 import { memoryBench } from './memory.js';
 import { throughputBench } from './throughput.js';
 
@@ -19,6 +20,7 @@ const benches: Array<[string, () => Promise<Row[]>]> = [
   ['memory', memoryBench],
   ['bundle', bundleBench],
   ['cost', costBench],
+  ['lambda-cpu', lambdaCpuBench],
 ];
 
 const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));

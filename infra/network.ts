@@ -4,29 +4,16 @@
  * each cluster's port) and to the AWS APIs it calls, and, for private subnets
  * without NAT, the interface endpoints of those APIs (created, or existing
  * ones named by their security groups).
- *
- * The AWS APIs the function calls (and only these): CloudWatch
- * (`monitoring`, PutMetricData), Secrets Manager (`secretsmanager`, for
- * secret-authenticated clusters) and EKS (`eks`, DescribeCluster for EKS
- * clusters without caData). Not STS: the EKS token is a presigned URL made
- * locally with the role's credentials from the environment. Not Logs: Lambda
- * ships the function's logs itself.
+ * Which AWS APIs, and why only these: src/config/aws-apis.ts.
  */
 import { Annotations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Construct } from 'constructs';
 import { regionOfArn } from '../src/aws/arn.js';
+import { neededEndpointServices } from '../src/config/aws-apis.js';
 import type { ClusterConfig, LocationConfig } from '../src/config/probe-config.js';
 
 export const HTTPS_PORT = 443;
-
-/** The interface endpoint services a location's function needs. */
-export function neededEndpointServices(clusters: readonly ClusterConfig[]): string[] {
-  const services = ['monitoring'];
-  if (clusters.some((c) => c.auth.type === 'secret')) services.push('secretsmanager');
-  if (clusters.some((c) => c.auth.type === 'eks' && !c.caData)) services.push('eks');
-  return services;
-}
 
 /** The region an API call for this cluster goes to (its secret's, or the EKS cluster's), when it needs one. */
 function awsRegionOf(c: ClusterConfig, locationRegion: string): string | undefined {

@@ -22,7 +22,7 @@ Invokes the deployed probe Lambda of every location in the deployment
 configuration at once and prints one table of verdicts. The equivalent for
 one location is:
   aws lambda invoke --function-name <project>-<location> --region <region> \\
-    --cli-binary-format raw-in-base64-out --payload '{"holds":["0s","65s"]}' out.json
+    --cli-read-timeout 0 --cli-binary-format raw-in-base64-out --payload '{"holds":["0s","65s"]}' out.json
 
 Flags:
   --config PATH        deployment configuration (default: cdk.json's context.config)

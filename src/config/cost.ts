@@ -4,6 +4,7 @@
  * little. Free tiers are ignored (they would only lower the total).
  */
 import { parseDurationSeconds } from '../vocabulary.js';
+import { neededEndpointServices } from './aws-apis.js';
 import { functionMemoryMb, runtimeConfigFor, scheduleIntervalSeconds, type LocationConfig, type ProbeConfig } from './probe-config.js';
 
 export const PRICES = {
@@ -15,6 +16,10 @@ export const PRICES = {
   putMetricDataPer1000: 0.01,
   schedulerPerMillion: 1.0,
   logsIngestPerGb: 0.5,
+  /** An interface VPC endpoint, per hour and availability zone (subnet). */
+  interfaceEndpointPerAzHour: 0.01,
+  /** A customer-managed KMS key (the alarm topic's). */
+  kmsKeyPerMonth: 1.0,
   /** CloudWatch Synthetics canary run, the peer a scheduled probe is compared with. */
   syntheticsCanaryRun: 0.0012,
 } as const;
@@ -29,6 +34,8 @@ export interface CostEstimate {
   readonly metricsUsd: number;
   readonly alarmsUsd: number;
   readonly dashboardUsd: number;
+  /** Interface endpoints (private subnets without NAT) and the alarm topic's KMS key. */
+  readonly networkUsd: number;
   readonly otherUsd: number;
   readonly totalUsd: number;
   readonly metrics: number;
@@ -58,7 +65,9 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;
   const otherUsd = (runs * PRICES.schedulerPerMillion) / 1e6 + ((runs * 2048) / 1e9) * PRICES.logsIngestPerGb;
   const alarmsUsd = alarms * PRICES.alarmPerMonth;
-  const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + otherUsd;
+  const endpoints = location.vpc?.endpoints.mode === 'create' ? neededEndpointServices(runtimeConfigFor(config, location).clusters).length * location.vpc.subnetIds.length : 0;
+  const networkUsd = endpoints * PRICES.interfaceEndpointPerAzHour * (SECONDS_PER_MONTH / 3600) + PRICES.kmsKeyPerMonth;
+  const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd;
   const r2 = (n: number) => Math.round(n * 100) / 100;
-  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms };
+  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms };
 }

@@ -283,14 +283,19 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
 }
 
 /**
- * Lambda memory for a location. Measured peak RSS of a full run (bench, Node 20):
- * 75 MB with one cluster, 88 MB with five. 128 MB keeps a 65 s plan under a tenth
- * of a Synthetics canary run; bigger locations get headroom.
+ * Lambda memory for a location, chosen for CPU, not memory: a full run peaks at 75-88 MB RSS, but
+ * Lambda gives CPU in proportion to memory (one vCPU at 1769 MB), and HandshakeLatency is only the
+ * path's when the function is not starved. Measured (npm run bench -- lambda-cpu, a child under a
+ * CFS quota of the size's CPU share, docs/benchmarks.md): handshake p50 ~200 ms at 128 MB and ~100 ms
+ * at 256 MB (20-30× and ~11× an unlimited process: our own CPU), ~9 ms at 512 MB (1.0-1.1×).
+ * 512 MB up to three clusters; 1024 MB above, where the sessions are more.
  */
 export const SMALL_LOCATION_CLUSTERS = 3;
+export const DEFAULT_MEMORY_MB = 512;
+export const LARGE_LOCATION_MEMORY_MB = 1024;
 export function functionMemoryMb(config: ProbeConfig, location: LocationConfig): number {
   if (config.memoryMb !== undefined) return config.memoryMb;
-  return runtimeConfigFor(config, location).clusters.length <= SMALL_LOCATION_CLUSTERS ? 128 : 256;
+  return runtimeConfigFor(config, location).clusters.length <= SMALL_LOCATION_CLUSTERS ? DEFAULT_MEMORY_MB : LARGE_LOCATION_MEMORY_MB;
 }
 
 /** The part of the config one location's Lambda needs (baked into its environment). */

@@ -50,7 +50,7 @@ describe('StreamProbe: what each location gets', () => {
     expect(fn.Runtime).toBe(PROBE_RUNTIME.name); // named in the construct: a CDK upgrade never changes it
     expect(PROBE_RUNTIME.name).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
-    expect(fn.MemorySize).toBe(128); // one cluster: 128 MB (peak RSS measured at 75 MB)
+    expect(fn.MemorySize).toBe(512); // one cluster: 512 MB, for the CPU share an honest handshake time needs (bench lambda-cpu)
     expect(fn.Timeout).toBe(lambdaRunSeconds(360)); // 6 m hold + the session, credentials, publishing and margin
     expect(lambdaRunSeconds(360)).toBe(360 + 60);
     const env = JSON.parse(fn.Environment.Variables.KSP_LOCATION_CONFIG);
@@ -254,14 +254,14 @@ describe('fails when…', () => {
     expect(() => loadProbeConfig('infra/examples/missing.yaml')).toThrow(/missing\.yaml cannot be read \(ENOENT\)/);
   });
 
-  it('memory: 128 MB up to 3 clusters, 256 MB above, or what memoryMb says', async () => {
+  it('memory: 512 MB up to 3 clusters, 1024 MB above, or what memoryMb says', async () => {
     const c = base();
     c.clusters = Array.from({ length: 4 }, (_, i) => ({ ...c.clusters[0], name: `c${i}` }));
     delete c.locations[1].clusters;
     const config = await parse(c);
-    expect(functionMemoryMb(config, config.locations[0]!)).toBe(256);
-    expect(functionMemoryMb(await parse({ ...c, clusters: c.clusters.slice(0, 3) }), config.locations[0]!)).toBe(128);
-    expect(functionMemoryMb(await parse({ ...c, memoryMb: 512 }), config.locations[0]!)).toBe(512);
+    expect(functionMemoryMb(config, config.locations[0]!)).toBe(1024);
+    expect(functionMemoryMb(await parse({ ...c, clusters: c.clusters.slice(0, 3) }), config.locations[0]!)).toBe(512);
+    expect(functionMemoryMb(await parse({ ...c, memoryMb: 128 }), config.locations[0]!)).toBe(128);
     await expect(parse({ ...c, memoryMb: 64 })).rejects.toThrow(/memoryMb must be a whole number from 128 to 10240/);
   });
 
