@@ -12,6 +12,7 @@ import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
 const MISSING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:missing-XyZ';
+const ROTATED_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rotated-QwErTy';
 let aws: LocalAws;
 let lab: EmulatorWithKubeconfig;
 let eksLab: EmulatorWithKubeconfig;
@@ -40,6 +41,7 @@ beforeAll(async () => {
     KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'eu-west-1-vpc-a', region: 'eu-west-1', clusters: [
         cluster('lab', SECRET_ARN),
         cluster('lost', MISSING_ARN),
+        cluster('rotated', ROTATED_ARN),
         { name: 'eks', endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'eks', clusterName: 'prod-eu' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
       ] }),
   });
@@ -137,6 +139,19 @@ describe('the probe Lambda', () => {
     expect(sent.map((d) => [d.MetricName, d.Value])).toEqual([['ProbeError', 1]]);
   });
 
+  it('a rotated token: the cached secret is used until the API server says 401, then read again on the next run', async () => {
+    const secret = (token: string) => JSON.stringify({ token, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') });
+    aws.secrets.set(ROTATED_ARN, secret('the-token-before-rotation-000'));
+    const reads = () => aws.calls.filter((c) => c === 'GetSecretValue eu-west-1').length;
+    const before = reads();
+    const first = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(60_000));
+    expect(first.reports[0]!.verdicts[0]!.diagnosis[0]!.code).toBe('credentials-rejected');
+    aws.secrets.set(ROTATED_ARN, secret(TOKEN)); // the rotation reaches Secrets Manager
+    const second = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(60_000));
+    expect(second.reports[0]!.verdicts.map((v) => v.verdict)).toEqual(['websocket-broken']); // measured again (this emulator refuses WebSocket)
+    expect(reads() - before).toBe(2); // read once per run: the 401 evicted the cached value
+  });
+
   it('a bad event gets a typed error naming the field, and runs nothing', async () => {
     for (const [event, field] of [
       [{ holds: ['forever'] }, 'event.holds[0]'],
@@ -169,9 +184,12 @@ describe('the probe Lambda', () => {
     expect(JSON.stringify(out)).not.toMatch(/k8s-aws-v1\.[A-Za-z0-9_-]{20}/);
   });
 
-  it('reads the secret once per cold start and never logs or returns the token', async () => {
+  it('reads a secret once, then uses it from the cache for its TTL, and never logs or returns the token', async () => {
+    const reads = () => aws.calls.filter((c) => c.startsWith('GetSecretValue')).length;
+    await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(60_000));
+    const after = reads();
     const out = await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(60_000));
-    expect(aws.calls.filter((c) => c.startsWith('GetSecretValue')).length).toBeLessThanOrEqual(2); // lab once, lost once
+    expect(reads()).toBe(after); // cached (SECRET_TTL_MS: 5 min)
     expect(logged.join('')).not.toContain(TOKEN);
     expect(JSON.stringify(out)).not.toContain(TOKEN);
     expect(logged.some((l) => l.includes('"msg":"probe run"'))).toBe(true);
