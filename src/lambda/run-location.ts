@@ -13,6 +13,7 @@ import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js
 import { reportDatums } from '../metrics/datums.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
 import { notMeasuredVerdicts } from '../probe/verdicts.js';
+import { verdictLogLines } from './verdict-log.js';
 import type { Diagnosis, ProbeReport } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
 import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs } from '../config/lambda-limits.js';
@@ -134,6 +135,8 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
     ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline: publishDeadline, log: deps.log, location: config.location })
     : undefined;
   const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish };
+  // One line per verdict, for the dashboard's Logs Insights table (infra/dashboard.ts LATEST_VERDICTS_QUERY), never a secret.
+  for (const r of reports) for (const line of verdictLogLines(r, config.location, event.schedule)) deps.log(redactor.redact(JSON.stringify(line)));
   // One line per invocation for the logs: the verdicts, never a secret.
   deps.log(
     redactor.redact(

@@ -31,6 +31,16 @@ export const METRICS = {
   HandshakeLatency: { unit: 'Milliseconds', dimensions: BASE, description: 'start of dialing → 101' },
   HoldSurvived: { unit: 'None', dimensions: HOLD, description: 'the session was alive and echoed after the hold (0/1)' },
   DisconnectTime: { unit: 'Seconds', dimensions: HOLD, description: 'when a session was lost during its hold: seconds since the 101' },
+  KubectlWorks: {
+    unit: 'None',
+    dimensions: [Dim.Location, Dim.Cluster, Dim.Operation],
+    description: "today's kubectl (1.31-1.37) works on this path, with its keepalive, through any hold: 1 (via its fallback too), else 0",
+  },
+  IdleTimeout: {
+    unit: 'Seconds',
+    dimensions: BASE,
+    description: "the path's measured idle timeout: seconds with no byte moving before a session without pings was cut",
+  },
   SilentFallback: { unit: 'None', dimensions: [Dim.Location, Dim.Cluster, Dim.Operation], description: "today's kubectl (1.31-1.37) works only because it falls back to SPDY (0/1)" },
   ProbeError: { unit: 'None', dimensions: [Dim.Location, Dim.Cluster], description: 'the probe could not measure part of this cluster (credentials, target, port): 1, else 0' },
   PublishFailures: { unit: 'Count', dimensions: [Dim.Location], description: 'PutMetricData failed and the metrics went to EMF instead' },

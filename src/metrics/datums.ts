@@ -43,11 +43,19 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
       if (r.hold.survived === false && r.hold.disconnectSeconds !== null) out.push(datum('DisconnectTime', dims, r.hold.disconnectSeconds, timestamp));
     }
   }
+  for (const r of report.results.filter(measured)) {
+    // A session without pings that was cut measured the path's idle timeout; that is a measurement, not an alarm.
+    if (r.keepalive === 'none' && r.hold.survived === false && r.hold.idleSeconds != null && r.hold.cause !== 'echo-timeout') {
+      out.push(datum('IdleTimeout', { ...base, Operation: r.operation, Transport: r.transport }, r.hold.idleSeconds, timestamp));
+    }
+  }
   for (const v of report.verdicts) {
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL);
     // Exactly "today's kubectl works here only because it falls back"; nothing when the model does not apply.
     if (!today || today.outcome === 'unknown') continue;
-    out.push(datum('SilentFallback', { ...base, Operation: v.operation }, today.outcome === 'works-via-fallback' ? 1 : 0, timestamp));
+    const dims = { ...base, Operation: v.operation };
+    out.push(datum('SilentFallback', dims, today.outcome === 'works-via-fallback' ? 1 : 0, timestamp));
+    out.push(datum('KubectlWorks', dims, today.outcome === 'breaks' ? 0 : 1, timestamp));
   }
   return out;
 }

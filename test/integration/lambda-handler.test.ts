@@ -3,6 +3,7 @@
  * the cluster, and the real @aws-sdk clients sending to a loopback endpoint
  * that decodes and records PutMetricData and serves Secrets Manager. No AWS.
  */
+import { LATEST_VERDICTS_QUERY } from '../../src/lambda/verdict-log.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocationSummary } from '../../src/lambda/run-location.js';
 import { METRICS } from '../../src/metrics/contract.js';
@@ -193,5 +194,22 @@ describe('the probe Lambda', () => {
     expect(logged.join('')).not.toContain(TOKEN);
     expect(JSON.stringify(out)).not.toContain(TOKEN);
     expect(logged.some((l) => l.includes('"msg":"probe run"'))).toBe(true);
+  });
+
+  it('logs one line per verdict, with the fields the dashboard\'s Logs Insights table reads (src/lambda/verdict-log.ts)', async () => {
+    const before = logged.length;
+    await handler({ clusters: ['lab'], holds: ['0s'], schedule: 'short' }, ctx(60_000));
+    const lines = logged.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'verdict');
+    expect(lines).toHaveLength(2); // exec and port-forward, hold 0 s, keepalive kubectl
+    for (const l of lines) {
+      // This emulator plays an API server that refuses WebSocket (400): kubectl works only through its fallback.
+      expect(l).toMatchObject({ level: 'info', cluster: 'lab', keepalive: 'kubectl', holdSeconds: 0, verdict: 'websocket-broken', spdy: 'ok', websocket: 'fail', kubectl: 'works-via-fallback', schedule: 'short' });
+      expect(l.diagnosis).toMatch(/^api-server-refused: .* \| silent-fallback: /);
+      expect(l.check).toEqual(expect.any(String));
+      // Every field LATEST_VERDICTS_QUERY names is there.
+      for (const field of LATEST_VERDICTS_QUERY.join(' ').match(/\b(verdict|kubectl|diagnosis|check|cluster|operation|keepalive|holdSeconds)\b/g)!) expect(l).toHaveProperty(field);
+    }
+    expect(lines.map((l) => l.operation).sort()).toEqual(['exec', 'portforward']);
+    expect(logged.join('')).not.toContain(TOKEN);
   });
 });
