@@ -1,18 +1,18 @@
 /**
  * StreamProbe: everything one network location needs to probe its clusters on
  * a schedule: the probe Lambda (in the location's VPC when given), EventBridge
- * Scheduler schedules, a least-privilege role, a log group with retention,
- * alarms wired to an SNS topic, and a dashboard. Usable in any CDK app.
+ * Scheduler schedules in a group of their own, a least-privilege role, a log
+ * group with retention, alarms by severity (infra/alarms.ts) on a page and a
+ * ticket topic, and a dashboard (infra/dashboard.ts). Props: infra/props.ts.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as eks from 'aws-cdk-lib/aws-eks';
-import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
-import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
@@ -20,41 +20,25 @@ import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
-import {
-  functionMemoryMb,
-  runtimeConfigFor,
-  scheduleIntervalSeconds,
-  type LocationConfig,
-  type ProbeConfig,
-  type ScheduleConfig,
-} from '../src/config/probe-config.js';
-import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
-import { probeError } from '../src/errors.js';
 import { regionOfArn } from '../src/aws/arn.js';
+import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
+import { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN, defaultMemoryMb, type ClusterConfig, type LocationRuntimeConfig } from '../src/config/probe-config.js';
+import { alarmLimitProblem, alarmPeriodSeconds, runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
+import { probeError } from '../src/errors.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../src/vocabulary.js';
-import { ProbeNetwork } from './network.js';
+import { OPERATIONS, type KeepaliveMode, type Operation, type Transport } from '../src/vocabulary.js';
+import { ProbeAlarms, type AlarmedSchedule } from './alarms.js';
+import { ProbeDashboard } from './dashboard.js';
 import { probeMetric } from './metrics.js';
+import { ProbeNetwork } from './network.js';
+import type { StreamProbeProps } from './props.js';
 
-export interface StreamProbeProps {
-  /** The validated configuration (see parseProbeConfig). */
-  readonly config: ProbeConfig;
-  /** The location this construct probes from. */
-  readonly location: LocationConfig;
-  /**
-   * Where alarms notify.
-   * @default - a new KMS-encrypted SNS topic, with the config's alarmEmail subscribed
-   */
-  readonly alarmTopic?: sns.ITopic;
-  /**
-   * The Lambda entry file.
-   * @default - functions/probe.ts of this package
-   */
-  readonly entry?: string;
-}
+export type { ProbeAlarmOptions, ProbeCluster, ProbeClusterAuth, ProbeSchedule, StreamProbeProps } from './props.js';
 
 /** Lambda environment variables are limited to 4 KB in total. */
 const MAX_ENV_BYTES = 3500;
+const DEFAULT_PROJECT = 'kube-stream-probe';
+const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, ticketHoldsWithoutPings: false } as const;
 
 /**
  * The function's runtime, named, so that a CDK upgrade never changes it behind a deploy. The bundle
@@ -62,91 +46,90 @@ const MAX_ENV_BYTES = 3500;
  */
 export const PROBE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
-function holdsOf(s: ScheduleConfig): number[] {
-  return s.holds.map((h) => parseDurationSeconds('hold', h));
+/** What the constructor derives from its props once they are valid. */
+interface Plan {
+  readonly project: string;
+  readonly clusters: ClusterConfig[];
+  readonly schedules: (AlarmedSchedule & { readonly name: string })[];
+  readonly longestHold: number;
+  readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
 }
 
 export class StreamProbe extends Construct {
   readonly function: NodejsFunction;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
-  readonly alarmTopic: sns.ITopic;
+  readonly scheduleGroup: scheduler.ScheduleGroup;
+  /** Pages: kubectl is broken at this location. */
+  readonly pageTopic: sns.ITopic;
+  /** Tickets: GA readiness and probe health; failed runs are sent here too. */
+  readonly ticketTopic: sns.ITopic;
   /** The VPC placement, when the location has a VPC. */
   readonly network?: ProbeNetwork;
-  readonly alarms: cloudwatch.Alarm[] = [];
-  readonly dashboard: cloudwatch.Dashboard;
+  /** The alarms (undefined with `alarms: false`); each by key in `alarms.byKey`. */
+  readonly alarms?: ProbeAlarms;
+  readonly dashboard?: cloudwatch.Dashboard;
+  readonly locationName: string;
+  private readonly plan: Plan;
 
   constructor(scope: Construct, id: string, props: StreamProbeProps) {
     super(scope, id);
-    const { config, location } = props;
-    // Validation first: nothing is created for a configuration that cannot work.
-    const runtimeConfig = runtimeConfigFor(config, location);
-    if (runtimeConfig.clusters.length === 0) throw probeError('CONFIG_INVALID', `location ${location.name}: no clusters to probe`, { field: `locations[${location.name}].clusters` });
+    // Validation first: nothing is created for props that cannot work.
+    const stack = Stack.of(this);
+    this.plan = validate(props, stack.region);
+    const { project, clusters } = this.plan;
+    this.locationName = props.locationName;
+    const location = props.locationName;
+    const runtimeConfig: LocationRuntimeConfig = { project, location, region: stack.region, clusters };
     const envJson = JSON.stringify(runtimeConfig);
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
-      throw probeError(
-        'CONFIG_INVALID',
-        `location ${location.name}: its cluster list is ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations.`,
-        { field: `locations[${location.name}].clusters` },
-      );
+      throw invalid('clusters', `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`);
     }
-    const longestHold = Math.max(...config.schedules.flatMap(holdsOf));
-    const timeoutSeconds = Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(longestHold));
-    const stack = Stack.of(this);
+    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold)));
 
     // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
     // name would make the next deploy fail on the log group left behind.
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: config.logRetentionDays as logs.RetentionDays,
-    });
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
 
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `kube-stream-probe ${location.name}: metrics for its namespace, its secrets, its clusters`,
+      description: `kube-stream-probe ${location}: metrics for its namespace, its secrets, its clusters`,
     });
     this.role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
     this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['cloudwatch:PutMetricData'],
-        resources: ['*'],
-        conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } },
-      }),
+      new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }),
     );
-    const secretArns = runtimeConfig.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secretArn] : []));
-    if (secretArns.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }));
-    // A secret under a customer-managed key: Secrets Manager decrypts it with the caller's rights, and only on its behalf.
-    for (const c of runtimeConfig.clusters) {
-      if (c.auth.type !== 'secret' || !c.auth.kmsKeyArn) continue;
-      this.role.addToPolicy(
-        new iam.PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [c.auth.kmsKeyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${regionOfArn(c.auth.secretArn)}.amazonaws.com` } },
-        }),
-      );
-    }
-    const describe = runtimeConfig.clusters.flatMap((c) =>
-      c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? location.region })] : [],
-    );
-    if (describe.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
+    this.grantClusterAccess(props, stack);
 
     let vpcProps: Partial<lambda.FunctionProps> = {};
-    if (location.vpc) {
-      this.network = new ProbeNetwork(this, 'Network', { location: { ...location, vpc: location.vpc }, clusters: runtimeConfig.clusters });
-      vpcProps = { vpc: this.network.vpc, vpcSubnets: { subnets: this.network.subnets }, securityGroups: this.network.securityGroups };
+    if (props.vpc) {
+      this.network = new ProbeNetwork(this, 'Network', {
+        locationName: location,
+        vpc: props.vpc,
+        subnets: props.subnets!,
+        clusters,
+        securityGroups: props.securityGroups,
+        apiServerPeers: props.apiServerPeers,
+        interfaceEndpoints: props.interfaceEndpoints,
+      });
+      vpcProps = { vpc: props.vpc, vpcSubnets: { subnets: [...props.subnets!] }, securityGroups: this.network.securityGroups };
       // CDK adds this policy only to roles it creates; without it CreateFunction fails: the role cannot make the function's network interfaces.
       this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        reason: 'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
+      });
     }
 
     this.function = new NodejsFunction(this, 'Function', {
-      functionName: `${config.project}-${location.name}`,
-      description: `kube-stream-probe for location ${location.name}: exec and port-forward over SPDY and WebSocket`,
+      functionName: `${project}-${location}`,
+      description: `kube-stream-probe for location ${location}: exec and port-forward over SPDY and WebSocket`,
       entry: props.entry ?? fileURLToPath(new URL('../functions/probe.ts', import.meta.url)),
       handler: 'handler',
       runtime: PROBE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: functionMemoryMb(config, location),
-      timeout: Duration.seconds(timeoutSeconds),
+      memorySize: props.memorySize ?? defaultMemoryMb(clusters.length),
+      timeout,
       role: this.role,
       logGroup: this.logGroup,
       environment: { KSP_LOCATION_CONFIG: envJson, NODE_OPTIONS: '--enable-source-maps' },
@@ -163,182 +146,184 @@ export class StreamProbe extends Construct {
       ...vpcProps,
     });
 
-    // One role for this location's schedules, allowed to invoke only this function.
+    this.scheduleGroup = this.schedules(stack);
+
+    const key = !props.pageTopic || !props.ticketTopic ? this.topicKey() : undefined;
+    this.pageTopic = props.pageTopic ?? this.topic('PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
+    this.ticketTopic = props.ticketTopic ?? this.topic('TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
+
+    // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
+    // A failed run is a ticket instead (CDK grants the role sns:Publish and the key).
+    this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new destinations.SnsDestination(this.ticketTopic) });
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'Failed asynchronous runs go to an on-failure destination (the ticket topic) with retries off, which carries the request and the error; a dead-letter queue would duplicate it.',
+    });
+    Validations.of(this.function).acknowledge({
+      id: 'Serverless-LambdaTracing',
+      reason: "Each run's timings are its product and are published as metrics and structured log lines; X-Ray would add cost per run and CPU inside the function whose handshake latency it measures.",
+    });
+
+    if (this.plan.alarms) {
+      this.alarms = new ProbeAlarms(this, 'Alarms', {
+        project,
+        locationName: location,
+        clusterNames: clusters.map((c) => c.name),
+        schedules: this.plan.schedules,
+        ...this.plan.alarms,
+        fn: this.function,
+        timeout,
+        scheduleGroupName: this.scheduleGroup.scheduleGroupName,
+        pageTopic: this.pageTopic,
+        ticketTopic: this.ticketTopic,
+      });
+    }
+    if (props.dashboard !== false) {
+      this.dashboard = new ProbeDashboard(this, 'Dashboard', {
+        dashboardName: `${project}-${location}`,
+        locationName: location,
+        clusterNames: clusters.map((c) => c.name),
+        holds: this.holdsRun(),
+        period: this.periodOf(this.plan.schedules),
+        logGroup: this.logGroup,
+        alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
+      }).dashboard;
+    }
+
+    new CfnOutput(this, 'RoleArn', { value: this.role.roleArn, description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4' });
+    new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
+    new CfnOutput(this, 'PageTopicArn', { value: this.pageTopic.topicArn, description: 'Pages: kubectl is broken from this location' });
+    new CfnOutput(this, 'TicketTopicArn', { value: this.ticketTopic.topicArn, description: 'Tickets: GA readiness and probe health' });
+
+    // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+      reason: "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
+    });
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
+    });
+  }
+
+  /** UpgradeSuccess (0/1: upgraded and echoed) of one operation over one transport to one cluster. */
+  metricUpgradeSuccess(cluster: string, operation: Operation, transport: Transport, props: MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('UpgradeSuccess', { Cluster: cluster, Operation: operation, Transport: transport }, { statistic: 'Minimum', ...props });
+  }
+
+  /** HoldSurvived (0/1: alive and echoing after the hold). */
+  metricHoldSurvived(cluster: string, operation: Operation, transport: Transport, keepalive: KeepaliveMode, hold: Duration, props: MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('HoldSurvived', { Cluster: cluster, Operation: operation, Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold.toSeconds()) }, { statistic: 'Minimum', ...props });
+  }
+
+  /** HandshakeLatency (ms, dial start to 101). @default statistic p50 */
+  metricHandshakeLatency(cluster: string, operation: Operation, transport: Transport, props: MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('HandshakeLatency', { Cluster: cluster, Operation: operation, Transport: transport }, { statistic: 'p50', ...props });
+  }
+
+  /** KubectlWorks (0/1: today's kubectl works here, with its keepalive, through every hold). */
+  metricKubectlWorks(cluster: string, operation: Operation, props: MetricOptions = {}): cloudwatch.Metric {
+    return this.metric('KubectlWorks', { Cluster: cluster, Operation: operation }, { statistic: 'Minimum', ...props });
+  }
+
+  private metric(name: Parameters<typeof probeMetric>[0], dims: Record<string, string>, props: MetricOptions & { statistic: string }): cloudwatch.Metric {
+    if (!this.plan.clusters.some((c) => c.name === dims.Cluster)) throw invalid('clusters', `have no cluster named "${dims.Cluster}" (metrics exist for ${this.plan.clusters.map((c) => c.name).join(', ')})`);
+    return probeMetric(name, { Location: this.locationName, ...dims }, { period: props.period ?? this.periodOf(this.plan.schedules), statistic: props.statistic, label: props.label });
+  }
+
+  /** One run of the densest schedule: the period graphs and the metric helpers use (alarms use two runs, infra/alarms.ts). */
+  private periodOf(schedules: readonly AlarmedSchedule[]): Duration {
+    return Duration.seconds(runPeriodSeconds(Math.min(...schedules.map((s) => scheduleIntervalSeconds(s.expression)))));
+  }
+
+  /** Every (operation, keepalive, hold) some schedule runs. */
+  private holdsRun(): { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }[] {
+    const seen = new Map<string, { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }>();
+    for (const s of this.plan.schedules) {
+      for (const operation of s.operations) for (const keepalive of s.keepalives) for (const holdSeconds of s.holdsSeconds) seen.set(`${operation}/${keepalive}/${holdSeconds}`, { operation, keepalive, holdSeconds });
+    }
+    return [...seen.values()];
+  }
+
+  /** GetSecretValue on each secret, kms:Decrypt through Secrets Manager for their keys, DescribeCluster for EKS clusters without caData. */
+  private grantClusterAccess(props: StreamProbeProps, stack: Stack): void {
+    const secrets = props.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secret] : []));
+    if (secrets.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets.map((s) => s.secretArn) }));
+    for (const secret of secrets) {
+      if (!secret.encryptionKey) continue;
+      // Secrets Manager decrypts with the caller's rights, and only on its behalf; in the secret's own region
+      // (CDK's grantRead would name the stack's region, wrong for a secret in another one).
+      const region = Token.isUnresolved(secret.secretArn) ? stack.region : regionOfArn(secret.secretArn);
+      this.role.addToPolicy(
+        new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [secret.encryptionKey.keyArn], conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } } }),
+      );
+    }
+    const describe = props.clusters.flatMap((c) =>
+      c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? stack.region })] : [],
+    );
+    if (describe.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
+    for (const c of props.clusters) {
+      if (c.auth.type !== 'eks' || !c.auth.accessEntryGroup) continue;
+      // The probe role in a Kubernetes group of the cluster; `kube-stream-probe manifest --group` binds the group's least-privilege Role.
+      new eks.CfnAccessEntry(this, `AccessEntry-${c.name}`, { clusterName: c.auth.clusterName, principalArn: this.role.roleArn, kubernetesGroups: [c.auth.accessEntryGroup], type: 'STANDARD' });
+    }
+  }
+
+  /** The schedules, in a group of their own (its Scheduler metrics are this location's), with a role that may invoke only this function. */
+  private schedules(stack: Stack): scheduler.ScheduleGroup {
+    // Deleted with the stack: it holds only our schedules, and a retained group of this fixed name would make the next deploy fail.
+    const group = new scheduler.ScheduleGroup(this, 'ScheduleGroup', { scheduleGroupName: `${this.plan.project}-${this.locationName}`, removalPolicy: RemovalPolicy.DESTROY });
     const schedulerRole = new iam.Role(this, 'SchedulerRole', {
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
-      description: `kube-stream-probe ${location.name}: EventBridge Scheduler invokes the probe`,
+      description: `kube-stream-probe ${this.locationName}: EventBridge Scheduler invokes the probe`,
     });
     const functionLogicalId = stack.getLogicalId(this.function.node.defaultChild as lambda.CfnFunction);
     Validations.of(schedulerRole).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${functionLogicalId}.Arn>:*]`,
       reason: "CDK's invoke grant covers this one function's versions and aliases (its ARN followed by :*); no other function.",
     });
-    for (const s of config.schedules) {
-      new scheduler.Schedule(this, `Schedule-${s.name}`, {
-        description: `kube-stream-probe ${location.name}: holds ${s.holds.join(', ')}`,
+    for (const s of this.plan.schedules) {
+      const holds = s.holdsSeconds.map((h) => `${h}s`);
+      const schedule = new scheduler.Schedule(this, `Schedule-${s.name}`, {
+        scheduleGroup: group,
+        description: `kube-stream-probe ${this.locationName}: holds ${holds.join(', ')}`,
         schedule: scheduler.ScheduleExpression.expression(s.expression),
         target: new targets.LambdaInvoke(this.function, {
-          input: scheduler.ScheduleTargetInput.fromObject({ schedule: s.name, holds: s.holds, keepalives: s.keepalives, ...(s.operations ? { operations: s.operations } : {}) }),
+          input: scheduler.ScheduleTargetInput.fromObject({ schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations }),
           retryAttempts: 0,
           role: schedulerRole,
         }),
       });
+      // The group is named by a literal, which makes no reference: without this CloudFormation may create a
+      // schedule before its group, and CreateSchedule fails (ResourceNotFoundException).
+      schedule.node.addDependency(group);
     }
+    return group;
+  }
 
-    if (props.alarmTopic) this.alarmTopic = props.alarmTopic;
-    else {
-      const topic = new sns.Topic(this, 'Alarms', {
-        displayName: `kube-stream-probe alarms (${location.name})`,
-        enforceSSL: true,
-        masterKey: this.topicKey(),
-      });
-      if (config.alarmEmail) {
-        const email = new subs.EmailSubscription(config.alarmEmail);
-        topic.addSubscription(email);
-        for (const s of topic.node.findAll().filter((c) => c instanceof sns.Subscription)) {
-          Validations.of(s).acknowledge({
-            id: 'Serverless-SNSRedrivePolicy',
-            reason: 'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
-          });
-        }
-      }
-      this.alarmTopic = topic;
-    }
-    // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
-    // A failed run goes to the topic instead (CDK grants the role sns:Publish and the key).
-    this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new destinations.SnsDestination(this.alarmTopic) });
-
-    Validations.of(this.function).acknowledge({
-      id: 'Serverless-LambdaDLQ',
-      reason: 'Failed asynchronous runs go to an on-failure destination (the alarm topic) with retries off, which carries the request and the error; a dead-letter queue would duplicate it.',
-    });
-    Validations.of(this.function).acknowledge({
-      id: 'Serverless-LambdaTracing',
-      reason: "Each run's timings are its product and are published as metrics and one structured log line; X-Ray would add cost per run and CPU inside the 128 MB function whose handshake latency it measures.",
-    });
-
-    new CfnOutput(this, 'RoleArn', { value: this.role.roleArn, description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4' });
-    new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'Where alarms notify' });
-    for (const c of runtimeConfig.clusters) {
-      if (c.auth.type !== 'eks' || !c.auth.accessEntryGroup) continue;
-      // The probe role in a Kubernetes group of the cluster; `kube-stream-probe manifest --group` binds the group's least-privilege Role.
-      new eks.CfnAccessEntry(this, `AccessEntry-${c.name}`, {
-        clusterName: c.auth.clusterName,
-        principalArn: this.role.roleArn,
-        kubernetesGroups: [c.auth.accessEntryGroup],
-        type: 'STANDARD',
-      });
-    }
-    const action = new cwActions.SnsAction(this.alarmTopic);
-    const alarm = (id: string, a: cloudwatch.AlarmProps) => {
-      const x = new cloudwatch.Alarm(this, id, a);
-      x.addAlarmAction(action);
-      x.addOkAction(action);
-      this.alarms.push(x);
-      return x;
-    };
-    const m = config.alarms;
-    const opsOf = (s: ScheduleConfig) => s.operations ?? OPERATIONS;
-    const periodFor = (covering: ScheduleConfig[]) => Duration.seconds(Math.max(60, Math.min(...covering.map((s) => scheduleIntervalSeconds(s.expression)))));
-    const dims = (cluster: string, op: string) => ({ Location: location.name, Cluster: cluster, Operation: op });
-
-    const widgets: cloudwatch.IWidget[][] = [];
-    for (const cluster of runtimeConfig.clusters) {
-      for (const op of OPERATIONS) {
-        const covering = config.schedules.filter((s) => opsOf(s).includes(op));
-        if (covering.length === 0) continue;
-        const period = periodFor(covering);
-        for (const transport of TRANSPORTS) {
-          alarm(`UpgradeSuccess-${cluster.name}-${op}-${transport}`, {
-            alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-${transport}-upgrade`,
-            alarmDescription: `${transport} ${op} to ${cluster.name} from ${location.name} failed to upgrade or echo in ${m.datapointsToAlarm} of ${m.evaluationPeriods} periods (or the probe stopped reporting).`,
-            metric: probeMetric('UpgradeSuccess', { ...dims(cluster.name, op), Transport: transport }, { statistic: 'Minimum', period }),
-            threshold: 1,
-            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-            evaluationPeriods: m.evaluationPeriods,
-            datapointsToAlarm: m.datapointsToAlarm,
-            treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-          });
-          for (const s of covering) {
-            for (const keepalive of s.keepalives) {
-              for (const hold of holdsOf(s).filter((h) => h > 0)) {
-                alarm(`HoldSurvived-${cluster.name}-${op}-${transport}-${keepalive}-${hold}s`, {
-                  alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-${transport}-${keepalive}-hold${hold}s`,
-                  alarmDescription: `${transport} ${op} to ${cluster.name} did not survive a ${hold}s idle hold with keepalive "${keepalive}".`,
-                  metric: probeMetric('HoldSurvived', { ...dims(cluster.name, op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) }, { statistic: 'Minimum', period: periodFor([s]) }),
-                  threshold: 1,
-                  comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                  evaluationPeriods: m.evaluationPeriods,
-                  datapointsToAlarm: m.datapointsToAlarm,
-                  treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-                });
-              }
-            }
-          }
-        }
-        alarm(`SilentFallback-${cluster.name}-${op}`, {
-          alarmName: `${config.project}-${location.name}-${cluster.name}-${op}-silent-fallback`,
-          alarmDescription: `WebSocket ${op} to ${cluster.name} fails where SPDY works: kubectl works only by its silent fallback, which KEP-4006 GA removes.`,
-          metric: probeMetric('SilentFallback', dims(cluster.name, op), { statistic: 'Maximum', period }),
-          threshold: 1,
-          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-          evaluationPeriods: m.evaluationPeriods,
-          datapointsToAlarm: m.datapointsToAlarm,
-          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+  private topic(id: string, displayName: string, masterKey: kms.IKey | undefined, email: string | undefined): sns.ITopic {
+    const topic = new sns.Topic(this, id, { displayName, enforceSSL: true, masterKey });
+    if (email) {
+      topic.addSubscription(new subs.EmailSubscription(email));
+      for (const s of topic.node.findAll().filter((c) => c instanceof sns.Subscription)) {
+        Validations.of(s).acknowledge({
+          id: 'Serverless-SNSRedrivePolicy',
+          reason: 'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
         });
       }
-      widgets.push(this.clusterWidgets(location.name, cluster.name, config));
     }
-    alarm('FunctionErrors', {
-      alarmName: `${config.project}-${location.name}-function-errors`,
-      alarmDescription: 'The probe Lambda itself failed.',
-      metric: this.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    alarm('FunctionThrottles', {
-      alarmName: `${config.project}-${location.name}-function-throttles`,
-      alarmDescription: 'The probe Lambda was throttled: runs were skipped.',
-      metric: this.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-
-    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: `${config.project}-${location.name}`,
-      widgets: [[new cloudwatch.AlarmStatusWidget({ title: `Alarms: ${location.name}`, alarms: this.alarms, width: 24 })], ...widgets],
-    });
-
-    // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      reason: "A failed run is sent to the alarm topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
-    });
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
-    });
-    if (location.vpc) {
-      Validations.of(this.role).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-        reason: 'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
-      });
-    }
+    return topic;
   }
 
   /**
-   * The alarm topic's key. CloudWatch cannot use the AWS-managed SNS key (alias/aws/sns): its key policy
+   * The topics' key. CloudWatch cannot use the AWS-managed SNS key (alias/aws/sns): its key policy
    * admits no other service, so every alarm action would fail. A customer-managed key whose policy lets
    * cloudwatch.amazonaws.com use it, for alarms in this account only.
+   * (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#Encrypted_SNS_topic)
    */
   private topicKey(): kms.Key {
     const stack = Stack.of(this);
-    const key = new kms.Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the alarm topic; CloudWatch alarms may use it' });
+    const key = new kms.Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it' });
     key.addToResourcePolicy(
       new iam.PolicyStatement({
         sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
@@ -350,33 +335,76 @@ export class StreamProbe extends Construct {
     );
     return key;
   }
+}
 
-  private clusterWidgets(locationName: string, cluster: string, config: ProbeConfig): cloudwatch.IWidget[] {
-    const period = Duration.minutes(5);
-    const per = (name: 'HandshakeLatency' | 'UpgradeSuccess', statistic: string) =>
-      OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, { Location: locationName, Cluster: cluster, Operation: op, Transport: t }, { statistic, period, label: `${op} ${t}` })));
-    const holdMetrics = config.schedules.flatMap((s) =>
-      holdsOf(s)
-        .filter((h) => h > 0)
-        .flatMap((h) =>
-          s.keepalives.flatMap((k) =>
-            (s.operations ?? OPERATIONS).flatMap((op) =>
-              TRANSPORTS.map((t) => probeMetric('DisconnectTime', { Location: locationName, Cluster: cluster, Operation: op, Transport: t, Keepalive: k, HoldSeconds: String(h) }, { statistic: 'Average', period, label: `${op} ${t} ${k} hold ${h}s` })),
-            ),
-          ),
-        ),
-    );
-    const holds = [...new Set(config.schedules.flatMap(holdsOf).filter((h) => h > 0))];
-    return [
-      new cloudwatch.GraphWidget({ title: `${cluster}: handshake latency (ms)`, left: per('HandshakeLatency', 'p50'), width: 8, leftYAxis: { label: 'ms', showUnits: false } }),
-      new cloudwatch.GraphWidget({ title: `${cluster}: upgrade success (0-1)`, left: per('UpgradeSuccess', 'Average'), width: 8, leftYAxis: { min: 0, max: 1, showUnits: false } }),
-      new cloudwatch.GraphWidget({
-        title: `${cluster}: disconnect time vs hold (s)`,
-        left: holdMetrics.slice(0, 40),
-        width: 8,
-        leftYAxis: { label: 's', min: 0, showUnits: false },
-        leftAnnotations: holds.map((h) => ({ value: h, label: `hold ${h}s` })),
-      }),
-    ];
+export interface MetricOptions {
+  /** @default - one run of the densest schedule */
+  readonly period?: Duration;
+  readonly statistic?: string;
+  readonly label?: string;
+}
+
+function invalid(prop: string, rule: string): Error {
+  return probeError('CONFIG_INVALID', `StreamProbe props: ${prop} ${rule}`, { field: prop });
+}
+
+/** The props, checked as a deploy would check them, each failure naming the prop. */
+function validate(props: StreamProbeProps, stackRegion: string): Plan {
+  const project = props.project ?? DEFAULT_PROJECT;
+  if (!NAME_PATTERN.test(project)) throw invalid('project', `"${project}" must be lower-case letters, digits and "-" (at most 40)`);
+  if (!NAME_PATTERN.test(props.locationName)) throw invalid('locationName', `"${props.locationName}" must be lower-case letters, digits and "-" (at most 40)`);
+  const fnName = `${project}-${props.locationName}`;
+  if (fnName.length > MAX_FUNCTION_NAME_LENGTH) throw invalid('locationName', `makes the function name ${fnName} ${fnName.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH}`);
+  if (props.clusters.length === 0) throw invalid('clusters', 'is empty: nothing to probe');
+  const names = new Set<string>();
+  const clusters = props.clusters.map((c, i): ClusterConfig => {
+    const f = `clusters[${i}]`;
+    if (!NAME_PATTERN.test(c.name)) throw invalid(`${f}.name`, `"${c.name}" must be lower-case letters, digits and "-" (at most 40)`);
+    if (names.has(c.name)) throw invalid(`${f}.name`, `"${c.name}" is used twice`);
+    names.add(c.name);
+    if (!/^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/.test(c.endpoint)) throw invalid(`${f}.endpoint`, `"${c.endpoint}" must be an https:// URL`);
+    const port = c.target.port ?? 8080;
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`${f}.target.port`, `${port} is not a TCP port`);
+    if (c.auth.type === 'eks' && c.auth.accessEntryGroup && c.auth.region && !Token.isUnresolved(stackRegion) && c.auth.region !== stackRegion) {
+      throw invalid(`${f}.auth.accessEntryGroup`, `needs the cluster in the stack's region (${stackRegion}), not ${c.auth.region}: create the access entry there with aws eks create-access-entry`);
+    }
+    const auth: ClusterConfig['auth'] =
+      c.auth.type === 'eks'
+        ? { type: 'eks', clusterName: c.auth.clusterName, region: c.auth.region, accessEntryGroup: c.auth.accessEntryGroup }
+        : { type: 'secret', secretArn: c.auth.secret.secretArn, kmsKeyArn: c.auth.secret.encryptionKey?.keyArn };
+    return { name: c.name, endpoint: c.endpoint, caData: c.caData, auth, target: { ...c.target, port } };
+  });
+  if (props.schedules.length === 0) throw invalid('schedules', 'is empty: the probe would never run');
+  const alarmOptions = props.alarms === false ? false : { ...ALARM_DEFAULTS, ...props.alarms };
+  if (alarmOptions) {
+    const { evaluationPeriods: n, datapointsToAlarm: m } = alarmOptions;
+    if (!Number.isInteger(n) || n < 1 || n > 100) throw invalid('alarms.evaluationPeriods', `${n} must be a whole number from 1 to 100`);
+    if (!Number.isInteger(m) || m < 1 || m > n) throw invalid('alarms.datapointsToAlarm', `${m} must be a whole number from 1 to evaluationPeriods (${n})`);
   }
+  const scheduleNames = new Set<string>();
+  const schedules = props.schedules.map((s, i) => {
+    const f = `schedules[${i}]`;
+    if (!NAME_PATTERN.test(s.name)) throw invalid(`${f}.name`, `"${s.name}" must be lower-case letters, digits and "-"`);
+    if (scheduleNames.has(s.name)) throw invalid(`${f}.name`, `"${s.name}" is used twice`);
+    scheduleNames.add(s.name);
+    const interval = scheduleIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
+    const problem = alarmOptions ? alarmLimitProblem(alarmPeriodSeconds(interval), alarmOptions.evaluationPeriods) : undefined;
+    if (problem) throw invalid(`${f}.expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${alarmOptions && alarmOptions.evaluationPeriods})`);
+    if (s.holds.length === 0) throw invalid(`${f}.holds`, 'is empty (Duration.seconds(0) probes without holding)');
+    const holdsSeconds = s.holds.map((h, j) => {
+      const seconds = h.toSeconds({ integral: false });
+      if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
+      if (seconds > LAMBDA_MAX_HOLD_SECONDS) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is longer than ${LAMBDA_MAX_HOLD_SECONDS} s: with handshakes, echoes and publishing it cannot finish inside Lambda's ${LAMBDA_MAX_SECONDS} s`);
+      return seconds;
+    });
+    return { name: s.name, expression: s.expression, holdsSeconds, keepalives: [...(s.keepalives ?? ['kubectl'])], operations: [...(s.operations ?? OPERATIONS)] };
+  });
+  if (props.vpc && (!props.subnets || props.subnets.length === 0)) throw invalid('subnets', 'are required with vpc: the subnets for the function (and created endpoints)');
+  if (!props.vpc && (props.subnets || props.securityGroups || props.apiServerPeers || props.interfaceEndpoints)) {
+    throw invalid('vpc', 'is required with subnets, securityGroups, apiServerPeers or interfaceEndpoints');
+  }
+  if (props.memorySize !== undefined && (!Number.isInteger(props.memorySize) || props.memorySize < 128 || props.memorySize > 10240)) throw invalid('memorySize', `${props.memorySize} must be 128-10240 MB`);
+  if (props.pageEmail && props.pageTopic) throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
+  if (props.ticketEmail && props.ticketTopic) throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
+  return { project, clusters, schedules, longestHold: Math.max(...schedules.flatMap((s) => s.holdsSeconds)), alarms: alarmOptions };
 }

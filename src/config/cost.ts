@@ -3,15 +3,18 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
-import { parseDurationSeconds } from '../vocabulary.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../vocabulary.js';
 import { neededEndpointServices } from './aws-apis.js';
-import { functionMemoryMb, runtimeConfigFor, scheduleIntervalSeconds, type LocationConfig, type ProbeConfig } from './probe-config.js';
+import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
+import { averageIntervalSeconds } from './schedule.js';
 
 export const PRICES = {
   lambdaArmPerGbSecond: 0.0000133334,
   lambdaPerMillionRequests: 0.2,
   customMetricPerMonth: 0.3,
   alarmPerMonth: 0.1,
+  /** A composite alarm (the pages and the two tickets). */
+  compositeAlarmPerMonth: 0.5,
   dashboardPerMonth: 3.0,
   putMetricDataPer1000: 0.01,
   schedulerPerMillion: 1.0,
@@ -50,24 +53,43 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const clusters = runtimeConfigFor(config, location).clusters.length;
   let runs = 0;
   let lambdaUsd = 0;
-  const holdKeys = new Set<string>();
   for (const s of config.schedules) {
-    const perMonth = SECONDS_PER_MONTH / scheduleIntervalSeconds(s.expression);
+    const perMonth = SECONDS_PER_MONTH / averageIntervalSeconds(s.expression);
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     runs += perMonth;
     lambdaUsd += perMonth * lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location));
-    for (const h of s.holds.map((x) => parseDurationSeconds('hold', x)).filter((x) => x > 0)) for (const k of s.keepalives) holdKeys.add(`${h}/${k}`);
   }
-  const opsTransports = 4;
-  // UpgradeSuccess + HandshakeLatency, HoldSurvived + DisconnectTime per hold/keepalive, SilentFallback per op, PublishFailures.
-  const metrics = clusters * (opsTransports * 2 + holdKeys.size * opsTransports * 2 + 2) + 1;
-  const alarms = clusters * (opsTransports + holdKeys.size * opsTransports + 2) + 2;
+  const { metrics, alarms, composites } = countMetricsAndAlarms(config, clusters);
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;
   const otherUsd = (runs * PRICES.schedulerPerMillion) / 1e6 + ((runs * 2048) / 1e9) * PRICES.logsIngestPerGb;
-  const alarmsUsd = alarms * PRICES.alarmPerMonth;
+  const alarmsUsd = alarms * PRICES.alarmPerMonth + composites * PRICES.compositeAlarmPerMonth;
   const endpoints = location.vpc?.endpoints.mode === 'create' ? neededEndpointServices(runtimeConfigFor(config, location).clusters).length * location.vpc.subnetIds.length : 0;
   const networkUsd = endpoints * PRICES.interfaceEndpointPerAzHour * (SECONDS_PER_MONTH / 3600) + PRICES.kmsKeyPerMonth;
   const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd;
   const r2 = (n: number) => Math.round(n * 100) / 100;
-  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms };
+  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms: alarms + composites };
+}
+
+/**
+ * The metrics one location publishes and the alarms infra/alarms.ts makes for it (the infra tests
+ * check these counts against the synthesized template). Per cluster and operation: UpgradeSuccess and
+ * HandshakeLatency per transport, HoldSurvived and DisconnectTime per transport × keepalive × hold,
+ * IdleTimeout per transport (holds without pings), SilentFallback and KubectlWorks; ProbeError per
+ * cluster; PublishFailures per location.
+ */
+export function countMetricsAndAlarms(config: ProbeConfig, clusters: number): { metrics: number; alarms: number; composites: number } {
+  let metrics = 0;
+  let alarms = 0;
+  for (const op of OPERATIONS) {
+    const covering = config.schedules.filter((s) => (s.operations ?? OPERATIONS).includes(op));
+    if (covering.length === 0) continue;
+    const holds = (k: string) => new Set(covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0))).size;
+    const holdKeys = KEEPALIVES.reduce((n, k) => n + holds(k), 0);
+    const withoutPings = covering.some((s) => s.keepalives.includes('none')) ? 1 : 0;
+    metrics += TRANSPORTS.length * (2 + 2 * holdKeys + withoutPings) + 2;
+    // upgrade per transport, a hold alarm per transport × alarmed hold, kubectl-broken, silent-fallback.
+    alarms += TRANSPORTS.length * (1 + holds('kubectl') + (config.alarms.ticketHoldsWithoutPings ? holds('none') : 0)) + 2;
+  }
+  // ProbeError per cluster; six probe-health alarms per location (publish failures, errors, throttles, duration, two Scheduler).
+  return { metrics: clusters * (metrics + 1) + 1, alarms: clusters * (alarms + 1) + 6, composites: clusters + 2 };
 }

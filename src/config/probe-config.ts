@@ -7,6 +7,7 @@
 import { probeError } from '../errors.js';
 import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
 import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS } from './lambda-limits.js';
+import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds } from './schedule.js';
 
 export type ClusterAuth =
   | {
@@ -75,8 +76,11 @@ export interface ScheduleConfig {
 
 export interface ProbeConfig {
   readonly project: string;
+  /** Subscribed to the page topic, and to the ticket topic unless ticketEmail is set. */
   readonly alarmEmail?: string;
-  readonly alarms: { readonly evaluationPeriods: number; readonly datapointsToAlarm: number };
+  /** Subscribed to the ticket topic (GA readiness, probe health) instead of alarmEmail. */
+  readonly ticketEmail?: string;
+  readonly alarms: { readonly evaluationPeriods: number; readonly datapointsToAlarm: number; readonly ticketHoldsWithoutPings: boolean };
   /** Lambda memory; when absent, functionMemoryMb() sizes it by the location's cluster count. */
   readonly memoryMb?: number;
   readonly logRetentionDays: number;
@@ -88,7 +92,10 @@ export interface ProbeConfig {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const NAME = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+/** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
+export const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+const NAME = NAME_PATTERN;
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 /** Lambda's limit on a function name, which is `<project>-<location>`. */
 export const MAX_FUNCTION_NAME_LENGTH = 64;
@@ -127,6 +134,11 @@ class Checker {
     const pattern = new RegExp(`^(${allowed.join('|')})$`);
     return this.strings(o, key, field, 1, pattern, `must be one of ${allowed.join(', ')}`) as T[];
   }
+  bool(o: Obj, key: string, field: string, fallback: boolean): boolean {
+    const v = o[key] ?? fallback;
+    if (typeof v !== 'boolean') this.fail(`${field}.${key}`, 'must be true or false');
+    return v;
+  }
   int(o: Obj, key: string, field: string, min: number, max: number, fallback?: number): number {
     const v = o[key] ?? fallback;
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) this.fail(`${field}.${key}`, `must be a whole number from ${min} to ${max}`);
@@ -140,14 +152,6 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 function retention(c: Checker, days: number): number {
   if (!(LOG_RETENTION_DAYS as readonly number[]).includes(days)) c.fail('config.logRetentionDays', `${days} is not one CloudWatch Logs accepts (${LOG_RETENTION_DAYS.join(', ')})`);
   return days;
-}
-
-/** Seconds between runs of a schedule expression (cron: assumed hourly for alarm periods). */
-export function scheduleIntervalSeconds(expression: string): number {
-  const m = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
-  if (!m) return 3600;
-  const n = Number(m[1]);
-  return m[2]!.startsWith('minute') ? n * 60 : m[2]!.startsWith('hour') ? n * 3600 : n * 86400;
 }
 
 function unique(c: Checker, items: readonly { name: string }[], field: string): void {
@@ -260,7 +264,11 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-"'),
-      expression: c.str(o, 'expression', f, /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/, 'must be rate(N minutes|hours|days) or cron(...)'),
+      expression: (() => {
+        const e = c.str(o, 'expression', f, /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/, 'must be rate(N minutes|hours|days) or cron(...)');
+        scheduleIntervalSeconds(e, `${source}: ${f}.expression`); // a cron that cannot be alarmed on is refused here
+        return e;
+      })(),
       holds,
       keepalives: keepalives as KeepaliveMode[],
       operations,
@@ -270,10 +278,15 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   const alarms = root.alarms === undefined ? {} : c.obj(root.alarms, 'alarms');
   const evaluationPeriods = c.int(alarms, 'evaluationPeriods', 'alarms', 1, 100, 3);
   const datapointsToAlarm = c.int(alarms, 'datapointsToAlarm', 'alarms', 1, evaluationPeriods, 2);
+  schedules.forEach((s, i) => {
+    const problem = alarmLimitProblem(alarmPeriodSeconds(scheduleIntervalSeconds(s.expression)), evaluationPeriods);
+    if (problem) c.fail(`schedules[${i}].expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${evaluationPeriods})`);
+  });
   return {
     project,
-    alarmEmail: c.optStr(root, 'alarmEmail', 'config', /^[^@\s]+@[^@\s]+\.[^@\s]+$/, 'is not an email address'),
-    alarms: { evaluationPeriods, datapointsToAlarm },
+    alarmEmail: c.optStr(root, 'alarmEmail', 'config', EMAIL, 'is not an email address'),
+    ticketEmail: c.optStr(root, 'ticketEmail', 'config', EMAIL, 'is not an email address'),
+    alarms: { evaluationPeriods, datapointsToAlarm, ticketHoldsWithoutPings: c.bool(alarms, 'ticketHoldsWithoutPings', 'alarms', false) },
     memoryMb: root.memoryMb === undefined ? undefined : c.int(root, 'memoryMb', 'config', 128, 10240),
     logRetentionDays: retention(c, c.int(root, 'logRetentionDays', 'config', 1, 3653, 30)),
     locations,
@@ -293,9 +306,11 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
 export const SMALL_LOCATION_CLUSTERS = 3;
 export const DEFAULT_MEMORY_MB = 512;
 export const LARGE_LOCATION_MEMORY_MB = 1024;
+export function defaultMemoryMb(clusterCount: number): number {
+  return clusterCount <= SMALL_LOCATION_CLUSTERS ? DEFAULT_MEMORY_MB : LARGE_LOCATION_MEMORY_MB;
+}
 export function functionMemoryMb(config: ProbeConfig, location: LocationConfig): number {
-  if (config.memoryMb !== undefined) return config.memoryMb;
-  return runtimeConfigFor(config, location).clusters.length <= SMALL_LOCATION_CLUSTERS ? DEFAULT_MEMORY_MB : LARGE_LOCATION_MEMORY_MB;
+  return config.memoryMb ?? defaultMemoryMb(runtimeConfigFor(config, location).clusters.length);
 }
 
 /** The part of the config one location's Lambda needs (baked into its environment). */

@@ -48,13 +48,14 @@ const egressOf = (r: Resources, sgId: string): any[] => [
 ];
 
 describe('alarms can notify: alarm → topic → key → key policy admits CloudWatch', () => {
-  it.each([['single-location', () => single], ['private-vpc', () => priv]])('%s', (_n, stack) => {
+  it.each([['single-location', () => single], ['private-vpc', () => priv]])('%s: the page and the ticket topic both', (_n, stack) => {
     const r = resources(stack());
-    const alarms = ofType(r, 'AWS::CloudWatch::Alarm');
-    expect(alarms.length).toBeGreaterThan(0);
+    const alarms = [...ofType(r, 'AWS::CloudWatch::Alarm'), ...ofType(r, 'AWS::CloudWatch::CompositeAlarm')];
+    const topics = new Set<string>();
     for (const [, alarm] of alarms) {
-      for (const action of alarm.Properties.AlarmActions) {
+      for (const action of [...(alarm.Properties.AlarmActions ?? []), ...(alarm.Properties.OKActions ?? [])]) {
         const topic = r[ref(action)!]!;
+        topics.add(ref(action)!);
         expect(topic.Type).toBe('AWS::SNS::Topic');
         // Not alias/aws/sns: the AWS-managed key's policy admits no service, so CloudWatch could not publish.
         const keyId = topic.Properties.KmsMasterKeyId;
@@ -66,6 +67,7 @@ describe('alarms can notify: alarm → topic → key → key policy admits Cloud
         expect(forCloudWatch).toMatchObject({ Effect: 'Allow', Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] });
       }
     }
+    expect([...topics].sort()).toEqual([expect.stringMatching(/PageTopic/), expect.stringMatching(/TicketTopic/)]);
   });
 });
 
@@ -131,20 +133,21 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
   });
 });
 
-describe('Lambda never retries a run; a failed one is sent to the topic', () => {
-  it('EventInvokeConfig: MaximumRetryAttempts 0, on failure the alarm topic', () => {
+describe('Lambda never retries a run; a failed one is a ticket', () => {
+  it('EventInvokeConfig: MaximumRetryAttempts 0, on failure the ticket topic', () => {
     const r = resources(single);
     const [[, cfg]] = ofType(r, 'AWS::Lambda::EventInvokeConfig') as [[string, any]];
     expect(cfg.Properties.MaximumRetryAttempts).toBe(0);
     const topic = ref(cfg.Properties.DestinationConfig.OnFailure.Destination);
     expect(r[topic!]!.Type).toBe('AWS::SNS::Topic');
+    expect(topic).toMatch(/TicketTopic/);
   });
 });
 
 describe('what the account needs next', () => {
-  it('outputs the role ARN (for the access entry or aws-auth), the function name and the topic', () => {
+  it('outputs the role ARN (for the access entry or aws-auth), the function name and the topics', () => {
     const outputs = Template.fromStack(single).toJSON().Outputs;
-    expect(Object.keys(outputs).map((k) => k.replace(/[0-9A-F]{8}$/, ''))).toEqual(expect.arrayContaining(['ProbeRoleArn', 'ProbeFunctionName', 'ProbeAlarmTopicArn']));
+    expect(Object.keys(outputs).map((k) => k.replace(/[0-9A-F]{8}$/, ''))).toEqual(expect.arrayContaining(['ProbeRoleArn', 'ProbeFunctionName', 'ProbePageTopicArn', 'ProbeTicketTopicArn']));
   });
 
   it('an EKS access entry for the probe role, in the configured Kubernetes group, when asked', () => {

@@ -18,7 +18,7 @@ const scrub = (t: unknown) =>
     .replace(/"salt": "\d+"/g, '"salt": "SALT"');
 
 describe('the real-account integration test', () => {
-  it('synthesizes the location and its assertions: one synchronous run, the metrics listed, a publish to the alarm topic', () => {
+  it('synthesizes the location and its assertions: one synchronous run, the metrics listed, a publish to the ticket topic', () => {
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-integ-')) });
     const { stack } = buildIntegApp(app, 'infra/examples/single-location.yaml');
     const assembly = app.synth();

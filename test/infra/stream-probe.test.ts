@@ -13,7 +13,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import { loadProbeConfig } from '../../src/config/load.js';
-import { LocationStack } from '../../infra/location-stack.js';
+import { LocationStack, probePropsFromConfig } from '../../infra/location-stack.js';
 import { PROBE_RUNTIME, StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { lambdaRunSeconds } from '../../src/config/lambda-limits.js';
@@ -78,10 +78,17 @@ describe('StreamProbe: what each location gets', () => {
     expect(schedules.map((s) => s.ScheduleExpression).sort()).toEqual(['rate(1 hour)', 'rate(5 minutes)']);
     const inputs = schedules.map((s) => JSON.parse(s.Target.Input)).sort((a, b) => a.schedule.localeCompare(b.schedule));
     expect(inputs).toEqual([
-      { schedule: 'long', holds: ['6m'], keepalives: ['kubectl', 'none'] },
-      { schedule: 'short', holds: ['0s', '65s'], keepalives: ['kubectl', 'none'] },
+      { schedule: 'long', holds: ['360s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'] },
+      { schedule: 'short', holds: ['0s', '65s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'] },
     ]);
     for (const s of schedules) expect(s.Target.RetryPolicy.MaximumRetryAttempts).toBe(0);
+    // In the location's own group, whose Scheduler metrics (TargetErrorCount…) the probe-health ticket watches.
+    t.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'kube-stream-probe-eu-west-1-public' });
+    const group = Object.keys(t.findResources('AWS::Scheduler::ScheduleGroup'))[0]!;
+    for (const [, s] of Object.entries(t.findResources('AWS::Scheduler::Schedule'))) {
+      expect(s.Properties.GroupName).toBe('kube-stream-probe-eu-west-1-public');
+      expect(s.DependsOn).toContain(group); // a literal name makes no reference: created after the group, explicitly
+    }
   });
 
   it('a log group with the configured retention, used by the function', () => {
@@ -113,52 +120,83 @@ describe('StreamProbe: what each location gets', () => {
     expect(JSON.stringify(eks.find((x) => x.Action === 'eks:DescribeCluster').Resource)).toContain(':cluster/prod-eu');
   });
 
-  it('alarms: UpgradeSuccess per cluster × operation × transport, M of N, missing data breaching', () => {
-    const alarms = Object.values(single().findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
-    const upgrade = alarms.filter((a) => a.MetricName === 'UpgradeSuccess');
+  const alarmsOf = (t: Template) => Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+  const dimsOf = (a: { Dimensions: { Name: string; Value: string }[] }) => Object.fromEntries(a.Dimensions.map((d) => [d.Name, d.Value]));
+
+  it('alarms: UpgradeSuccess per cluster × operation × transport, M of N, missing data breaching (the probe did not run), notifying no one alone', () => {
+    const upgrade = alarmsOf(single()).filter((a) => a.MetricName === 'UpgradeSuccess');
     expect(upgrade).toHaveLength(4);
     for (const a of upgrade) {
-      expect(a).toMatchObject({ Namespace: METRIC_NAMESPACE, Statistic: 'Minimum', Period: 300, Threshold: 1, ComparisonOperator: 'LessThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'breaching' });
+      expect(a).toMatchObject({ Namespace: METRIC_NAMESPACE, Statistic: 'Minimum', Period: 600, Threshold: 1, ComparisonOperator: 'LessThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'breaching' });
       expect(a.Dimensions.map((d: { Name: string }) => d.Name).sort()).toEqual([...METRICS.UpgradeSuccess.dimensions].sort());
-      expect(a.AlarmActions).toHaveLength(1);
+      expect(a.AlarmActions).toBeUndefined();
+      expect(a.OKActions).toBeUndefined();
     }
-    expect(upgrade.map((a) => a.Dimensions.filter((d: { Name: string }) => d.Name === 'Operation' || d.Name === 'Transport').map((d: { Value: string }) => d.Value).join('/')).sort()).toEqual([
-      'exec/spdy',
-      'exec/websocket',
-      'portforward/spdy',
-      'portforward/websocket',
+    expect(upgrade.map((a) => `${dimsOf(a).Operation}/${dimsOf(a).Transport}`).sort()).toEqual(['exec/spdy', 'exec/websocket', 'portforward/spdy', 'portforward/websocket']);
+  });
+
+  it('alarms: HoldSurvived only for holds with kubectl\'s keepalive, with the period of the schedule that runs the hold, missing data not breaching', () => {
+    const hold = alarmsOf(single()).filter((a) => a.MetricName === 'HoldSurvived');
+    // holds 65s (every 5 min) and 6m (hourly) × kubectl × 2 ops × 2 transports; none for keepalive "none".
+    // Periods of two runs: a path failing every other run stays in ALARM (test/infra/alarm-storm.test.ts).
+    expect(hold).toHaveLength(8);
+    expect(new Set(hold.map((a) => `${dimsOf(a).Keepalive}/${dimsOf(a).HoldSeconds}/${a.Period}`))).toEqual(new Set(['kubectl/65/600', 'kubectl/360/7200']));
+    for (const a of hold) expect(a).toMatchObject({ TreatMissingData: 'notBreaching' });
+    for (const a of hold) expect(a.AlarmActions).toBeUndefined();
+  });
+
+  it("alarms: KubectlWorks and SilentFallback per operation, ProbeError per cluster, the function's Errors, Throttles and Duration, Scheduler errors", () => {
+    const alarms = alarmsOf(single());
+    const by = (name: string) => alarms.filter((a) => a.MetricName === name);
+    expect(by('KubectlWorks')).toHaveLength(2);
+    for (const a of by('KubectlWorks')) expect(a).toMatchObject({ Statistic: 'Minimum', Threshold: 1, ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'notBreaching' });
+    expect(by('SilentFallback')).toHaveLength(2);
+    for (const a of by('SilentFallback')) expect(a).toMatchObject({ Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    expect(by('ProbeError')).toHaveLength(1);
+    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda').map((a) => a.MetricName).sort()).toEqual(['Duration', 'Errors', 'Throttles']);
+    const duration = alarms.find((a) => a.MetricName === 'Duration')!;
+    expect(duration.Threshold).toBe(Math.round(lambdaRunSeconds(360) * 1000 * 0.9));
+    const scheduler = alarms.filter((a) => a.Namespace === 'AWS/Scheduler');
+    expect(scheduler.map((a) => a.MetricName).sort()).toEqual(['InvocationDroppedCount', 'TargetErrorCount']);
+    for (const a of scheduler) expect(a.Dimensions).toEqual([{ Name: 'ScheduleGroup', Value: 'kube-stream-probe-eu-west-1-public' }]);
+    // Nothing about holds without pings: they are measured (IdleTimeout), not alarmed.
+    expect(alarms.filter((a) => dimsOf(a as never).Keepalive === 'none')).toEqual([]);
+  });
+
+  it('two SNS topics, page and ticket: encrypted with the one customer key, TLS only, the email subscribed to both', () => {
+    const t = single();
+    t.resourceCountIs('AWS::SNS::Topic', 2);
+    t.resourceCountIs('AWS::KMS::Key', 1);
+    for (const topic of Object.values(t.findResources('AWS::SNS::Topic'))) expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/AlarmTopicKey/), 'Arn'] });
+    t.hasResourceProperties('AWS::SNS::TopicPolicy', { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) } });
+    const subscriptions = Object.values(t.findResources('AWS::SNS::Subscription')).map((x) => x.Properties);
+    expect(subscriptions.map((x) => [x.Protocol, x.Endpoint, x.TopicArn.Ref.replace(/[0-9A-F]{8}$/, '')]).sort()).toEqual([
+      ['email', 'sre-oncall@example.com', 'ProbePageTopic'],
+      ['email', 'sre-oncall@example.com', 'ProbeTicketTopic'],
     ]);
   });
 
-  it('alarms: HoldSurvived per keepalive mode and hold, with the period of the schedule that runs that hold', () => {
-    const alarms = Object.values(single().findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
-    const hold = alarms.filter((a) => a.MetricName === 'HoldSurvived');
-    // holds 65s (every 5 min) and 6m (hourly) × kubectl/none × 2 ops × 2 transports
-    expect(hold).toHaveLength(16);
-    const dims = (a: { Dimensions: { Name: string; Value: string }[] }) => Object.fromEntries(a.Dimensions.map((d) => [d.Name, d.Value]));
-    expect(new Set(hold.map((a) => `${dims(a).Keepalive}/${dims(a).HoldSeconds}/${a.Period}`))).toEqual(new Set(['kubectl/65/300', 'none/65/300', 'kubectl/360/3600', 'none/360/3600']));
-    for (const a of hold) expect(a.TreatMissingData).toBe('breaching');
-  });
-
-  it('alarms: SilentFallback per operation, and the function\'s own Errors and Throttles', () => {
-    const alarms = Object.values(single().findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
-    const fallback = alarms.filter((a) => a.MetricName === 'SilentFallback');
-    expect(fallback).toHaveLength(2);
-    for (const a of fallback) expect(a).toMatchObject({ Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
-    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda').map((a) => a.MetricName).sort()).toEqual(['Errors', 'Throttles']);
-  });
-
-  it('an SNS topic for the alarms: encrypted, TLS only, the email subscribed', () => {
+  it('a dashboard for the upgrade meeting: cross-location row, A/B now and over a day, holds against 30/60/350 s, IdleTimeout, p50/p99, latest verdicts', () => {
     const t = single();
-    t.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
-    t.hasResourceProperties('AWS::SNS::TopicPolicy', { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) } });
-    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'sre-oncall@example.com' });
-  });
-
-  it('a dashboard per location: latency and success side by side per transport, disconnect time against the holds', () => {
-    const t = single();
-    const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
-    for (const title of ['prod-eu: handshake latency (ms)', 'prod-eu: upgrade success (0-1)', 'prod-eu: disconnect time vs hold (s)', 'hold 65s', 'hold 360s']) expect(body).toContain(title);
+    const body = JSON.parse(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody['Fn::Join'][1].map((x: unknown) => (typeof x === 'string' ? x : 'TOKEN')).join(''));
+    const titles = body.widgets.map((w: any) => w.properties.title);
+    for (const title of [
+      'kubectl works (1 = yes, incl. via fallback): every location in this account and region',
+      'prod-eu: now (1 = upgraded and echoed; kubectl works)',
+      'prod-eu: upgrade success over the last day (share of runs)',
+      'prod-eu: holds survived (0/1)',
+      'prod-eu: disconnect time (s since the 101) against 30 / 60 / 350 s',
+      'prod-eu: measured idle timeout (s, holds without pings)',
+      'prod-eu: handshake latency p50 / p99 (ms, dial start to 101)',
+      'prod-eu: latest verdicts and diagnoses',
+    ]) expect(titles).toContain(title);
+    const disconnect = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: disconnect time'));
+    expect(disconnect.properties.annotations.horizontal.map((a: any) => a.value)).toEqual([30, 60, 350]);
+    const latency = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: handshake latency'));
+    expect(new Set(latency.properties.metrics.map((m: any) => m[m.length - 1].stat))).toEqual(new Set(['p50', 'p99']));
+    const logs = body.widgets.find((w: any) => w.type === 'log');
+    expect(logs.properties.query).toContain('filter msg = "verdict"');
+    expect(logs.properties.view).toBe('table');
   });
 
   it.each([
@@ -185,11 +223,12 @@ describe('StreamProbe: what each location gets', () => {
 });
 
 describe('cost estimate', () => {
-  it('counts the alarms the construct really creates', () => {
+  it('counts the alarms the construct really creates, composites included', () => {
     for (const path of EXAMPLES) {
       const config = loadProbeConfig(path);
       for (const [i, stack] of stacksOf(path).entries()) {
-        const alarms = Object.keys(Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm')).length;
+        const t = Template.fromStack(stack);
+        const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm')).length + Object.keys(t.findResources('AWS::CloudWatch::CompositeAlarm')).length;
         expect(estimateMonthlyCost(config, config.locations[i]!).alarms).toBe(alarms);
       }
     }
@@ -241,6 +280,10 @@ describe('fails when…', () => {
     ['datapointsToAlarm exceeds evaluationPeriods', (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }), /alarms\.datapointsToAlarm must be a whole number from 1 to 2/],
     ['a log retention CloudWatch does not offer', (c) => (c.logRetentionDays = 45), /logRetentionDays 45 is not one CloudWatch Logs accepts/],
     ['there are no clusters', (c) => (c.clusters = []), /config\.clusters must have at least 1 item/],
+    ['ticketHoldsWithoutPings is not a boolean', (c) => (c.alarms = { ticketHoldsWithoutPings: 'yes' }), /alarms\.ticketHoldsWithoutPings must be true or false/],
+    ['a ticket e-mail is not one', (c) => (c.ticketEmail = 'backlog'), /ticketEmail "backlog" is not an email address/],
+    ['a weekday-only cron (its weekend gap exceeds the one-day alarm period)', (c) => (c.schedules[0].expression = 'cron(0/10 * ? * MON-FRI *)'), /schedules\[0\]\.expression "cron\(0\/10 \* \? \* MON-FRI \*\)" needs an alarm period of 346800 s; CloudWatch allows at most one day/],
+    ['a cron with a field out of range', (c) => (c.schedules[0].expression = 'cron(0 25 * * ? *)'), /schedules\[0\]\.expression: "cron\(0 25 \* \* \? \*\)": hours: "25" is not in 0-23/],
   ];
   for (const [name, mutate, message] of cases) {
     it(name, async () => {
@@ -270,6 +313,7 @@ describe('fails when…', () => {
     c.clusters = Array.from({ length: 30 }, (_, i) => ({ ...c.clusters[0], name: `cluster-${i}`, caData: 'A'.repeat(200) }));
     delete c.locations[1].clusters;
     const config = await parse(c);
-    expect(() => new StreamProbe(new Stack(new App(), 'S'), 'P', { config, location: config.locations[0]! })).toThrow(/Lambda allows about 3500\. Drop caData/);
+    const stack = new Stack(new App(), 'S');
+    expect(() => new StreamProbe(stack, 'P', probePropsFromConfig(stack, config, config.locations[0]!))).toThrow(/Lambda allows about 3500\. Drop caData/);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A real-account integration test (@aws-cdk/integ-tests-alpha): deploy one
  * location against a cluster you name, invoke the probe once, and assert that
- * its metrics arrived in CloudWatch and that the alarm topic accepts a
+ * its metrics arrived in CloudWatch and that the ticket topic accepts a
  * publish (which proves the key policy lets services use it).
  *
  * It needs credentials and a cluster, so it does not run here: its snapshot
@@ -50,8 +50,8 @@ export function buildIntegApp(app: App, configPath: string): { stack: LocationSt
     .expect(ExpectedResult.objectLike({ Metrics: ExpectedResult.arrayWith([ExpectedResult.objectLike({ MetricName: 'UpgradeSuccess' })]) }))
     .waitForAssertions({ totalTimeout: Duration.minutes(10), interval: Duration.seconds(30) });
 
-  // The alarm topic takes a message: its key admits the caller (CloudWatch gets the same grant by service).
-  const publish = test.assertions.awsApiCall('SNS', 'publish', { TopicArn: stack.probe.alarmTopic.topicArn, Message: 'kube-stream-probe integration test: the alarm topic works' });
+  // The ticket topic takes a message: its key admits the caller (CloudWatch gets the same grant by service).
+  const publish = test.assertions.awsApiCall('SNS', 'publish', { TopicArn: stack.probe.ticketTopic.topicArn, Message: 'kube-stream-probe integration test: the ticket topic works' });
   publish.provider.addToRolePolicy({ Effect: 'Allow', Action: ['kms:GenerateDataKey*', 'kms:Decrypt'], Resource: ['*'] });
   publish.expect(ExpectedResult.objectLike({ MessageId: ExpectedResult.stringLikeRegexp('.+') }));
   return { stack, test };

@@ -1,0 +1,207 @@
+/**
+ * Alarms by what they mean, not by what was measured:
+ *
+ * - PAGE, one composite per location × cluster: today's kubectl is broken here. Its components are the
+ *   KubectlWorks alarms per operation (the kubectl model over keepalive-`kubectl` sessions: an upgrade
+ *   failure kubectl does not fall back from, or a session that dies during a hold). An unreachable
+ *   cluster is one page, not one per metric.
+ * - TICKET, two composites per location: GA readiness (SilentFallback: works today only through the
+ *   fallback KEP-4006 GA removes) and probe health (per cluster "not measured or not reporting":
+ *   ProbeError, published by every run that reaches the cluster, with missing data breaching; and
+ *   PublishFailures, the function's Errors, Throttles and Duration near its timeout, Scheduler target
+ *   errors and dropped invocations).
+ * - COMPONENTS that notify no one, for the dashboard's alarm panel: UpgradeSuccess per operation ×
+ *   transport (missing data breaching: the probe did not run), HoldSurvived per kubectl-keepalive hold.
+ * - MEASURED ONLY: holds without pings. They measure a path's idle timeout (published as IdleTimeout);
+ *   NAT gateways, NLBs and VPC endpoints cut idle flows at a fixed 350 s, so alarming on them would keep
+ *   ordinary AWS paths in ALARM for good. `ticketHoldsWithoutPings` makes them tickets.
+ *
+ * Missing data is not breaching for everything else (a hold metric is missing when its upgrade failed,
+ * which UpgradeSuccess already says). Periods hold two runs of the schedules that publish each metric
+ * (src/config/schedule.ts), so a path failing every other run stays in ALARM instead of flapping; the
+ * alarm-storm test (test/infra/alarm-storm.test.ts) replays such histories and counts notifications.
+ */
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import { alarmPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
+import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
+import { probeMetric } from './metrics.js';
+
+/** A schedule as the alarms see it. */
+export interface AlarmedSchedule {
+  readonly expression: string;
+  readonly holdsSeconds: readonly number[];
+  readonly keepalives: readonly KeepaliveMode[];
+  readonly operations: readonly Operation[];
+}
+
+export interface ProbeAlarmsProps {
+  readonly project: string;
+  readonly locationName: string;
+  readonly clusterNames: readonly string[];
+  readonly schedules: readonly AlarmedSchedule[];
+  readonly evaluationPeriods: number;
+  readonly datapointsToAlarm: number;
+  readonly ticketHoldsWithoutPings: boolean;
+  readonly fn: lambda.IFunction;
+  readonly timeout: Duration;
+  readonly scheduleGroupName: string;
+  readonly pageTopic: sns.ITopic;
+  readonly ticketTopic: sns.ITopic;
+}
+
+export class ProbeAlarms extends Construct {
+  /** Every alarm by a stable key: `page/<cluster>`, `upgrade/<cluster>/<op>/<transport>`, `kubectl/<cluster>/<op>`… */
+  readonly byKey = new Map<string, cloudwatch.IAlarm>();
+  /** The paging composites, one per cluster. */
+  readonly pages: cloudwatch.CompositeAlarm[] = [];
+  /** The ticketing alarms (composites, and hold tickets when asked for). */
+  readonly tickets: cloudwatch.IAlarm[] = [];
+
+  constructor(scope: Construct, id: string, private readonly props: ProbeAlarmsProps) {
+    super(scope, id);
+    const p = props;
+    const name = (...parts: (string | number)[]) => [p.project, p.locationName, ...parts].join('-');
+    const ticket = new cwActions.SnsAction(p.ticketTopic);
+    const page = new cwActions.SnsAction(p.pageTopic);
+    const fallbacks: cloudwatch.IAlarm[] = [];
+    const health: cloudwatch.IAlarm[] = [];
+
+    for (const cluster of p.clusterNames) {
+      const dims = (op: string) => ({ Location: p.locationName, Cluster: cluster, Operation: op });
+      const kubectl: cloudwatch.IAlarm[] = [];
+      const kubectlOps: string[] = [];
+      for (const op of OPERATIONS) {
+        const covering = p.schedules.filter((s) => s.operations.includes(op));
+        if (covering.length === 0) continue;
+        for (const transport of TRANSPORTS) {
+          this.alarm(`upgrade/${cluster}/${op}/${transport}`, {
+            alarmName: name(cluster, op, transport, 'upgrade'),
+            alarmDescription: `${transport} ${op} to ${cluster} from ${p.locationName} did not upgrade and echo in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods, or the probe stopped reporting. Shown on the dashboard; it notifies no one (kubectl may still work through its fallback: KubectlWorks decides the page).`,
+            metric: probeMetric('UpgradeSuccess', { ...dims(op), Transport: transport }, { statistic: 'Minimum', period: this.period(covering) }),
+            threshold: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+          });
+          for (const keepalive of ['kubectl', 'none'] as const) {
+            if (keepalive === 'none' && !p.ticketHoldsWithoutPings) continue;
+            for (const hold of [...new Set(covering.filter((s) => s.keepalives.includes(keepalive)).flatMap((s) => s.holdsSeconds))].filter((h) => h > 0)) {
+              const holdCovering = covering.filter((s) => s.keepalives.includes(keepalive) && s.holdsSeconds.includes(hold));
+              const a = this.alarm(`hold/${cluster}/${op}/${transport}/${keepalive}/${hold}`, {
+                alarmName: name(cluster, op, transport, keepalive, `hold${hold}s`),
+                alarmDescription: `${transport} ${op} to ${cluster} did not survive a ${hold} s idle hold with keepalive "${keepalive}".${keepalive === 'none' ? ' Holds without pings measure the path\'s idle timeout (see IdleTimeout).' : ' A component; KubectlWorks decides whether kubectl itself is broken.'}`,
+                metric: probeMetric('HoldSurvived', { ...dims(op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) }, { statistic: 'Minimum', period: this.period(holdCovering) }),
+                threshold: 1,
+                comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+                treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+              });
+              if (keepalive === 'none') {
+                a.addAlarmAction(ticket);
+                this.tickets.push(a);
+              }
+            }
+          }
+        }
+        kubectlOps.push(op);
+        kubectl.push(
+          this.alarm(`kubectl/${cluster}/${op}`, {
+            alarmName: name(cluster, op, 'kubectl-broken'),
+            alarmDescription: `kubectl ${op} (1.31-1.37, with its keepalive) fails from ${p.locationName} to ${cluster}: an upgrade failure it does not fall back from, or a session that dies during a hold.`,
+            metric: probeMetric('KubectlWorks', dims(op), { statistic: 'Minimum', period: this.period(covering) }),
+            threshold: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+        );
+        fallbacks.push(
+          this.alarm(`fallback/${cluster}/${op}`, {
+            alarmName: name(cluster, op, 'silent-fallback'),
+            alarmDescription: `kubectl ${op} to ${cluster} works from ${p.locationName} only through its silent fallback to SPDY, which KEP-4006 GA removes.`,
+            metric: probeMetric('SilentFallback', dims(op), { statistic: 'Maximum', period: this.period(covering) }),
+            threshold: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+        );
+      }
+      const probeError = this.alarm(`probe-error/${cluster}`, {
+        alarmName: name(cluster, 'not-measured'),
+        alarmDescription: `The probe could not measure ${cluster} from ${p.locationName} (its credentials, target or port: see the function's log for the reason and the fix), or it stopped reporting (see the function's errors and the Scheduler).`,
+        metric: probeMetric('ProbeError', { Location: p.locationName, Cluster: cluster }, { statistic: 'Maximum', period: this.period(p.schedules) }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        // Every run that gets as far as the cluster publishes it (0 when it measured): missing means not reporting.
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      });
+      health.push(probeError);
+      const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
+        compositeAlarmName: name(cluster, 'PAGE'),
+        alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, 1.31-1.37, with its keepalive). The dashboard ${name()} shows which operation and transport, with the diagnosis.`,
+        alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
+      });
+      composite.addAlarmAction(page);
+      composite.addOkAction(page);
+      this.pages.push(composite);
+      this.byKey.set(`page/${cluster}`, composite);
+    }
+
+    const fn = p.fn;
+    const every = Duration.seconds(this.period(p.schedules).toSeconds());
+    const count = (key: string, alarmName: string, description: string, metric: cloudwatch.IMetric, threshold = 1) =>
+      health.push(
+        this.alarm(key, {
+          alarmName,
+          alarmDescription: description,
+          metric,
+          threshold,
+          comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          evaluationPeriods: 1,
+          datapointsToAlarm: 1,
+        }),
+      );
+    count('health/publish-failures', name('publish-failures'), 'PutMetricData failed and the metrics went to EMF log lines instead: check CloudWatch reachability (monitoring endpoint) and the role.', probeMetric('PublishFailures', { Location: p.locationName }, { statistic: 'Sum', period: every }));
+    count('health/errors', name('function-errors'), 'The probe function itself failed (an invocation error, not a path finding).', fn.metricErrors({ period: every, statistic: 'Sum' }));
+    count('health/throttles', name('function-throttles'), 'The probe function was throttled: runs were skipped.', fn.metricThrottles({ period: every, statistic: 'Sum' }));
+    count('health/duration', name('function-near-timeout'), `A run took more than 90% of the function's ${p.timeout.toSeconds()} s timeout.`, fn.metricDuration({ period: every, statistic: 'Maximum' }), Math.round(p.timeout.toMilliseconds() * 0.9));
+    const schedulerMetric = (metricName: string) =>
+      new cloudwatch.Metric({ namespace: 'AWS/Scheduler', metricName, dimensionsMap: { ScheduleGroup: p.scheduleGroupName }, statistic: 'Sum', period: every });
+    count('health/scheduler-errors', name('scheduler-target-errors'), 'EventBridge Scheduler could not invoke the probe function.', schedulerMetric('TargetErrorCount'));
+    count('health/scheduler-dropped', name('scheduler-dropped'), 'EventBridge Scheduler dropped probe invocations.', schedulerMetric('InvocationDroppedCount'));
+
+    for (const [key, components, label] of [
+      ['ticket/ga-readiness', fallbacks, 'GA readiness: kubectl works only through its silent fallback to SPDY on some paths; they break when KEP-4006 reaches GA.'],
+      ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
+    ] as const) {
+      if (components.length === 0) continue;
+      const composite = new cloudwatch.CompositeAlarm(this, key.replace('/', '-'), {
+        compositeAlarmName: name(key.split('/')[1]!),
+        alarmDescription: `TICKET, ${label}`,
+        alarmRule: cloudwatch.AlarmRule.anyOf(...components.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
+      });
+      composite.addAlarmAction(ticket);
+      this.tickets.push(composite);
+      this.byKey.set(key, composite);
+    }
+  }
+
+  /** Every alarm, components first. */
+  get all(): cloudwatch.IAlarm[] {
+    return [...this.byKey.values()];
+  }
+
+  private alarm(key: string, a: Omit<cloudwatch.AlarmProps, 'evaluationPeriods'> & { evaluationPeriods?: number }): cloudwatch.Alarm {
+    const alarm = new cloudwatch.Alarm(this, key.replace(/\//g, '-'), { evaluationPeriods: this.props.evaluationPeriods, datapointsToAlarm: this.props.datapointsToAlarm, ...a });
+    this.byKey.set(key, alarm);
+    return alarm;
+  }
+
+  /** The period in which every window holds a run of the densest of these schedules. */
+  private period(schedules: readonly AlarmedSchedule[]): Duration {
+    return Duration.seconds(alarmPeriodSeconds(Math.min(...schedules.map((s) => scheduleIntervalSeconds(s.expression)))));
+  }
+}

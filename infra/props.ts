@@ -1,0 +1,119 @@
+/**
+ * The StreamProbe construct's props, in CDK's idiom: flat `readonly` props,
+ * CDK types (Duration, IVpc, ISubnet, ISecurityGroup, ISecret, ITopic),
+ * `@default` saying what happens when a prop is left out. One construct is one
+ * network location. The YAML config (src/config/probe-config.ts) is the app's
+ * front door and maps onto these (infra/location-stack.ts).
+ */
+import type { Duration } from 'aws-cdk-lib';
+import type * as ec2 from 'aws-cdk-lib/aws-ec2';
+import type * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { KeepaliveMode, Operation } from '../src/vocabulary.js';
+
+/** How the function authenticates to a cluster. */
+export type ProbeClusterAuth =
+  | {
+      readonly type: 'eks';
+      readonly clusterName: string;
+      /** @default - the stack's region */
+      readonly region?: string;
+      /** Create an EKS access entry for the function's role in this Kubernetes group. @default - none (map the role yourself) */
+      readonly accessEntryGroup?: string;
+    }
+  | {
+      readonly type: 'secret';
+      /** Holds `{"token": …, "caData"?: …}`, `{"kubeconfig": …}` or a kubeconfig; may be in another region. Its encryption key, if any, is granted too. */
+      readonly secret: secretsmanager.ISecret;
+    };
+
+export interface ProbeCluster {
+  /** Lower-case letters, digits and "-": it names metrics, alarms and widgets. */
+  readonly name: string;
+  /** The https:// API server URL. */
+  readonly endpoint: string;
+  /** Base64 PEM of the cluster CA. @default - read with eks:DescribeCluster (EKS), or from the secret */
+  readonly caData?: string;
+  readonly auth: ProbeClusterAuth;
+  readonly target: {
+    readonly namespace: string;
+    /** @default - the first Running pod labelled app.kubernetes.io/name=kube-stream-probe-target */
+    readonly pod?: string;
+    /** @default - that label */
+    readonly selector?: string;
+    /** @default - the pod's first container */
+    readonly container?: string;
+    /** @default 8080 */
+    readonly port?: number;
+  };
+}
+
+export interface ProbeSchedule {
+  /** Lower-case letters, digits and "-". */
+  readonly name: string;
+  /** An EventBridge Scheduler expression: `rate(5 minutes)` or `cron(...)` (UTC). */
+  readonly expression: string;
+  readonly holds: readonly Duration[];
+  /** @default ['kubectl'] */
+  readonly keepalives?: readonly KeepaliveMode[];
+  /** @default - exec and port-forward */
+  readonly operations?: readonly Operation[];
+}
+
+export interface ProbeAlarmOptions {
+  /** Periods evaluated per alarm. @default 3 */
+  readonly evaluationPeriods?: number;
+  /** Failing periods (of evaluationPeriods) that make an alarm. @default 2 */
+  readonly datapointsToAlarm?: number;
+  /**
+   * Ticket when a hold without pings is cut. Off by default: those holds measure a path's idle timeout (NAT
+   * gateways, NLBs and VPC endpoints cut idle flows at 350 s), which is published as IdleTimeout instead.
+   * @default false
+   */
+  readonly ticketHoldsWithoutPings?: boolean;
+}
+
+export interface StreamProbeProps {
+  /** The network location this probe runs in (names the function, metrics and dashboard). */
+  readonly locationName: string;
+  /** @default 'kube-stream-probe' */
+  readonly project?: string;
+  readonly clusters: readonly ProbeCluster[];
+  readonly schedules: readonly ProbeSchedule[];
+
+  /** Run the function in this VPC. @default - no VPC (public AWS endpoints, public API servers) */
+  readonly vpc?: ec2.IVpc;
+  /** With vpc: the subnets for the function's network interfaces (and created endpoints). Required with vpc. */
+  readonly subnets?: readonly ec2.ISubnet[];
+  /** With vpc: groups attached besides the function's own (which allows only the egress the probe needs). @default - none */
+  readonly securityGroups?: readonly ec2.ISecurityGroup[];
+  /** With vpc: where the API servers are, for the egress rules. @default - anywhere, on each cluster's port */
+  readonly apiServerPeers?: readonly ec2.IPeer[];
+  /**
+   * With vpc: how the AWS APIs are reached. 'create' makes interface endpoints (private subnets without NAT);
+   * security groups: existing endpoints reachable through them; 'none': through NAT or a proxy.
+   * @default 'none'
+   */
+  readonly interfaceEndpoints?: 'create' | 'none' | readonly ec2.ISecurityGroup[];
+
+  /** @default - 512 MB up to three clusters, 1024 MB above: the CPU share an honest handshake time needs (docs/decisions.md) */
+  readonly memorySize?: number;
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+
+  /** Where pages go: kubectl broken at this location. @default - a new encrypted topic, `pageEmail` subscribed */
+  readonly pageTopic?: sns.ITopic;
+  /** Where tickets go: GA readiness (the fallback) and probe health. @default - a new encrypted topic, `ticketEmail` subscribed */
+  readonly ticketTopic?: sns.ITopic;
+  /** Subscribed to the created page topic. @default - none */
+  readonly pageEmail?: string;
+  /** Subscribed to the created ticket topic. @default - none */
+  readonly ticketEmail?: string;
+  /** Alarms, or false for none (the metrics are published either way). @default - enabled, 2 of 3 periods */
+  readonly alarms?: ProbeAlarmOptions | false;
+  /** @default true */
+  readonly dashboard?: boolean;
+  /** The Lambda entry file. @default - functions/probe.ts of this package */
+  readonly entry?: string;
+}
