@@ -58,6 +58,7 @@ export const ERROR_CODES = {
   ECHO_CONNECTION_ENDED: 'the connection ended before the echo came back',
   ECHO_WRITE_FAILED: 'the echo could not be written',
   DEADLINE: 'the session ran out of time',
+  INTERRUPTED: 'the run was interrupted (SIGINT or SIGTERM) before the session finished',
   INTERNAL: 'a bug in the probe: something that cannot happen did',
 } as const;
 
@@ -139,6 +140,7 @@ export interface ErrorContexts {
   ECHO_CONNECTION_ENDED: { readonly cause?: string };
   ECHO_WRITE_FAILED: { readonly reason: string };
   DEADLINE: { readonly deadlineMs: number };
+  INTERRUPTED: { readonly signal: string; readonly heldSeconds: number | null };
   INTERNAL: { readonly where: string };
 }
 

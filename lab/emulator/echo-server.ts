@@ -3,7 +3,10 @@ import net from 'node:net';
 
 export interface EchoServer {
   readonly port: number;
+  /** Connections accepted so far. */
   readonly connections: number;
+  /** Connections open now. */
+  readonly open: number;
   close(): Promise<void>;
 }
 
@@ -22,6 +25,9 @@ export async function startEchoServer(host = '127.0.0.1'): Promise<EchoServer> {
     port: (server.address() as net.AddressInfo).port,
     get connections() {
       return total;
+    },
+    get open() {
+      return sockets.size;
     },
     close: () =>
       new Promise<void>((r) => {

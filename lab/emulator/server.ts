@@ -21,6 +21,7 @@ import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from
 import { allowed, handleRest, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
+import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
 
 /** Where an EKS token was presigned for (the STS host and the credential scope's region): not a secret. */
 function eksTokenScope(token: string): { stsHost?: string; region?: string } {
@@ -72,6 +73,10 @@ export class Emulator extends EventEmitter {
   get echoConnections(): number {
     return this.echo.connections;
   }
+  /** Connections open now: clients' to the API server, and forwarded ones to the pod's port. */
+  get openConnections(): { readonly api: number; readonly pod: number } {
+    return { api: this.sockets.size, pod: this.echo.open };
+  }
 
   async start(): Promise<void> {
     const o = this.options;
@@ -94,10 +99,16 @@ export class Emulator extends EventEmitter {
       s.on('close', () => this.sockets.delete(s));
     });
     const host = o.host ?? DEFAULTS.host;
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(o.port ?? 0, host, () => resolve());
-    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.server.once('error', reject);
+        this.server.listen(o.port ?? 0, host, () => resolve());
+      });
+    } catch (err) {
+      // A port in use (EADDRINUSE) or an address not ours: nothing of the emulator may keep running.
+      await this.echo.close();
+      throw probeError('USAGE', `the emulator cannot listen on ${host}:${o.port ?? 0} (${errorCodeOf(err) ?? errorMessage(err)})`, { field: 'port' }, err);
+    }
     const port = (this.server.address() as net.AddressInfo).port;
     const hostPart = host.includes(':') ? `[${host}]` : host;
     this.url = new URL(`${o.tls ? 'https' : 'http'}://${hostPart}:${port}`);

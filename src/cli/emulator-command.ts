@@ -1,10 +1,10 @@
 /** `kube-stream-probe emulator`: serves the emulated API server until interrupted. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { writeEmulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { Emulator } from '../../lab/emulator/server.js';
-import { probeError } from '../errors.js';
+import { errorCodeOf, errorMessage, probeError } from '../errors.js';
 import { integer, oneOf, parse } from './args.js';
 import type { CommandIO } from './io.js';
 
@@ -73,17 +73,28 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
       upgradeDelayMs: integer('upgrade-delay', values['upgrade-delay'], 0, 600_000),
     },
   });
-  const path = resolve(values['write-kubeconfig'] ?? join(mkdtempSync(join(tmpdir(), 'ksp-emulator-')), 'kubeconfig'));
-  writeEmulatorKubeconfig(emulator, path);
+  // Our own temp dir is removed when the emulator stops; a path the user chose is left for them.
+  const tempDir = values['write-kubeconfig'] ? undefined : mkdtempSync(join(tmpdir(), 'ksp-emulator-'));
+  const path = resolve(values['write-kubeconfig'] ?? join(tempDir!, 'kubeconfig'));
+  const cleanup = async () => {
+    await emulator.stop();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  };
+  try {
+    writeEmulatorKubeconfig(emulator, path);
+  } catch (err) {
+    // Nothing may keep running after a startup error.
+    await cleanup();
+    throw probeError('USAGE', `--write-kubeconfig: ${path} cannot be written (${errorCodeOf(err) ?? errorMessage(err)})`, { field: 'write-kubeconfig' }, err);
+  }
   io.out(`emulated API server: ${emulator.url.toString().replace(/\/$/, '')}\nkubeconfig: ${path}\n`);
   io.out(`try: kubectl --kubeconfig ${path} exec ${emulator.pod} -- echo hello\n`);
   emulator.on('upgrade', (r) => io.err(`${r.method} ${r.path} ${r.transport} offered=[${r.offered.join(', ')}]\n`));
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    if (io.signal?.aborted) stop();
     io.signal?.addEventListener('abort', stop, { once: true });
   });
-  await emulator.stop();
+  await cleanup();
   return 0;
 }

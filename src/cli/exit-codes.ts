@@ -8,6 +8,10 @@ export const EXIT = {
   USAGE: 2,
   /** The probe could not measure (part of) the path: fix the probe's configuration (credentials, target, port). */
   NOT_MEASURED: 3,
+  /** Interrupted by SIGINT (Ctrl-C): what was measured is printed. */
+  SIGINT: 130,
+  /** Interrupted by SIGTERM: what was measured is printed. */
+  SIGTERM: 143,
 } as const;
 
 export const EXIT_CODES_HELP = `Exit codes:
@@ -15,4 +19,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   1  a broken path was found (a hop breaks kubectl, or will at KEP-4006 GA)
   2  usage or configuration error (nothing was probed)
   3  the probe could not measure this path: fix the probe's configuration
-     (credentials rejected, target pod or namespace missing, port closed)`;
+     (credentials rejected, target pod or namespace missing, port closed)
+  130, 143  interrupted by SIGINT (Ctrl-C) / SIGTERM: the sessions were closed and
+     what was measured is printed, unfinished sessions marked interrupted`;

@@ -8,7 +8,7 @@ import { demoCommand, DEMO_HELP } from './demo-command.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
 import { invokeCommand, INVOKE_HELP } from './invoke-command.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import { processIO, type CommandIO } from './io.js';
+import { exitCodeForSignal, processIO, type CommandIO } from './io.js';
 import { manifestCommand, MANIFEST_HELP } from './manifest-command.js';
 import { runCommand, RUN_HELP } from './run-command.js';
 
@@ -61,8 +61,11 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
 
 const isEntry = process.argv[1] !== undefined && /(?:main\.[cm]?[jt]s|cli\.m?js|kube-stream-probe(?:\.js)?)$/.test(process.argv[1]);
 if (isEntry) {
-  main(process.argv.slice(2), processIO()).then(
+  const io = processIO();
+  main(process.argv.slice(2), io).then(
     (code) => {
+      // Interrupted: what was measured is printed; sockets given up on must not keep the process alive.
+      if (io.signal?.aborted) process.exit(exitCodeForSignal(String(io.signal.reason)));
       process.exitCode = code;
     },
     (err) => {

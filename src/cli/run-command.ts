@@ -13,7 +13,7 @@ import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
 import { holds, integer, list, oneOf, parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
-import type { CommandIO } from './io.js';
+import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
 
 export const RUN_HELP = `Usage: kube-stream-probe run [flags]
@@ -134,11 +134,15 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
   let report: ProbeReport;
   try {
-    report = await runPlan(plan, { onProgress: progress?.onProgress, skipPreflight: values['no-preflight'] });
+    report = await runPlan(plan, { onProgress: progress?.onProgress, skipPreflight: values['no-preflight'], signal: io.signal });
   } finally {
     progress?.stop();
   }
   printReports(io, [{ report }], output, redactor);
+  if (io.signal?.aborted) {
+    io.err(`kube-stream-probe run: interrupted (${String(io.signal.reason)}); unfinished sessions are marked interrupted, nothing was published\n`);
+    return exitCodeForSignal(String(io.signal.reason));
+  }
   if (publish !== 'none') {
     const datums = reportDatums(report);
     if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);

@@ -107,6 +107,11 @@ export class RestClient {
   close(): Promise<void> {
     return this.pool.close();
   }
+
+  /** Closes at once, failing requests in flight (an interrupted run does not wait for them). */
+  destroy(): Promise<void> {
+    return this.pool.destroy();
+  }
 }
 
 /** One request on a client of its own (for callers that make a single call). */

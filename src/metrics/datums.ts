@@ -30,9 +30,10 @@ function datum(name: MetricName, dims: Record<string, string>, value: number, ti
 export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum[] {
   const out: Datum[] = [];
   const base = { Location: report.location, Cluster: report.cluster };
-  const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured');
+  // Interrupted sessions say nothing about the path either.
+  const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured' || v.verdict === 'interrupted');
   const measured = (r: SessionResult) => !notMeasured.some((v) => v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds);
-  out.push(datum('ProbeError', base, notMeasured.length > 0 ? 1 : 0, timestamp));
+  out.push(datum('ProbeError', base, report.verdicts.some((v) => v.verdict === 'not-measured') ? 1 : 0, timestamp));
   for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };
     const upgraded = r.upgrade.ok && r.firstEchoMs !== null;

@@ -29,6 +29,8 @@ export const DIAGNOSIS_CODES = {
   'exec-portforward-disagree': 'one operation works on this path and the other does not',
   'silent-fallback': "today's kubectl works here only because it falls back to SPDY",
   'kubectl-breaks-today': "today's kubectl fails here although SPDY works: the WebSocket failure is one it does not fall back from",
+  // Interrupted: the run was stopped before these sessions finished (exit code 130 / 143)
+  interrupted: 'the run was interrupted (Ctrl-C, SIGTERM) before these sessions finished: nothing is said about the path',
   // The probe's own setup: not-measured, never a path verdict (exit code 3)
   'rbac-preflight': 'SelfSubjectAccessReview says the probe lacks a verb the upgrades need',
   credentials: 'the probe could not get credentials for the cluster',

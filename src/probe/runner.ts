@@ -32,6 +32,23 @@ export interface RunOptions {
   readonly onProgress?: SessionOptions['onProgress'];
   /** Skip the RBAC preflight (e.g. no SelfSubjectAccessReview permission). */
   readonly skipPreflight?: boolean;
+  /**
+   * Aborting it (the CLI on SIGINT / SIGTERM, with the signal's name as reason) stops the holds: every
+   * session is closed and ends `interrupted`, the API calls in flight are given up, and the report of
+   * what was measured is returned at once.
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** `p`, or `fallback` as soon as `signal` aborts. */
+function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve(fallback);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => resolve(fallback);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
@@ -46,11 +63,12 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
   try {
     // No pod named: find it by label first (a StatefulSet's pod, wherever the last drain put it).
     const selector = spec.pod ? undefined : (spec.selector ?? TARGET_SELECTOR);
-    const found = selector ? await resolveTarget(rest, spec.namespace, selector) : { pod: spec.pod! };
+    const interruptedBefore = { notMeasured: { code: 'interrupted', summary: 'The run was interrupted while the target pod was being looked up: nothing was probed.', check: 'Run again.' } } as const;
+    const found = selector ? await unlessAborted(resolveTarget(rest, spec.namespace, selector), options.signal, interruptedBefore) : { pod: spec.pod! };
     // When the list itself failed on the path, probe the manifest's pod by name: the upgrades meet the same failure.
     const resolved = 'unresolved' in found ? { pod: statefulPodName(TARGET_DEFAULTS.name) } : found;
     if ('notMeasured' in resolved) {
-      const version = await serverVersion(rest);
+      const version = await unlessAborted(serverVersion(rest), options.signal, { error: 'interrupted' });
       return {
         location: plan.location,
         cluster: spec.name,
@@ -58,7 +76,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
         target: { namespace: spec.namespace, pod: null, selector },
         rbac: [],
         results: [],
-        verdicts: notMeasuredVerdicts(expandPlan(plan), resolved.notMeasured),
+        verdicts: notMeasuredVerdicts(expandPlan(plan), resolved.notMeasured, resolved === interruptedBefore ? 'interrupted' : 'not-measured'),
         findings: [],
         startedAt,
         durationMs: Math.round(performance.now() - t0),
@@ -66,11 +84,13 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     }
     const c: ClusterTarget = { ...spec, pod: resolved.pod };
     // The sessions run alongside the GETs: a missing target costs no extra time, and a long hold is not delayed.
+    // Interrupted, the API calls in flight are given up (what they would have said is not needed to print what was measured).
+    const signal = options.signal;
     const [version, notMeasured, rbac, results] = await Promise.all([
-      serverVersion(rest),
-      checkTarget(rest, c),
-      options.skipPreflight ? Promise.resolve([]) : rbacPreflight(rest, c.namespace, c.pod),
-      Promise.all(expandPlan(plan).map((s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress }))),
+      unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
+      unlessAborted(checkTarget(rest, c), signal, undefined),
+      options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
+      Promise.all(expandPlan(plan).map((s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal }))),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured });
@@ -92,6 +112,6 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       durationMs: Math.round(performance.now() - t0),
     };
   } finally {
-    await rest.close();
+    await (options.signal?.aborted ? rest.destroy() : rest.close());
   }
 }

@@ -30,6 +30,8 @@ export interface SessionOptions {
   readonly streamReplyTimeoutMs?: number;
   readonly onProgress?: (event: SessionProgress) => void;
   readonly clock?: Clock;
+  /** Aborting it (SIGINT, SIGTERM) closes the session the way kubectl does and ends it `interrupted`. */
+  readonly signal?: AbortSignal;
 }
 
 export const DEFAULT_ECHO_TIMEOUT_MS = 5_000;
@@ -133,6 +135,8 @@ class SessionRun {
   private holdStartedAt: number | undefined;
   private lastMovedAt: number | undefined;
   private stopWatching: (() => void) | undefined;
+  /** Set when the run was interrupted: a connection that opens afterwards is closed at once. */
+  private stopped = false;
 
   constructor(
     private readonly spec: SessionSpec,
@@ -159,6 +163,27 @@ class SessionRun {
       if (err instanceof Finished) return this.finish(err.partial);
       return this.finish({ error: `internal error: ${errorMessage(err)}`, errorCode: 'INTERNAL' });
     }
+  }
+
+  /**
+   * The result when the run is interrupted, whatever phase the session was in: the session is closed as
+   * kubectl closes it on Ctrl-C (a WebSocket close frame, or the SPDY streams and connection closed), and
+   * what it had held is kept.
+   */
+  interrupted(signal: string): SessionResult {
+    this.stopped = true;
+    const heldSeconds = this.holdStartedAt === undefined ? null : Math.round((this.clock.now() - this.holdStartedAt) / 100) / 10;
+    this.stopWatching?.();
+    this.channel?.session.close();
+    const held = heldSeconds === null ? 'before its hold began' : `after holding ${heldSeconds} s of its ${this.spec.holdSeconds} s hold`;
+    const err = probeError('INTERRUPTED', `interrupted (${signal}) ${held}`, { signal, heldSeconds });
+    const upgraded = this.state.upgrade?.ok === true;
+    return this.finish({
+      hold: upgraded && this.spec.holdSeconds > 0 && this.state.hold === undefined ? { survived: null, disconnectSeconds: null, cause: 'interrupted', heldSeconds } : undefined,
+      upgrade: this.state.upgrade ?? upgradeFailure(err),
+      error: err.message,
+      errorCode: err.code,
+    });
   }
 
   /** The result at the deadline, whatever phase the session was in. */
@@ -189,6 +214,10 @@ class SessionRun {
     } catch (err) {
       throw new Finished({ upgrade: upgradeFailure(err, this.scrub) });
     }
+    if (this.stopped) {
+      session.close();
+      throw new Finished({});
+    }
     this.state.subprotocol = session.subprotocol;
     this.state.upgrade = { ok: true, status: 101, handshakeMs: r3(session.timing.handshakeMs), phases: session.timing.phases, error: null, errorCode: null, kubernetesStatus: null };
     const connectionLost = session.ended.then(asLost);
@@ -203,6 +232,11 @@ class SessionRun {
     } catch (err) {
       session.destroy();
       throw new Finished({ error: `the forwarded connection could not be opened: ${this.scrub(errorMessage(err))}`, errorCode: errorCodeOf(err) });
+    }
+    if (this.stopped) {
+      forwarded.close();
+      session.close();
+      throw new Finished({});
     }
     const lost = Promise.race([connectionLost, forwarded.ended.then(asLost)]);
     this.channel = { session, forwarded, reader: new EchoReader(forwarded.stream), writer: forwarded.stream, lost };
@@ -349,5 +383,24 @@ class SessionRun {
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   const run = new SessionRun(spec, target, options);
   const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options);
-  return (await withTimeout(run.run(), deadlineMs, options.clock)) ?? run.atDeadline(deadlineMs);
+  const signal = options.signal;
+  if (!signal) return (await withTimeout(run.run(), deadlineMs, options.clock)) ?? run.atDeadline(deadlineMs);
+  if (signal.aborted) return run.interrupted(signalName(signal));
+  let onAbort = () => {};
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted');
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    const outcome = await withTimeout(Promise.race([run.run(), aborted]), deadlineMs, options.clock);
+    if (outcome === 'aborted') return run.interrupted(signalName(signal));
+    return outcome ?? run.atDeadline(deadlineMs);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** The signal's name from its abort reason (the CLI aborts with "SIGINT" / "SIGTERM"). */
+export function signalName(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'aborted';
 }

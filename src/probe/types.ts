@@ -73,6 +73,8 @@ export interface HoldOutcome {
   readonly cause: HoldCause | null;
   /** Seconds from the last application data (the echo before the hold) to the loss. */
   readonly sinceDataSeconds?: number | null;
+  /** For an interrupted hold: how long it had held, s. */
+  readonly heldSeconds?: number | null;
   /** Seconds from the last byte that moved either way (keepalive pings included) to the loss, to 0.1 s. */
   readonly idleSeconds?: number | null;
 }
@@ -100,7 +102,7 @@ export interface SessionResult extends SessionSpec {
  * The A/B of one operation × keepalive × hold: `not-measured` when the probe
  * could not measure the path (its credentials, target or port), never a path verdict.
  */
-export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken' | 'not-measured';
+export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken' | 'not-measured' | 'interrupted';
 export const BROKEN_VERDICTS: readonly VerdictName[] = ['websocket-broken', 'spdy-broken', 'both-broken'];
 
 export interface Diagnosis {
@@ -112,12 +114,15 @@ export interface Diagnosis {
   readonly check: string;
 }
 
+/** One transport's session in a verdict: interrupted when the run was stopped before it finished. */
+export type SessionCell = 'ok' | 'fail' | 'not-run' | 'interrupted';
+
 export interface Verdict {
   readonly operation: Operation;
   readonly keepalive: KeepaliveMode;
   readonly holdSeconds: number;
-  readonly spdy: 'ok' | 'fail' | 'not-run';
-  readonly websocket: 'ok' | 'fail' | 'not-run';
+  readonly spdy: SessionCell;
+  readonly websocket: SessionCell;
   readonly verdict: VerdictName;
   /** What each kubectl would experience (≤1.29, 1.30, 1.31–1.37, GA); null for holds without kubectl's keepalive and when not measured. */
   readonly kubectl: readonly KubectlExperience[] | null;

@@ -7,7 +7,7 @@
 import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import { explainFailure } from './diagnosis.js';
 import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
-import type { AccessSummary, Diagnosis, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+import type { AccessSummary, Diagnosis, SessionCell, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
 
 export interface VerdictContext extends ModelContext {
   /** The forward proxy, for messages (scheme://host:port). */
@@ -73,13 +73,13 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
 }
 
 /** Verdicts that say only why nothing was measured (e.g. the credentials could not be fetched). */
-export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosis): Verdict[] {
+export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosis, verdict: 'not-measured' | 'interrupted' = 'not-measured'): Verdict[] {
   const seen = new Set<string>();
   return specs.flatMap((s) => {
     const key = `${s.operation}|${s.keepalive}|${s.holdSeconds}`;
     if (seen.has(key)) return [];
     seen.add(key);
-    return [{ operation: s.operation, keepalive: s.keepalive, holdSeconds: s.holdSeconds, spdy: 'not-run', websocket: 'not-run', verdict: 'not-measured', kubectl: null, diagnosis: [why] }];
+    return [{ operation: s.operation, keepalive: s.keepalive, holdSeconds: s.holdSeconds, spdy: 'not-run', websocket: 'not-run', verdict, kubectl: null, diagnosis: [why] }];
   });
 }
 
@@ -93,7 +93,21 @@ export function verdicts(results: readonly SessionResult[], context: VerdictCont
     const ws = by('websocket');
     const first = group[0]!;
     const head = { operation: first.operation, keepalive: first.keepalive, holdSeconds: first.holdSeconds };
-    const cell = (r: SessionResult | undefined) => (r ? (r.ok ? 'ok' : 'fail') : 'not-run') as Verdict['spdy'];
+    const cell = (r: SessionResult | undefined): SessionCell => (r ? (r.errorCode === 'INTERRUPTED' ? 'interrupted' : r.ok ? 'ok' : 'fail') : 'not-run');
+    const stopped = group.filter((r) => r.errorCode === 'INTERRUPTED');
+    if (stopped.length) {
+      // Half a measurement is no A/B: say what was held, and nothing about the path.
+      const held = stopped.map((r) => `${TRANSPORT_WORDS[r.transport]} ${r.error ?? 'interrupted'}`).join('; ');
+      out.push({
+        ...head,
+        spdy: cell(spdy),
+        websocket: cell(ws),
+        verdict: 'interrupted',
+        kubectl: null,
+        diagnosis: [{ code: 'interrupted', summary: `The run was interrupted before these sessions finished: ${held}.`, check: `Run again and let the ${first.holdSeconds} s holds finish; what finished is in the table.` }],
+      });
+      continue;
+    }
     const unmeasured = context.notMeasured ?? notMeasuredReason(group, context.port);
     if (unmeasured) {
       // What the other sessions found about the path is still said.

@@ -11,6 +11,7 @@
  * - `protocol-error`: the peer sent bytes we cannot parse.
  * - `echo-timeout`: the connection looked open but nothing came back (a black hole).
  * - `deadline`: the session ran past its own deadline.
+ * - `interrupted`: the run was interrupted (SIGINT / SIGTERM) and closed the session.
  * - `error`: anything else.
  */
 export type EndCause =
@@ -24,10 +25,11 @@ export type EndCause =
   | 'protocol-error'
   | 'echo-timeout'
   | 'deadline'
+  | 'interrupted'
   | 'error';
 
 /** The causes a transport can observe on its own (the probe adds echo-timeout and deadline). */
-export type TransportEndCause = Exclude<EndCause, 'echo-timeout' | 'deadline'>;
+export type TransportEndCause = Exclude<EndCause, 'echo-timeout' | 'deadline' | 'interrupted'>;
 
 /** The causes a SPDY session can observe. */
 export type SpdySessionEndCause = Extract<EndCause, 'local' | 'fin' | 'rst' | 'goaway' | 'protocol-error' | 'error'>;
