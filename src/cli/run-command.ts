@@ -1,7 +1,7 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
 import { hostname } from 'node:os';
 import { connectionFor } from '../kube/credentials.js';
-import { kubeconfigPath, loadKubeconfig } from '../kube/kubeconfig.js';
+import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch } from '../metrics/cloudwatch.js';
 import { reportDatums } from '../metrics/datums.js';
@@ -24,7 +24,8 @@ verdict per operation and hold (SPDY ok + WebSocket fails = a hop breaks
 WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and GA would do there.
 
 Flags:
-  --kubeconfig PATH     kubeconfig (default $KUBECONFIG, then ~/.kube/config)
+  --kubeconfig PATH     kubeconfig (default: $KUBECONFIG's files merged as kubectl merges them,
+                        then ~/.kube/config; inside a pod with neither, its service account)
   --context NAME        kubeconfig context (default current-context)
   -n, --namespace NS    target namespace (default the context's, else default)
   --pod NAME            target pod running cat with a TCP echo port (default: the first
@@ -113,8 +114,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const publish = oneOf('publish', values.publish, ['none', 'cloudwatch', 'emf'] as const, 'none');
   const sel = selection(values);
   const redactor = new SecretRedactor();
-  const path = kubeconfigPath(values.kubeconfig, io.env);
-  const ctx = loadKubeconfig(path, values.context, values.namespace);
+  const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
   const connection = await connectionFor(ctx, { env: io.env, redactor });
   const plan: ProbePlan = {
     location: values.location ?? hostname(),

@@ -8,8 +8,8 @@
  * whole Lambda budget is 600 KB) against 115 KB for `yaml`, and we need only
  * this file's worth of it (measured 2026-12-02, see docs/decisions.md).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 
@@ -105,7 +105,7 @@ function named(doc: Obj, list: string, item: string, name: string, source: strin
   return (inner as Obj | undefined) ?? {};
 }
 
-export function parseKubeconfig(text: string, source: string, contextOverride?: string, namespaceOverride?: string): ResolvedContext {
+function parseYaml(text: string, source: string): Obj {
   let doc: unknown;
   try {
     doc = YAML.parse(text);
@@ -113,8 +113,17 @@ export function parseKubeconfig(text: string, source: string, contextOverride?: 
     const e = err as { linePos?: { line: number }[]; message: string };
     throw probeError('KUBECONFIG_INVALID', `${source}: not valid YAML${e.linePos?.[0] ? ` (line ${e.linePos[0].line})` : ''}: ${e.message.split('\n')[0]}`, { file: source });
   }
+  // An empty file is an empty kubeconfig (kubectl reads it so).
+  if (doc === null || doc === undefined) return {};
   if (!isObj(doc)) fail(source, 'the document', 'must be a mapping (apiVersion, clusters, users, contexts)');
-  const dir = dirname(source);
+  return doc;
+}
+
+export function parseKubeconfig(text: string, source: string, contextOverride?: string, namespaceOverride?: string): ResolvedContext {
+  return resolveDocument(parseYaml(text, source), source, dirname(source), contextOverride, namespaceOverride);
+}
+
+function resolveDocument(doc: Obj, source: string, dir: string, contextOverride?: string, namespaceOverride?: string): ResolvedContext {
   const contextName = contextOverride ?? str(doc, 'current-context', source, '');
   if (!contextName) fail(source, 'current-context', 'is not set and no --context was given');
   const ctx = named(doc, 'contexts', 'context', contextName, source);
@@ -196,22 +205,119 @@ function parseExec(v: unknown, source: string, field: string): ExecPluginConfig 
   };
 }
 
-/** The kubeconfig path kubectl would use: --kubeconfig, else the first of $KUBECONFIG, else ~/.kube/config. */
-export function kubeconfigPath(explicit: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (explicit) return explicit;
-  const fromEnv = env.KUBECONFIG?.split(':').find(Boolean);
-  if (fromEnv) return fromEnv;
+/** The kubeconfig files kubectl would read: --kubeconfig alone, else every path in $KUBECONFIG, else ~/.kube/config. */
+export function kubeconfigPaths(explicit: string | undefined, env: NodeJS.ProcessEnv): { readonly paths: readonly string[]; readonly explicit: boolean } {
+  if (explicit) return { paths: [explicit], explicit: true };
+  const fromEnv = (env.KUBECONFIG ?? '').split(delimiter).filter(Boolean);
+  if (fromEnv.length) return { paths: fromEnv, explicit: false };
   const home = env.HOME ?? env.USERPROFILE;
-  if (!home) throw probeError('KUBECONFIG_UNREADABLE', 'no --kubeconfig, no $KUBECONFIG and no $HOME: cannot find a kubeconfig', {});
-  return join(home, '.kube', 'config');
+  return { paths: home ? [join(home, '.kube', 'config')] : [], explicit: false };
+}
+
+/** The fields of a kubeconfig that name files, resolved against the file that defines them. */
+const PATH_FIELDS: Readonly<Record<string, readonly string[]>> = { clusters: ['certificate-authority'], users: ['client-certificate', 'client-key', 'tokenFile'] };
+
+/**
+ * Merges kubeconfig documents as kubectl does (client-go clientcmd, loader.go `Load`): the first file to
+ * define a cluster, user or context by name wins, whole (a later file's entry of the same name is
+ * discarded, even its other fields); `current-context` comes from the first file that sets it; relative
+ * paths resolve against the file that holds them.
+ */
+export function mergeKubeconfigs(docs: readonly { readonly doc: Obj; readonly path: string }[]): Obj {
+  const merged: Obj = { clusters: [], users: [], contexts: [] };
+  for (const { doc, path } of docs) {
+    if (merged['current-context'] === undefined && typeof doc['current-context'] === 'string' && doc['current-context']) merged['current-context'] = doc['current-context'];
+    for (const list of ['clusters', 'users', 'contexts'] as const) {
+      const entries = doc[list];
+      if (entries === undefined || entries === null) continue;
+      if (!Array.isArray(entries)) fail(path, list, 'must be a list');
+      const into = merged[list] as Obj[];
+      for (const e of entries) {
+        if (!isObj(e) || typeof e.name !== 'string' || into.some((x) => x.name === e.name)) continue;
+        const item = list.slice(0, -1);
+        const inner = e[item];
+        const fields = PATH_FIELDS[list] ?? [];
+        if (isObj(inner) && fields.some((f) => typeof inner[f] === 'string' && !isAbsolute(inner[f] as string))) {
+          const fixed: Obj = { ...inner };
+          for (const f of fields) if (typeof fixed[f] === 'string' && !isAbsolute(fixed[f] as string)) fixed[f] = join(dirname(path), fixed[f] as string);
+          into.push({ ...e, [item]: fixed });
+        } else into.push(e);
+      }
+    }
+  }
+  return merged;
+}
+
+/** Where a pod's service account is mounted (kubelet's projected volume). */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/**
+ * In-cluster configuration, as client-go's rest.InClusterConfig: the API server from
+ * KUBERNETES_SERVICE_HOST/PORT, the service account's CA, its projected token (read again for each
+ * connection, since the kubelet rotates it) and its namespace. undefined outside a pod.
+ */
+export function inClusterContext(env: NodeJS.ProcessEnv, namespaceOverride?: string, dir = SERVICE_ACCOUNT_DIR): ResolvedContext | undefined {
+  const host = env.KUBERNETES_SERVICE_HOST;
+  const port = env.KUBERNETES_SERVICE_PORT;
+  if (!host || !port || !existsSync(join(dir, 'token'))) return undefined;
+  const source = `in-cluster service account (${dir})`;
+  const server = new URL(`https://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  const caPem = readText(join(dir, 'ca.crt'), source, 'ca.crt');
+  let namespace = namespaceOverride;
+  if (!namespace) {
+    try {
+      namespace = readFileSync(join(dir, 'namespace'), 'utf8').trim() || 'default';
+    } catch {
+      namespace = 'default';
+    }
+  }
+  return {
+    contextName: 'in-cluster',
+    namespace,
+    cluster: { name: 'in-cluster', server, caPem, insecureSkipTlsVerify: false },
+    user: { name: 'service-account', tokenFile: join(dir, 'token') },
+    source,
+  };
+}
+
+export interface LoadOptions {
+  readonly context?: string;
+  readonly namespace?: string;
+  /** For in-cluster auth (default SERVICE_ACCOUNT_DIR). */
+  readonly serviceAccountDir?: string;
+}
+
+/**
+ * The context kubectl would use: --kubeconfig (which must exist), else $KUBECONFIG's files merged
+ * (missing ones skipped, as kubectl does), else ~/.kube/config; with none of them, in a pod, its
+ * service account.
+ */
+export function loadKubeconfigFor(explicit: string | undefined, env: NodeJS.ProcessEnv, options: LoadOptions = {}): ResolvedContext {
+  const { paths, explicit: isExplicit } = kubeconfigPaths(explicit, env);
+  const docs: { doc: Obj; path: string }[] = [];
+  for (const path of paths) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // client-go: a missing --kubeconfig is an error; missing files of the list are ignored.
+      if (code === 'ENOENT' && !isExplicit) continue;
+      throw probeError('KUBECONFIG_UNREADABLE', `kubeconfig ${path} cannot be read (${code ?? 'error'})`, { file: path });
+    }
+    docs.push({ doc: parseYaml(text, path), path });
+  }
+  if (docs.length === 0) {
+    const inCluster = isExplicit ? undefined : inClusterContext(env, options.namespace, options.serviceAccountDir);
+    if (inCluster) return inCluster;
+    const where = paths.length ? paths.join(delimiter) : 'no --kubeconfig, no $KUBECONFIG and no $HOME';
+    throw probeError('KUBECONFIG_UNREADABLE', `no kubeconfig found (${where}) and not in a pod (no KUBERNETES_SERVICE_HOST with a service account token)`, { file: paths[0] });
+  }
+  if (docs.length === 1) return resolveDocument(docs[0]!.doc, docs[0]!.path, dirname(docs[0]!.path), options.context, options.namespace);
+  const source = `KUBECONFIG ${docs.map((d) => d.path).join(delimiter)}`;
+  return resolveDocument(mergeKubeconfigs(docs), source, '/', options.context, options.namespace);
 }
 
 export function loadKubeconfig(path: string, context?: string, namespace?: string): ResolvedContext {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw probeError('KUBECONFIG_UNREADABLE', `kubeconfig ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path });
-  }
-  return parseKubeconfig(text, path, context, namespace);
+  return loadKubeconfigFor(path, {}, { context, namespace });
 }
