@@ -63,6 +63,8 @@ export function startDante(): Promise<RealHop> {
 export interface TinyproxyOptions {
   /** Allow CONNECT only to these ports (tinyproxy answers others with 403); default: every port. */
   readonly connectPorts?: readonly number[];
+  /** Require Proxy-Authorization: Basic for this user and password (tinyproxy's BasicAuth). */
+  readonly basicAuth?: { readonly user: string; readonly password: string };
 }
 
 /** tinyproxy: a small HTTP forward proxy (CONNECT, and absolute-URI requests for http:// servers). */
@@ -83,6 +85,7 @@ export function startTinyproxy(o: TinyproxyOptions = {}): Promise<RealHop> {
         `PidFile "${dir}/tinyproxy.pid"`,
         'DisableViaHeader Yes',
         ...(o.connectPorts ?? []).map((p) => `ConnectPort ${p}`),
+        ...(o.basicAuth ? [`BasicAuth ${o.basicAuth.user} ${o.basicAuth.password}`] : []),
         '',
       ].join('\n'),
     }),

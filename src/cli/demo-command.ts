@@ -2,6 +2,7 @@
  * `kube-stream-probe demo` (`npm start`): the embedded lab, the full matrix
  * through each simulated hop, and the verdict table. No cluster, no AWS.
  */
+import { OUTPUT_HELP, emit, outputFormat, renderStructured } from './output.js';
 import { DEMO_HOLD_SECONDS, DEMO_PATHS } from '../../lab/demo.js';
 import type { Hop } from '../../lab/hops/common.js';
 import { Emulator } from '../../lab/emulator/server.js';
@@ -23,10 +24,20 @@ kubectl and none), and prints the verdicts. Needs no cluster and no AWS.
 Always exits 0 when the demo ran (it is meant to find broken paths).
 
 Flags:
-  -o, --output FORMAT  table | json (default table)
+${OUTPUT_HELP}
   --details            also print every session's numbers
   -h, --help           this help
 `;
+
+/** What to do after the demo: the same probe against your own cluster, then the deployment. */
+export const DEMO_NEXT_STEPS = [
+  'Next steps:',
+  '  1. Deploy the probe target in a cluster you reach through the hops you care about:',
+  '       npm run -s cli -- manifest | kubectl apply -f -',
+  '  2. Probe it from here, with kubectl\'s idle timeouts in mind (60 s nginx/ALB, 350 s NLB/NAT):',
+  '       npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report.html',
+  '  3. Probe it continuously from each network location: see "Deploy on AWS" in the README.',
+].join('\n');
 
 export interface DemoRun {
   readonly reports: { path: string; stands: string; report: ProbeReport }[];
@@ -70,12 +81,12 @@ export async function runDemo(onProgress?: SessionOptions['onProgress']): Promis
 }
 
 export async function demoCommand(argv: readonly string[], io: CommandIO): Promise<number> {
-  const { values } = parse(argv, { output: { type: 'string', short: 'o' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values } = parse(argv, { output: { type: 'string', short: 'o' }, out: { type: 'string' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (values.help) {
     io.out(DEMO_HELP);
     return 0;
   }
-  const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const output = outputFormat(values.output);
   if (output === 'table') {
     io.out(`kube-stream-probe demo: the emulated API server, reached directly and through ${DEMO_PATHS.length - 1} simulated hops.\n`);
     for (const p of DEMO_PATHS) io.out(`  ${p.name.padEnd(24)} ${p.stands}\n`);
@@ -89,8 +100,8 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
     progress?.stop();
   }
   const redactor = new SecretRedactor();
-  if (output === 'json') {
-    io.out(JSON.stringify(run.reports.map((r) => ({ path: r.path, stands: r.stands, ...r.report })), null, 2) + '\n');
+  if (output !== 'table') {
+    emit(io, renderStructured(output, run.reports, run.reports.map((r) => ({ path: r.path, stands: r.stands, ...r.report })), redactor), values.out);
     return 0;
   }
   const text = [
@@ -105,7 +116,9 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
     diagnosisText(run.reports),
     ...(values.details ? ['', resultsTable(run.reports)] : []),
     '',
+    DEMO_NEXT_STEPS,
+    '',
   ].join('\n');
-  io.out(redactor.redact(text));
+  emit(io, redactor.redact(text), values.out);
   return 0;
 }

@@ -3,6 +3,8 @@
  * location at once (Lambda Invoke, RequestResponse) with optional overrides,
  * and prints one combined verdict table (locations × verdicts).
  */
+import { SecretRedactor } from '../kube/secrets.js';
+import { emit, outputFormat, renderStructured } from './output.js';
 import { readFileSync } from 'node:fs';
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { loadProbeConfig } from '../config/load.js';
@@ -32,7 +34,8 @@ Flags:
   --transports LIST    websocket,spdy
   --hold LIST          holds, e.g. 0s,65s (each must fit the function's timeout)
   --keepalive LIST     kubectl,none
-  -o, --output FORMAT  table | json
+  -o, --output FORMAT  table | json | html (html: every location's reports in one self-contained file)
+  --out FILE           write the report to FILE instead of stdout
   -h, --help           this help
 
 Uses the standard AWS credential chain; locations in other accounts need
@@ -64,13 +67,14 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     hold: { type: 'string' },
     keepalive: { type: 'string' },
     output: { type: 'string', short: 'o' },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
     io.out(INVOKE_HELP);
     return 0;
   }
-  const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const output = outputFormat(values.output);
   const config = loadProbeConfig(values.config ?? defaultConfigPath());
   const names = config.locations.map((l) => l.name);
   const locations = values.locations ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!) : config.locations;
@@ -100,14 +104,16 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
       }
     }),
   );
-  if (output === 'json') io.out(JSON.stringify(outcomes, null, 2) + '\n');
-  else {
+  if (output !== 'table') {
+    const entries = outcomes.flatMap((o) => (o.summary?.reports ?? []).map((report) => ({ path: o.location, report })));
+    emit(io, renderStructured(output, entries, outcomes, new SecretRedactor()), values.out);
+  } else {
     const rows = outcomes.flatMap((o) => [
       ...(o.summary?.reports ?? []).flatMap((r) => r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, ...kubectlCells(v), v.verdict])),
       ...(o.summary?.refused ?? []).map((x) => [o.location, '-', '-', '-', `${x.holdSeconds}s`, '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `refused: ${x.reason}`]),
       ...(o.error ? [[o.location, '-', '-', '-', '-', '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `ERROR ${o.error}`]] : []),
     ]);
-    io.out(table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', ...KUBECTL_CLIENTS.map((c) => c.label), 'VERDICT'], rows) + '\n' + KUBECTL_LEGEND + '\n');
+    emit(io, table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', ...KUBECTL_CLIENTS.map((c) => c.label), 'VERDICT'], rows) + '\n' + KUBECTL_LEGEND + '\n', values.out);
   }
   if (outcomes.some((o) => o.error)) return EXIT.BROKEN;
   return exitCodeFor(outcomes.flatMap((o) => o.summary?.reports ?? []));

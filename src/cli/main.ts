@@ -4,6 +4,7 @@
  * port-forward over SPDY/3.1 and WebSocket. Exit codes: exit-codes.ts.
  */
 import { errorMessage, isProbeError } from '../errors.js';
+import { VERSION } from '../version.js';
 import { demoCommand, DEMO_HELP } from './demo-command.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
 import { invokeCommand, INVOKE_HELP } from './invoke-command.js';
@@ -32,7 +33,7 @@ export function usage(): string {
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `kube-stream-probe <command> --help` for its flags.',
+    'Run `kube-stream-probe <command> --help` for its flags; `kube-stream-probe --version` for the version.',
     '',
     EXIT_CODES_HELP,
     '',
@@ -41,6 +42,10 @@ export function usage(): string {
 
 export async function main(argv: readonly string[], io: CommandIO): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    io.out(`kube-stream-probe ${VERSION}\n`);
+    return EXIT.CLEAN;
+  }
   if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     io.out(usage());
     return name === undefined ? EXIT.USAGE : EXIT.CLEAN;

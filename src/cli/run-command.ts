@@ -15,6 +15,8 @@ import { holds, integer, list, oneOf, parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
+import { wireLogger } from './wire-log.js';
+import { OUTPUT_HELP, emit, outputFormat, renderStructured, type OutputFormat } from './output.js';
 
 export const RUN_HELP = `Usage: kube-stream-probe run [flags]
 
@@ -39,10 +41,13 @@ Flags:
   --hold LIST           idle holds, e.g. 0s,65s,6m (default 0s)
   --keepalive LIST      kubectl,none: kubectl's pings, or none at all (default kubectl)
   --location NAME       where this runs, for results (default the host name)
-  -o, --output FORMAT   table | json (default table)
+${OUTPUT_HELP}
   --echo-timeout MS     how long one echo may take (default 5000)
   --upgrade-timeout MS  request written to 101 (default 15000)
   --no-preflight        skip the RBAC SelfSubjectAccessReview preflight
+  -v, --wire-log        show each request and reply (line and headers) and the SPDY control frames
+                        (stream headers, pings) on stderr, timestamped, credentials masked: what
+                        kubectl -v=7/-v=8 shows
   --publish TARGET      none | cloudwatch | emf: also publish the metrics (namespace KubeStreamProbe);
                         emf prints Embedded Metric Format lines on stderr for a log shipper;
                         cloudwatch uses the standard AWS credential chain and region
@@ -75,14 +80,17 @@ export function exitCodeFor(reports: readonly ProbeReport[]): number {
   return EXIT.CLEAN;
 }
 
-export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: 'table' | 'json', redactor: SecretRedactor): void {
-  if (output === 'json') {
+export function renderReports(reports: readonly { path?: string; report: ProbeReport }[], output: OutputFormat, redactor: SecretRedactor): string {
+  if (output !== 'table') {
     const doc = reports.length === 1 && reports[0]!.path === undefined ? reports[0]!.report : reports.map((r) => ({ path: r.path, ...r.report }));
-    io.out(redactor.redact(JSON.stringify(doc, null, 2)) + '\n');
-    return;
+    return renderStructured(output, reports, doc, redactor);
   }
   const parts = [...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)), verdictTable(reports), KUBECTL_LEGEND, '', diagnosisText(reports), '', resultsTable(reports), ''];
-  io.out(redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n');
+  return redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n';
+}
+
+export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: OutputFormat, redactor: SecretRedactor, out?: string): void {
+  emit(io, renderReports(reports, output, redactor), out);
 }
 
 export async function runCommand(argv: readonly string[], io: CommandIO): Promise<number> {
@@ -104,18 +112,21 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     'upgrade-timeout': { type: 'string' },
     'no-preflight': { type: 'boolean' },
     publish: { type: 'string' },
+    'wire-log': { type: 'boolean', short: 'v' },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
     io.out(RUN_HELP);
     return 0;
   }
-  const output = oneOf('output', values.output, ['table', 'json'] as const, 'table');
+  const output = outputFormat(values.output);
   const publish = oneOf('publish', values.publish, ['none', 'cloudwatch', 'emf'] as const, 'none');
   const sel = selection(values);
   const redactor = new SecretRedactor();
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
-  const connection = await connectionFor(ctx, { env: io.env, redactor });
+  const wireLog = values['wire-log'] ? wireLogger((t) => io.err(t), redactor) : undefined;
+  const connection = { ...(await connectionFor(ctx, { env: io.env, redactor })), ...(wireLog ? { wireLog } : {}) };
   const plan: ProbePlan = {
     location: values.location ?? hostname(),
     cluster: {
@@ -138,7 +149,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   } finally {
     progress?.stop();
   }
-  printReports(io, [{ report }], output, redactor);
+  printReports(io, [{ report }], output, redactor, values.out);
   if (io.signal?.aborted) {
     io.err(`kube-stream-probe run: interrupted (${String(io.signal.reason)}); unfinished sessions are marked interrupted, nothing was published\n`);
     return exitCodeForSignal(String(io.signal.reason));

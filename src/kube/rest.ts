@@ -13,6 +13,8 @@
  * "useProxy && scheme == http").
  */
 // Deep import: undici's index pulls fetch, WebSocket and caches into the bundle (535 KB against 283 KB; docs/decisions.md).
+import { STATUS_CODES } from 'node:http';
+import { nextConnectionNumber } from '../net/wire-log.js';
 import apiRequest from 'undici/lib/api/api-request.js';
 import UndiciPool from 'undici/lib/dispatcher/pool.js';
 import type { Pool as PoolType } from 'undici';
@@ -82,8 +84,14 @@ export class RestClient {
     }
     const relative = requestPath(c.server, path);
     const requestTarget = this.absolute ? `${c.server.protocol}//${c.server.host}${relative}` : relative;
+    const conn = c.wireLog ? nextConnectionNumber() : 0;
+    c.wireLog?.({ kind: 'request', conn, what: 'API request', method, url: `${c.server.protocol}//${c.server.host}${relative}`, headers: Object.entries(headers) });
     try {
       const res = await apiRequest.call(this.pool, { method, path: requestTarget, headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      if (c.wireLog) {
+        const replyHeaders = Object.entries(res.headers).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : v === undefined ? [] : [[k, String(v)] as [string, string]]));
+        c.wireLog({ kind: 'response', conn, what: 'API request', status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: replyHeaders });
+      }
       const text = await res.body.text();
       let parsed: unknown;
       try {

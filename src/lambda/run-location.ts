@@ -5,6 +5,7 @@
  * same JSON as the CLI, leaving a safety margin. Every outcome is classified
  * and published, including a cluster whose credentials failed.
  */
+import { VERSION } from '../version.js';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
 import { errorCodeOf, errorMessage, probeError } from '../errors.js';
@@ -58,6 +59,7 @@ function credentialFailure(cluster: ClusterConfig, location: string, event: Prob
   };
   const specs = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds });
   return {
+    probeVersion: VERSION,
     location,
     cluster: cluster.name,
     server: { url: cluster.endpoint, version: null, versionError: 'not reached: credentials failed' },

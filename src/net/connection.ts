@@ -5,6 +5,7 @@
  * both always take the same path.
  */
 import type { Dialer, ProxySettings, TlsSettings } from './dial.js';
+import type { WireLog } from './wire-log.js';
 
 export interface ConnectionConfig {
   /** API server base URL (http: or https:), possibly with a path prefix. */
@@ -20,6 +21,8 @@ export interface ConnectionConfig {
   readonly dialTimeoutMs?: number;
   /** Upgrade request written → 101, in ms (DEFAULT_UPGRADE_TIMEOUT_MS). */
   readonly upgradeTimeoutMs?: number;
+  /** Where the requests, replies and SPDY control frames are reported (`-v`); nothing when absent. */
+  readonly wireLog?: WireLog;
 }
 
 /** kubectl has no dial limit of its own (the OS's, ~2 min); a probe needs an answer sooner. */

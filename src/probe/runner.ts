@@ -4,6 +4,7 @@
  * target's GET (as kubectl does first) and the RBAC preflight, then the A/B
  * verdicts, what each kubectl would experience, and the diagnoses.
  */
+import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
 import { OPERATIONS, type Transport } from '../vocabulary.js';
@@ -70,6 +71,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     if ('notMeasured' in resolved) {
       const version = await unlessAborted(serverVersion(rest), options.signal, { error: 'interrupted' });
       return {
+        probeVersion: VERSION,
         location: plan.location,
         cluster: spec.name,
         server: { url: serverUrl, version: version.version?.gitVersion ?? null, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
@@ -100,6 +102,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
     return {
+      probeVersion: VERSION,
       location: plan.location,
       cluster: c.name,
       server: { url: serverUrl, version: gitVersion, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },

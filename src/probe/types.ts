@@ -136,6 +136,8 @@ export interface AccessSummary {
 }
 
 export interface ProbeReport {
+  /** The kube-stream-probe version that measured it. */
+  readonly probeVersion: string;
   readonly location: string;
   readonly cluster: string;
   readonly server: { readonly url: string; readonly version: string | null; readonly versionError?: string; readonly proxy?: string };

@@ -14,14 +14,14 @@ import { SpdySession } from './spdy/session.js';
 import type { SpdyStream } from './spdy/stream.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
 import type { ConnectionConfig } from '../net/connection.js';
-import { upgradeSpdy } from './upgrade.js';
+import { spdyWireLog, upgradeSpdy } from './upgrade.js';
 
 /** client-go tools/remotecommand/spdy.go: offered in this order, one header line each. */
 export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   const up = await upgradeSpdy(config, { path: execPath(opts), what: 'SPDY exec', protocols: SPDY_EXEC_PROTOCOLS, emptyMeans: ExecSubprotocol.V1 });
   const protocol = up.protocol;
-  const session = new SpdySession(up.socket, { role: 'client', head: up.head });
+  const session = new SpdySession(up.socket, { role: 'client', head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY exec') });
   const tty = opts.tty === true;
   const wantStdout = opts.stdout ?? true;
   const wantStderr = (opts.stderr ?? !tty) && !tty;

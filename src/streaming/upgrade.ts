@@ -5,6 +5,7 @@
  * UPGRADE_* error that keeps the status, the first bytes of the body and
  * whether the body is a Kubernetes Status (the API server answered) or not (a hop did).
  */
+import { headerPairs, nextConnectionNumber } from '../net/wire-log.js';
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
@@ -97,6 +98,8 @@ export interface UpgradedConnection {
   readonly head: Buffer;
   readonly responseHeaders: IncomingHttpHeaders;
   readonly timing: UpgradeTiming;
+  /** This connection's number in the wire log. */
+  readonly conn: number;
 }
 
 /**
@@ -112,7 +115,13 @@ async function httpUpgrade(
   const dialed = await dialFor(config, req.what);
   const phases = dialed.phases;
   const tReq = performance.now();
-  const headers = [['Host', config.server.host], ...baseHeaders(config), ...req.headers].flat();
+  const headerList: (readonly [string, string])[] = [['Host', config.server.host], ...baseHeaders(config), ...req.headers];
+  const headers = headerList.flat();
+  const conn = nextConnectionNumber();
+  const path = requestPath(config.server, req.path);
+  config.wireLog?.({ kind: 'request', conn, what: req.what, method: req.method, url: `${config.server.protocol}//${config.server.host}${path}`, headers: headerList });
+  const logReply = (res: IncomingMessage) =>
+    config.wireLog?.({ kind: 'response', conn, what: req.what, status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: headerPairs(res.rawHeaders) });
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: Error) => {
@@ -130,12 +139,13 @@ async function httpUpgrade(
     const r = http.request({
       createConnection: () => dialed.socket,
       method: req.method,
-      path: requestPath(config.server, req.path),
+      path,
       headers,
       setHost: false,
     });
     r.on('upgrade', (res: IncomingMessage, socket: Socket, head: Buffer) => {
       if (settled) return socket.destroy();
+      logReply(res);
       const problem = check(res);
       if (problem) return fail(probeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, { phases: { ...phases, upgradeMs: round(performance.now() - tReq) } }));
       settled = true;
@@ -146,11 +156,13 @@ async function httpUpgrade(
         raw: dialed.raw,
         head,
         responseHeaders: res.headers,
+        conn,
         timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0), at101: tDone },
       });
     });
     // Any non-101 answer; redirects included, which are never followed.
     r.on('response', (res: IncomingMessage) => {
+      logReply(res);
       readRejection(res, req.what, { ...phases, upgradeMs: round(performance.now() - tReq) }).then(fail, fail);
     });
     r.on('error', (err: NodeJS.ErrnoException) => {
@@ -215,11 +227,19 @@ export async function upgradeSpdy(config: ConnectionConfig, req: SpdyUpgradeRequ
 
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
+/** A SPDY session's control frames, reported to the connection's wire log (when there is one). */
+export function spdyWireLog(config: ConnectionConfig, conn: number, what: string): ((direction: 'sent' | 'received', frame: string) => void) | undefined {
+  const log = config.wireLog;
+  return log ? (direction, frame) => log({ kind: 'spdy', conn, what, direction, frame }) : undefined;
+}
+
 export interface WebSocketUpgraded {
   readonly ws: ClientWebSocket;
   readonly raw: Socket;
   readonly protocol: string;
   readonly timing: UpgradeTiming;
+  /** This connection's number in the wire log. */
+  readonly conn: number;
 }
 
 /** Largest WebSocket message we accept (x/net/websocket's server cap is 32 MiB). */
@@ -256,5 +276,5 @@ export async function upgradeWebSocket(
   });
   const protocol = String(up.responseHeaders['sec-websocket-protocol'] ?? '');
   const ws = new ClientWebSocket(up.socket, up.head, protocol, req.maxMessageBytes ?? DEFAULT_MAX_WS_MESSAGE_BYTES);
-  return { ws, raw: up.raw, protocol, timing: up.timing };
+  return { ws, raw: up.raw, protocol, timing: up.timing, conn: up.conn };
 }

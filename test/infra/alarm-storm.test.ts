@@ -90,7 +90,7 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
               else results.push(session(spec, over));
             }
       if (!ran) continue;
-      const report = { location: LOCATION, cluster: CLUSTER, server: { url: 'https://x', version: null }, target: { namespace: 'n', pod: 'p' }, rbac: [], results, verdicts: verdicts(results), findings: [], startedAt: '', durationMs: 0 } as ProbeReport;
+      const report = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, server: { url: 'https://x', version: null }, target: { namespace: 'n', pod: 'p' }, rbac: [], results, verdicts: verdicts(results), findings: [], startedAt: '', durationMs: 0 } as ProbeReport;
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
       for (const d of reportDatums(report, new Date(publishedAt * 1000))) {

@@ -75,3 +75,31 @@ export type SpdyFrame =
 export function headerValue(headers: SpdyHeaders, name: string): string | undefined {
   return headers[name]?.[0];
 }
+
+/** One control frame in words, for the wire log: `SYN_STREAM 3 streamtype=stdin`, `PING 1`, `GOAWAY last 7 status 0`. */
+export function describeFrame(frame: SpdyFrame): string {
+  const headers = (h: SpdyHeaders) =>
+    Object.entries(h)
+      .map(([k, v]) => `${k}=${v.join(',')}`)
+      .join(' ');
+  switch (frame.type) {
+    case 'DATA':
+      return `DATA ${frame.streamId} ${frame.data.length} bytes${frame.flags & 1 ? ' FIN' : ''}`;
+    case 'SYN_STREAM':
+      return `SYN_STREAM ${frame.streamId} ${headers(frame.headers)}${frame.flags & 1 ? ' FIN' : ''}`;
+    case 'SYN_REPLY':
+      return `SYN_REPLY ${frame.streamId} ${headers(frame.headers)}${frame.flags & 1 ? ' FIN' : ''}`;
+    case 'HEADERS':
+      return `HEADERS ${frame.streamId} ${headers(frame.headers)}`;
+    case 'RST_STREAM':
+      return `RST_STREAM ${frame.streamId} status ${frame.status}`;
+    case 'SETTINGS':
+      return `SETTINGS ${frame.entries.map((e) => `${e.id}=${e.value}`).join(' ')}`;
+    case 'PING':
+      return `PING ${frame.id}`;
+    case 'GOAWAY':
+      return `GOAWAY last ${frame.lastGoodStreamId} status ${frame.status}`;
+    case 'WINDOW_UPDATE':
+      return `WINDOW_UPDATE ${frame.streamId} +${frame.delta}`;
+  }
+}

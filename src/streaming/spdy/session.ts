@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
 import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
-import type { SpdyFrame, SpdyHeaders } from './frames.js';
+import { describeFrame, type SpdyFrame, type SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
 import { dataFrameHeader, serializeFrame } from './serializer.js';
@@ -30,6 +30,8 @@ export interface SpdySessionOptions {
   readonly deflate?: DeflateTuning;
   /** Bytes that arrived with the 101 and belong to the session. */
   readonly head?: Buffer;
+  /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
+  readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
 
 export class SpdySession extends EventEmitter implements StreamOwner {
@@ -50,7 +52,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
 
   constructor(
     private readonly transport: Duplex,
-    options: SpdySessionOptions,
+    private readonly options: SpdySessionOptions,
   ) {
     super();
     this.role = options.role;
@@ -160,6 +162,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
       throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`, {});
     }
     this.transport.write(serializeFrame(frame, this.encoder));
+    if (frame.type !== 'DATA') this.options.onControlFrame?.('sent', describeFrame(frame));
   }
 
   private onBytes(chunk: Buffer): void {
@@ -177,6 +180,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     }
     for (const frame of frames) {
       if (this.end) return;
+      if (frame.type !== 'DATA') this.options.onControlFrame?.('received', describeFrame(frame));
       this.handle(frame);
     }
   }

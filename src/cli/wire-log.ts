@@ -1,0 +1,39 @@
+/**
+ * `-v` / `--wire-log`: the requests and replies the way `kubectl -v=7`/`-v=8`
+ * shows them (request line and headers, status line and headers), plus SPDY
+ * control frames, one timestamped line each on stderr. Credentials are masked
+ * by header name and every line passes the redactor (tokens, client keys,
+ * proxy passwords), so a log can be pasted into a ticket.
+ */
+import type { SecretRedactor } from '../kube/secrets.js';
+import type { WireEvent, WireLog } from '../net/wire-log.js';
+
+/** Headers whose values are credentials, whatever they hold. */
+const SECRET_HEADERS = /^(authorization|proxy-authorization|cookie|set-cookie|x-amz-security-token)$/i;
+
+function mask(name: string, value: string): string {
+  if (!SECRET_HEADERS.test(name)) return value;
+  const scheme = /^(Bearer|Basic)\s/i.exec(value)?.[1];
+  return scheme ? `${scheme} <masked>` : '<masked>';
+}
+
+/** HH:MM:SS.mmm, UTC, as kubectl's klog prints it (without the date). */
+function time(d: Date): string {
+  return d.toISOString().slice(11, 23);
+}
+
+export function formatWireEvent(e: WireEvent, at: Date): string[] {
+  const p = `${time(at)} #${e.conn}`;
+  switch (e.kind) {
+    case 'request':
+      return [`${p} ${e.what}: > ${e.method} ${e.url}`, ...e.headers.map(([k, v]) => `${p}     > ${k}: ${mask(k, v)}`)];
+    case 'response':
+      return [`${p} ${e.what}: < HTTP/1.1 ${e.status} ${e.statusText}`, ...e.headers.map(([k, v]) => `${p}     < ${k}: ${mask(k, v)}`)];
+    case 'spdy':
+      return [`${p} ${e.what}: ${e.direction === 'sent' ? '>' : '<'} ${e.frame}`];
+  }
+}
+
+export function wireLogger(write: (text: string) => void, redactor: SecretRedactor, now: () => Date = () => new Date()): WireLog {
+  return (e) => write(redactor.redact(formatWireEvent(e, now()).join('\n')) + '\n');
+}

@@ -1,0 +1,154 @@
+/**
+ * `-o html`: one self-contained HTML file for the upgrade meeting (no script,
+ * no font, no request at view time): the verdict matrix, what each kubectl
+ * does on each path (the kubectl model), a timeline of every held session
+ * with its disconnect against the 30 / 60 / 350 s idle timeouts hops are
+ * known for, handshake latency per transport, the diagnoses with what to
+ * check, the server version and the RBAC preflight.
+ *
+ * Plots are hand-written SVG, not a charting library: two chart shapes (bars
+ * on a time axis) are ~100 lines; a library would be 100-300 KB to inline,
+ * need JavaScript at view time, and not print (docs/decisions.md).
+ */
+import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
+import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
+import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
+import type { ProbeReport, SessionResult, Verdict } from '../probe/types.js';
+import { VERSION } from '../version.js';
+
+export interface ReportEntry {
+  /** Where it was measured from, when several are combined (invoke: the location). */
+  readonly path?: string;
+  readonly report: ProbeReport;
+}
+
+const esc = (s: unknown) =>
+  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const VERDICT_CLASS: Record<string, string> = { clean: 'ok', 'websocket-broken': 'bad', 'spdy-broken': 'bad', 'both-broken': 'bad', 'not-measured': 'warn', interrupted: 'warn' };
+const OUTCOME: Record<KubectlOutcome, [string, string]> = { works: ['works', 'ok'], 'works-via-fallback': ['fallback', 'warn'], breaks: ['BREAKS', 'bad'], unknown: ['?', 'muted'] };
+const CELL_CLASS: Record<string, string> = { ok: 'ok', fail: 'bad', 'not-run': 'muted', interrupted: 'warn' };
+
+const IDLE_MARKS = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => k.seconds);
+const AXIS_MIN_SECONDS = 65;
+
+function verdictMatrix(e: ReportEntry): string {
+  const rows = e.report.verdicts
+    .map(
+      (v) => `<tr data-verdict="${esc(v.verdict)}"><td>${esc(v.operation)}</td><td>${esc(v.keepalive)}</td><td class="num">${v.holdSeconds} s</td>` +
+        `<td class="${CELL_CLASS[v.spdy]}">${esc(v.spdy)}</td><td class="${CELL_CLASS[v.websocket]}">${esc(v.websocket)}</td>` +
+        `<td class="${VERDICT_CLASS[v.verdict] ?? ''}"><b>${esc(v.verdict)}</b></td></tr>`,
+    )
+    .join('');
+  return `<table class="verdicts"><caption>Verdicts: SPDY ok and WebSocket failing means a hop breaks WebSocket</caption><thead><tr><th>operation</th><th>keepalive</th><th>hold</th><th>SPDY</th><th>WebSocket</th><th>verdict</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function kubectlMatrix(e: ReportEntry): string {
+  const modelled = e.report.verdicts.filter((v) => v.kubectl);
+  if (modelled.length === 0) return '';
+  const cell = (v: Verdict, id: string) => {
+    const x = v.kubectl!.find((k) => k.client === id);
+    if (!x) return '<td class="muted">-</td>';
+    const [word, cls] = OUTCOME[x.outcome];
+    return `<td class="${cls}" title="${esc(x.reason)}">${word}<div class="why">${esc(x.reason)}</div></td>`;
+  };
+  const rows = modelled.map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${v.holdSeconds} s</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`).join('');
+  return `<table class="kubectl"><caption>What each kubectl does on this path (kubectl model: fallback to SPDY only when the WebSocket upgrade is refused)</caption><thead><tr><th>operation</th><th>hold</th>${KUBECTL_CLIENTS.map((c) => `<th title="${esc(c.speaks)}">kubectl ${esc(c.label)}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+/** One bar per held session: how long it lived, against the known idle timeouts. */
+function timeline(e: ReportEntry): string {
+  const held = e.report.results.filter((r) => r.holdSeconds > 0);
+  if (held.length === 0) return '<p class="muted">No holds in this run (hold 0 s): no timeline.</p>';
+  // The axis always reaches past 60 s, so the meeting sees which of the usual idle timeouts a run's holds covered.
+  const maxS = Math.max(AXIS_MIN_SECONDS, ...held.map((r) => r.holdSeconds * 1.05));
+  const W = 760;
+  const left = 250;
+  const rowH = 22;
+  const H = held.length * rowH + 40;
+  const x = (s: number) => left + (Math.min(s, maxS) / maxS) * (W - left - 20);
+  const marks = `<line class="axis" x1="${left}" x2="${left}" y1="10" y2="${H - 20}"/><text class="marklabel axislabel" x="${left}" y="${H - 6}">0 s</text>` + IDLE_MARKS.filter((m) => m <= maxS)
+    .map((m) => `<line class="mark" x1="${x(m)}" x2="${x(m)}" y1="10" y2="${H - 20}"/><text class="marklabel" x="${x(m)}" y="${H - 6}">${m} s</text>`)
+    .join('');
+  const bars = held
+    .map((r, i) => {
+      const y = 14 + i * rowH;
+      const label = `${r.operation} ${r.transport} ${r.keepalive} ${r.holdSeconds} s`;
+      const lostAt = r.hold.survived === false ? (r.hold.disconnectSeconds ?? r.hold.idleSeconds ?? null) : null;
+      const end = r.hold.cause === 'interrupted' ? (r.hold.heldSeconds ?? 0) : lostAt ?? (r.hold.survived ? r.holdSeconds : 0);
+      const cls = r.hold.survived ? 'ok' : r.hold.cause === 'interrupted' ? 'warn' : 'bad';
+      const state = r.hold.survived ? 'survived' : r.hold.cause === 'interrupted' ? `interrupted after ${r.hold.heldSeconds ?? '?'} s` : lostAt !== null ? `lost at ${lostAt.toFixed(1)} s (${r.hold.cause})` : r.upgrade.ok ? `lost (${r.hold.cause ?? r.errorCode ?? 'error'})` : 'no upgrade';
+      const cross = lostAt !== null ? `<text class="cut" x="${x(lostAt)}" y="${y + 13}">✕</text>` : '';
+      return `<g class="session ${cls}" data-session="${esc(label)}"><title>${esc(`${label}: ${state}`)}</title><text class="label" x="${left - 8}" y="${y + 12}">${esc(label)}</text>` +
+        `<rect class="planned" x="${left}" y="${y + 2}" width="${x(r.holdSeconds) - left}" height="${rowH - 8}"/><rect class="${cls}" x="${left}" y="${y + 2}" width="${Math.max(1, x(end) - left)}" height="${rowH - 8}"/>${cross}<text class="state" x="${Math.max(x(end), x(r.holdSeconds)) + 8}" y="${y + 12}">${esc(state)}</text></g>`;
+    })
+    .join('');
+  return `<figure><svg class="timeline" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="held sessions against 30, 60 and 350 s idle timeouts">${marks}${bars}</svg><figcaption>Each held session from its 101 (s); the dotted outline is the hold it was asked for. Red lines: idle timeouts hops are known for (30 s: GKE backends and some proxies; 60 s: nginx proxy_read_timeout, AWS ALB; 350 s: AWS NLB, NAT gateway, VPC endpoints). ✕ where a session was lost.</figcaption></figure>`;
+}
+
+/** Handshake latency (dial start → 101) per session, grouped by transport. */
+function latency(e: ReportEntry): string {
+  const up = e.report.results.filter((r) => r.upgrade.handshakeMs !== null);
+  if (up.length === 0) return '<p class="muted">No upgrade succeeded: no handshake latency.</p>';
+  const maxMs = Math.max(...up.map((r) => r.upgrade.handshakeMs!));
+  const W = 760;
+  const left = 250;
+  const rowH = 20;
+  const sorted = [...up].sort((a, b) => a.transport.localeCompare(b.transport) || a.operation.localeCompare(b.operation));
+  const H = sorted.length * rowH + 10;
+  const bars = sorted
+    .map((r: SessionResult, i) => {
+      const y = 4 + i * rowH;
+      const w = Math.max(1, (r.upgrade.handshakeMs! / maxMs) * (W - left - 90));
+      const label = `${r.transport} ${r.operation} ${r.keepalive} ${r.holdSeconds} s`;
+      return `<g class="latency ${r.transport}"><text class="label" x="${left - 8}" y="${y + 12}">${esc(label)}</text><rect class="${r.transport}" x="${left}" y="${y + 2}" width="${w}" height="${rowH - 6}"/><text class="state" x="${left + w + 6}" y="${y + 12}">${r.upgrade.handshakeMs!.toFixed(1)} ms</text></g>`;
+    })
+    .join('');
+  return `<figure><svg class="latency" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="handshake latency per session">${bars}</svg><figcaption>Handshake latency, ms: start of dialing (DNS, TCP, proxy, TLS) to the 101.</figcaption></figure>`;
+}
+
+function diagnoses(e: ReportEntry): string {
+  const items = new Map<string, { code: string; check: string; summaries: Set<string> }>();
+  for (const d of [...e.report.verdicts.flatMap((v) => v.diagnosis), ...e.report.findings]) {
+    const key = `${d.code}|${d.check}`;
+    const g = items.get(key) ?? { code: d.code, check: d.check, summaries: new Set<string>() };
+    g.summaries.add(d.summary);
+    items.set(key, g);
+  }
+  if (items.size === 0) return '<p class="ok">Nothing to diagnose: every verdict is clean.</p>';
+  return `<ul class="diagnoses">${[...items.values()]
+    .map((g) => `<li data-code="${esc(g.code)}"><code>${esc(g.code)}</code> ${[...g.summaries].map((s) => `<p>${esc(s)}</p>`).join('')}<p class="check"><b>Check next:</b> ${esc(g.check)}</p></li>`)
+    .join('')}</ul>`;
+}
+
+function server(e: ReportEntry): string {
+  const r = e.report;
+  const version = r.server.version ?? `unknown (${r.server.versionError ?? 'not read'})`;
+  const cell = (sub: string, verb: string) => {
+    const a = r.rbac.find((x) => x.subresource === sub && x.verb === verb);
+    return a?.allowed === true ? '<td class="ok">yes</td>' : a?.allowed === false ? '<td class="bad">NO</td>' : '<td class="muted">?</td>';
+  };
+  const rbac = r.rbac.length
+    ? `<table class="rbac"><caption>RBAC preflight (SelfSubjectAccessReview)</caption><thead><tr><th>subresource</th><th>get (SPDY: POST; WebSocket: GET)</th><th>create (WebSocket from 1.35)</th></tr></thead><tbody>${STREAMING_SUBRESOURCES.map((s) => `<tr><td>pods/${s}</td>${cell(s, 'get')}${cell(s, 'create')}</tr>`).join('')}</tbody></table>`
+    : '<p class="muted">RBAC preflight not run.</p>';
+  return `<dl class="server"><dt>API server</dt><dd>${esc(r.server.url)}</dd><dt>version</dt><dd>${esc(version)}</dd>${r.server.proxy ? `<dt>via proxy</dt><dd>${esc(r.server.proxy)}</dd>` : ''}<dt>target</dt><dd>${esc(r.target.namespace)}/${esc(r.target.pod ?? '(none found)')}${r.target.selector ? ` (by ${esc(r.target.selector)})` : ''}</dd><dt>measured</dt><dd>${esc(r.startedAt)}, ${(r.durationMs / 1000).toFixed(1)} s</dd></dl>${rbac}`;
+}
+
+const STYLE = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;margin-top:32px}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0 16px}caption{text-align:left;font-weight:600;padding:4px 0}th,td{border:1px solid #ddd;padding:4px 8px;vertical-align:top}th{background:#f4f4f4}
+.num{text-align:right}.ok{background:#e6f4ea}.bad{background:#fce8e6;color:#a50e0e}.warn{background:#fef7e0}.muted{color:#888}.why{font-size:11px;color:#555;max-width:220px}
+svg text{font:11px system-ui,sans-serif}svg .label{text-anchor:end}svg rect.ok{fill:#34a853}svg rect.bad{fill:#ea4335}svg rect.warn{fill:#fbbc04}svg rect.spdy{fill:#4285f4}svg rect.websocket{fill:#a142f4}
+svg .mark{stroke:#d62728;stroke-dasharray:4 3}svg .axis{stroke:#999}svg .axislabel{fill:#666}svg rect.planned{fill:none;stroke:#bbb;stroke-dasharray:2 2}svg .marklabel{fill:#d62728;text-anchor:middle}svg .cut{fill:#a50e0e;font-weight:700;text-anchor:middle}figure{margin:8px 0}figcaption{font-size:12px;color:#555}
+.diagnoses li{margin-bottom:10px}.check{margin:2px 0 0}dl.server{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font-weight:600}dd{margin:0}`;
+
+/** The report as one HTML document. */
+export function htmlReport(entries: readonly ReportEntry[], generatedAt = new Date()): string {
+  const sections = entries
+    .map((e) => {
+      const title = `${e.path ? `${esc(e.path)}: ` : ''}${esc(e.report.cluster)} from ${esc(e.report.location)}`;
+      return `<section class="report" data-cluster="${esc(e.report.cluster)}"><h2>${title}</h2>${server(e)}<h3>Verdicts</h3>${verdictMatrix(e)}<h3>What kubectl does here</h3>${kubectlMatrix(e) || '<p class="muted">Only holds without pings: they measure the path, kubectl always pings.</p>'}<h3>Held sessions</h3>${timeline(e)}<h3>Handshake latency</h3>${latency(e)}<h3>Diagnosis</h3>${diagnoses(e)}</section>`;
+    })
+    .join('');
+  const broken = entries.some((e) => e.report.verdicts.some((v) => VERDICT_CLASS[v.verdict] === 'bad'));
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>kube-stream-probe report</title><style>${STYLE}</style></head><body><h1>kube-stream-probe report</h1><p class="summary ${broken ? 'bad' : 'ok'}">${broken ? 'A broken path was found: see the verdicts and the diagnosis.' : 'Every measured path works over both transports.'}</p><p class="muted">kube-stream-probe ${esc(VERSION)}, generated ${esc(generatedAt.toISOString())}. Self-contained: no network is used to view it.</p>${sections}</body></html>\n`;
+}
