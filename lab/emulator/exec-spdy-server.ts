@@ -8,7 +8,8 @@ import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
 import type { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
-import { runCommand } from './processes.js';
+import type { PodFilesystem } from './pod-fs.js';
+import { ATTACH_MAIN, runCommand } from './processes.js';
 
 export interface ExecRequest {
   readonly command: readonly string[];
@@ -16,20 +17,23 @@ export interface ExecRequest {
   readonly stdout: boolean;
   readonly stderr: boolean;
   readonly tty: boolean;
+  /** The pod's filesystem, shared by its sessions. */
+  readonly fs: PodFilesystem;
 }
 
 /** kubelet DefaultStreamCreationTimeout. */
 const STREAM_CREATION_TIMEOUT_MS = 30_000;
 
-export function execRequestFrom(query: URLSearchParams, attach: boolean): ExecRequest {
+export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: PodFilesystem): ExecRequest {
   const flag = (n: string) => query.get(n) === 'true' || query.get(n) === '1';
   return {
-    // attach joins the container's main process, which is `cat` in our target.
-    command: attach ? ['cat'] : query.getAll('command'),
+    // attach joins the container's main process: cat on stdin, running until the session ends.
+    command: attach ? [ATTACH_MAIN] : query.getAll('command'),
     stdin: flag('stdin'),
     stdout: flag('stdout'),
     stderr: flag('stderr'),
     tty: flag('tty'),
+    fs,
   };
 }
 
@@ -62,6 +66,8 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
       stdout: (b) => out?.write(b),
       stderr: (b) => err?.write(b),
       signal: abort.signal,
+      fs: req.fs,
+      tty: req.tty,
     });
     if (abort.signal.aborted) return;
     streams.get('stdout')?.end();

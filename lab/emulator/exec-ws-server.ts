@@ -49,6 +49,8 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
       stdout: (b) => send(Channel.STDOUT, b),
       stderr: (b) => send(req.tty ? Channel.STDOUT : Channel.STDERR, b),
       signal: abort.signal,
+      fs: req.fs,
+      tty: req.tty,
     });
     if (abort.signal.aborted) return;
     if (protocol === ExecSubprotocol.V5 || protocol === ExecSubprotocol.V4 || protocol === ExecSubprotocol.V4_BASE64) {

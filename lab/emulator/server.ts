@@ -14,6 +14,7 @@ import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { SpdySession } from '../../src/streaming/spdy/session.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import { startEchoServer, type EchoServer } from './echo-server.js';
+import { PodFilesystem } from './pod-fs.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
 import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorOptions, type UpgradeRecord } from './options.js';
@@ -70,6 +71,9 @@ export class Emulator extends EventEmitter {
   get podPorts(): readonly number[] {
     return this.options.podPorts ?? DEFAULTS.podPorts;
   }
+  /** The pod's filesystem (in memory): what `kubectl cp` writes and reads. */
+  readonly fs = new PodFilesystem();
+
   get echoConnections(): number {
     return this.echo.connections;
   }
@@ -243,7 +247,7 @@ export class Emulator extends EventEmitter {
     session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
     if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
-    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach'), onStream);
+    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', this.fs), onStream);
   }
 
   private upgradeWebSocket(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
@@ -285,7 +289,7 @@ export class Emulator extends EventEmitter {
           serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
         }
       } else {
-        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach'), this.options.wsFirstMessageDelayMs ?? 5);
+        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach', this.fs), this.options.wsFirstMessageDelayMs ?? 5);
       }
     });
   }
