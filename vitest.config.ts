@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Every temp dir of the run under one TMPDIR, removed at the end (test/global-setup.ts).
+    globalSetup: ['test/global-setup.ts'],
     // Interop tests spawn real kubectl binaries and real proxies; they are
     // network-bound, not CPU-bound, so a generous timeout is not a speed target.
     testTimeout: 60_000,

@@ -44,7 +44,7 @@ export interface DemoRun {
 }
 
 /** Runs the whole demo matrix and stops everything it started. */
-export async function runDemo(onProgress?: SessionOptions['onProgress']): Promise<DemoRun> {
+export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?: AbortSignal): Promise<DemoRun> {
   const emulator = await Emulator.start();
   const hops: Hop[] = [];
   try {
@@ -69,7 +69,7 @@ export async function runDemo(onProgress?: SessionOptions['onProgress']): Promis
             holdsSeconds: [0, DEMO_HOLD_SECONDS],
             echoTimeoutMs: 3000,
           },
-          { onProgress, skipPreflight: true },
+          { onProgress, skipPreflight: true, signal },
         ),
       })),
     );
@@ -95,7 +95,7 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
   const progress = io.interactive ? liveProgress((t) => io.err(t), DEMO_HOLD_SECONDS) : undefined;
   let run: DemoRun;
   try {
-    run = await runDemo(progress?.onProgress);
+    run = await runDemo(progress?.onProgress, io.signal);
   } finally {
     progress?.stop();
   }

@@ -1,0 +1,21 @@
+/**
+ * One temp directory per test run: every test's mkdtemp (emulator
+ * kubeconfigs, CDK outdirs, kubectl's cache, real hops' configs, Chromium
+ * profiles) lands under it through TMPDIR, which the workers and the
+ * processes they start inherit, and it is removed when the run ends, however
+ * a test ended. Tests still clean up after themselves; this is the net.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export default function setup(): () => void {
+  const previous = process.env.TMPDIR;
+  const dir = mkdtempSync(join(tmpdir(), 'ksp-test-run-'));
+  process.env.TMPDIR = dir;
+  return () => {
+    rmSync(dir, { recursive: true, force: true });
+    if (previous === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previous;
+  };
+}
