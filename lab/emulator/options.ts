@@ -47,6 +47,20 @@ export interface EmulatorOptions {
   readonly spdyExecProtocols?: readonly string[];
   /** Delay after a WebSocket exec 101 before the first message, like a real kubelet round trip. */
   readonly wsFirstMessageDelayMs?: number;
+  /** Roles, cluster roles and bindings the RBAC lists return (default: one ClusterRole with `rbac.verbs`). */
+  readonly rbacObjects?: RbacObjects;
+  /** Answer 403 to GET /metrics (a caller without get on the non-resource URL). */
+  readonly metricsForbidden?: boolean;
+  /** Answer 403 to the RBAC lists. */
+  readonly rbacListForbidden?: boolean;
+}
+
+/** RBAC objects as the API returns them (metadata, rules, roleRef, subjects). */
+export interface RbacObjects {
+  readonly clusterRoles?: readonly object[];
+  readonly roles?: readonly object[];
+  readonly clusterRoleBindings?: readonly object[];
+  readonly roleBindings?: readonly object[];
 }
 
 export type UpgradeTransport = 'spdy' | 'websocket';

@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TARGET_LABEL, parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
-import type { EmulatorRbac } from './options.js';
+import type { EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
+import { metricsText, serveRbacList } from './audit-endpoints.js';
 
 export interface RestContext {
   readonly namespace: string;
@@ -18,6 +19,10 @@ export interface RestContext {
   readonly serverAddress: string;
   readonly rbac: EmulatorRbac;
   readonly startedAt: Date;
+  readonly upgrades: () => readonly UpgradeRecord[];
+  readonly rbacObjects: Required<RbacObjects>;
+  readonly metricsForbidden: boolean;
+  readonly rbacListForbidden: boolean;
 }
 
 const SUBRESOURCE = (name: string, kind: string) => ({ name, singularName: '', namespaced: true, kind, verbs: ['create', 'get'] });
@@ -120,12 +125,27 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       platform: 'linux/amd64',
     });
   }
+  if (get && p === '/metrics') {
+    if (ctx.metricsForbidden) return sendStatus(res, 403, 'forbidden: User "lab" cannot get path "/metrics"');
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+    res.end(metricsText(ctx.serverVersion, ctx.upgrades()));
+    return;
+  }
+  if (get && serveRbacList(p, res, ctx.rbacObjects, ctx.rbacListForbidden)) return;
   if (get && p === '/api') {
     return sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: ctx.serverAddress }] });
   }
   if (get && p === '/apis') {
     const gv = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
-    return sendJson(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ name: 'authorization.k8s.io', versions: [gv], preferredVersion: gv }] });
+    const rbacGv = { groupVersion: 'rbac.authorization.k8s.io/v1', version: 'v1' };
+    return sendJson(res, 200, {
+      kind: 'APIGroupList',
+      apiVersion: 'v1',
+      groups: [
+        { name: 'authorization.k8s.io', versions: [gv], preferredVersion: gv },
+        { name: 'rbac.authorization.k8s.io', versions: [rbacGv], preferredVersion: rbacGv },
+      ],
+    });
   }
   if (get && p === '/api/v1') {
     return sendJson(res, 200, {

@@ -17,7 +17,8 @@ import { startEchoServer, type EchoServer } from './echo-server.js';
 import { PodFilesystem } from './pod-fs.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
 import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
-import { DEFAULTS, type EmulatorOptions, type UpgradeRecord } from './options.js';
+import { DEFAULTS, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
+import { defaultRbacObjects } from './audit-endpoints.js';
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
 import { allowed, handleRest, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
@@ -125,6 +126,10 @@ export class Emulator extends EventEmitter {
       serverAddress: `${hostPart}:${port}`,
       rbac: o.rbac ?? DEFAULTS.rbac,
       startedAt: new Date(),
+      upgrades: () => this.upgrades,
+      rbacObjects: { ...defaultRbacObjects(o.rbac ?? DEFAULTS.rbac), ...(o.rbacObjects ?? {}) } as Required<RbacObjects>,
+      metricsForbidden: o.metricsForbidden === true,
+      rbacListForbidden: o.rbacListForbidden === true,
     };
   }
 

@@ -2,6 +2,10 @@
  * `kube-stream-probe demo` (`npm start`): the embedded lab, the full matrix
  * through each simulated hop, and the verdict table. No cluster, no AWS.
  */
+import { fileURLToPath } from 'node:url';
+import { startEmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { probeError } from '../errors.js';
+import { auditCommand } from './audit-command.js';
 import { OUTPUT_HELP, emit, outputFormat, renderStructured } from './output.js';
 import { DEMO_HOLD_SECONDS, DEMO_PATHS } from '../../lab/demo.js';
 import type { Hop } from '../../lab/hops/common.js';
@@ -22,6 +26,10 @@ Starts the emulated API server and simulated hops in-process, probes exec and
 port-forward over SPDY and WebSocket through each (holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive
 kubectl and none), and prints the verdicts. Needs no cluster and no AWS.
 Always exits 0 when the demo ran (it is meant to find broken paths).
+
+\`demo audit\` (npm start -- audit) runs \`kube-stream-probe audit\` against the emulator
+playing a 1.35 API server whose RBAC has a get-only role, with the toggles of
+lab/fixtures/audit-scan in its scan.
 
 Flags:
 ${OUTPUT_HELP}
@@ -81,11 +89,13 @@ export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?
 }
 
 export async function demoCommand(argv: readonly string[], io: CommandIO): Promise<number> {
-  const { values } = parse(argv, { output: { type: 'string', short: 'o' }, out: { type: 'string' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const { values, positionals } = parse(argv, { output: { type: 'string', short: 'o' }, out: { type: 'string' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
   if (values.help) {
     io.out(DEMO_HELP);
     return 0;
   }
+  if (positionals[0] === 'audit') return auditDemo(argv.filter((a) => a !== 'audit'), io);
+  if (positionals.length) throw probeError('USAGE', `unexpected argument "${positionals[0]}" (the only one is "audit")`, { field: 'argv' });
   const output = outputFormat(values.output);
   if (output === 'table') {
     io.out(`kube-stream-probe demo: the emulated API server, reached directly and through ${DEMO_PATHS.length - 1} simulated hops.\n`);
@@ -121,4 +131,36 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
   ].join('\n');
   emit(io, redactor.redact(text), values.out);
   return 0;
+}
+
+/** The scan fixture: the toggles in a Dockerfile, a workflow, a shell profile and a manifest. */
+const AUDIT_FIXTURE = fileURLToPath(new URL('../../lab/fixtures/audit-scan', import.meta.url));
+
+/** `demo audit`: the audit against the emulator as a 1.35 server with a get-only role, scanning the fixture. */
+async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number> {
+  const lab = await startEmulatorWithKubeconfig({
+    tls: true,
+    token: 'demo-audit-token-0001',
+    serverVersion: 'v1.35.0',
+    rbacObjects: {
+      clusterRoles: [
+        { metadata: { name: 'developers-exec' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get'] }] },
+        { metadata: { name: 'sre-streaming' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: ['get', 'create'] }] },
+      ],
+      clusterRoleBindings: [
+        { metadata: { name: 'developers-exec' }, roleRef: { kind: 'ClusterRole', name: 'developers-exec' }, subjects: [{ kind: 'Group', name: 'developers' }] },
+        { metadata: { name: 'sre-streaming' }, roleRef: { kind: 'ClusterRole', name: 'sre-streaming' }, subjects: [{ kind: 'Group', name: 'sre' }] },
+      ],
+      roles: [],
+      roleBindings: [],
+    },
+  });
+  try {
+    if (!argv.includes('-o') && !argv.some((a) => a.startsWith('--output'))) {
+      io.out('kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n');
+    }
+    return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...argv], io);
+  } finally {
+    await lab.stop();
+  }
 }

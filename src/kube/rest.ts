@@ -40,6 +40,15 @@ export interface RestResponse {
   readonly text: string;
   /** The body as a Kubernetes Status, when it is one. */
   readonly kubeStatus?: KubeStatus;
+  /** The whole body as text, when asked for (`fullText`): /metrics is not JSON. */
+  readonly fullText?: string;
+}
+
+export interface RequestOptions {
+  /** Accept header (default application/json). */
+  readonly accept?: string;
+  /** Keep the whole body as text in `fullText`. */
+  readonly fullText?: boolean;
 }
 
 /** Whether requests to this server go to a forward proxy as absolute URIs (http:// server, http(s) proxy). */
@@ -72,10 +81,10 @@ export class RestClient {
     });
   }
 
-  async request(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = DEFAULT_REST_TIMEOUT_MS): Promise<RestResponse> {
+  async request(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = DEFAULT_REST_TIMEOUT_MS, options: RequestOptions = {}): Promise<RestResponse> {
     const c = this.config;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { host: c.server.host, accept: 'application/json', ...(c.headers ?? {}) };
+    const headers: Record<string, string> = { host: c.server.host, accept: options.accept ?? 'application/json', ...(c.headers ?? {}) };
     if (c.userAgent) headers['user-agent'] = c.userAgent;
     if (payload !== undefined) headers['content-type'] = 'application/json';
     if (this.absolute && c.proxy?.url.username) {
@@ -101,7 +110,7 @@ export class RestClient {
       }
       const contentType = res.headers['content-type'];
       const kubeStatus = parseKubeStatus(text, typeof contentType === 'string' ? contentType : undefined);
-      return { status: res.statusCode, body: parsed, text: text.slice(0, 2000), ...(kubeStatus ? { kubeStatus } : {}) };
+      return { status: res.statusCode, body: parsed, text: text.slice(0, 2000), ...(kubeStatus ? { kubeStatus } : {}), ...(options.fullText ? { fullText: text } : {}) };
     } catch (err) {
       // A dial failure keeps its own code and context (DIAL_TLS, DIAL_PROXY…): it says more than "the request failed".
       if (isProbeError(err)) throw err;

@@ -141,14 +141,24 @@ svg text{font:11px system-ui,sans-serif}svg .label{text-anchor:end}svg rect.ok{f
 svg .mark{stroke:#d62728;stroke-dasharray:4 3}svg .axis{stroke:#999}svg .axislabel{fill:#666}svg rect.planned{fill:none;stroke:#bbb;stroke-dasharray:2 2}svg .marklabel{fill:#d62728;text-anchor:middle}svg .cut{fill:#a50e0e;font-weight:700;text-anchor:middle}figure{margin:8px 0}figcaption{font-size:12px;color:#555}
 .diagnoses li{margin-bottom:10px}.check{margin:2px 0 0}dl.server{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font-weight:600}dd{margin:0}`;
 
-/** The report as one HTML document. */
-export function htmlReport(entries: readonly ReportEntry[], generatedAt = new Date()): string {
-  const sections = entries
+/** The reports' sections, for a page of their own or another's (the audit's). */
+export function reportSections(entries: readonly ReportEntry[]): string {
+  return entries
     .map((e) => {
       const title = `${e.path ? `${esc(e.path)}: ` : ''}${esc(e.report.cluster)} from ${esc(e.report.location)}`;
       return `<section class="report" data-cluster="${esc(e.report.cluster)}"><h2>${title}</h2>${server(e)}<h3>Verdicts</h3>${verdictMatrix(e)}<h3>What kubectl does here</h3>${kubectlMatrix(e) || '<p class="muted">Only holds without pings: they measure the path, kubectl always pings.</p>'}<h3>Held sessions</h3>${timeline(e)}<h3>Handshake latency</h3>${latency(e)}<h3>Diagnosis</h3>${diagnoses(e)}</section>`;
     })
     .join('');
+}
+
+/** One self-contained page: the style inline, no script. */
+export function htmlPage(title: string, body: string, broken: boolean, summary?: string, generatedAt = new Date()): string {
+  const line = summary ?? (broken ? 'A broken path was found: see the verdicts and the diagnosis.' : 'Every measured path works over both transports.');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)}</title><style>${STYLE}</style></head><body><h1>${esc(title)}</h1><p class="summary ${broken ? 'bad' : 'ok'}">${esc(line)}</p><p class="muted">kube-stream-probe ${esc(VERSION)}, generated ${esc(generatedAt.toISOString())}. Self-contained: no network is used to view it.</p>${body}</body></html>\n`;
+}
+
+/** The report as one HTML document. */
+export function htmlReport(entries: readonly ReportEntry[], generatedAt = new Date()): string {
   const broken = entries.some((e) => e.report.verdicts.some((v) => VERDICT_CLASS[v.verdict] === 'bad'));
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>kube-stream-probe report</title><style>${STYLE}</style></head><body><h1>kube-stream-probe report</h1><p class="summary ${broken ? 'bad' : 'ok'}">${broken ? 'A broken path was found: see the verdicts and the diagnosis.' : 'Every measured path works over both transports.'}</p><p class="muted">kube-stream-probe ${esc(VERSION)}, generated ${esc(generatedAt.toISOString())}. Self-contained: no network is used to view it.</p>${sections}</body></html>\n`;
+  return htmlPage('kube-stream-probe report', reportSections(entries), broken, undefined, generatedAt);
 }

@@ -1,0 +1,93 @@
+/** `kube-stream-probe audit`: the whole pre-upgrade audit, read-only, then the A/B of `run`. */
+import { hostname } from 'node:os';
+import { runAudit } from '../audit/audit.js';
+import { auditHtml, auditText } from '../audit/format.js';
+import { connectionFor } from '../kube/credentials.js';
+import { loadKubeconfigFor } from '../kube/kubeconfig.js';
+import { SecretRedactor } from '../kube/secrets.js';
+import { TARGET_DEFAULTS } from '../kube/target.js';
+import { EXIT } from './exit-codes.js';
+import { exitCodeForSignal, type CommandIO } from './io.js';
+import { integer, parse } from './args.js';
+import { emit, outputFormat } from './output.js';
+import { selection } from './run-command.js';
+
+export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
+
+The pre-upgrade audit, read-only, each finding with its evidence and what to do:
+  - the server version and its streaming feature gates (from /metrics, when the
+    caller may get it), and its own streaming counters, read per version
+    (absent is not zero: a counter the version does not have is not read);
+  - every Role/ClusterRole granting pods/exec, pods/attach or pods/portforward,
+    whether it has create as well as get, and who is bound to it;
+  - the kubectl clients on PATH and the kubeconfig's proxy (https + < 1.33 works
+    only by falling back);
+  - KUBECTL_REMOTE_COMMAND_WEBSOCKETS / KUBECTL_PORT_FORWARD_WEBSOCKETS left in
+    the files under --scan (GA stops honouring them);
+  - then the A/B of \`run\`, and one verdict: ready, ready after fixes (in order of
+    likelihood), or blocked.
+
+Flags:
+  --kubeconfig, --context, -n/--namespace   as in kubectl (and run)
+  --pod, --selector, --container, --port    the probe target, as in run
+  --hold LIST, --keepalive LIST, --ops LIST, --transports LIST   the A/B, as in run (default hold 0s)
+  --scan DIR[,DIR…]        directories to search for the toggles (repeatable)
+  --no-ab                  skip the A/B
+  -o, --output FORMAT      table | json | html
+  --out FILE               write the report to FILE instead of stdout
+  -h, --help               this help
+
+Exit codes: 0 ready, 1 ready after fixes, 3 blocked (could not establish), 2 usage;
+130/143 interrupted.
+`;
+
+export async function auditCommand(argv: readonly string[], io: CommandIO): Promise<number> {
+  const { values } = parse(argv, {
+    kubeconfig: { type: 'string' },
+    context: { type: 'string' },
+    namespace: { type: 'string', short: 'n' },
+    pod: { type: 'string' },
+    selector: { type: 'string' },
+    container: { type: 'string' },
+    port: { type: 'string' },
+    ops: { type: 'string' },
+    transports: { type: 'string' },
+    hold: { type: 'string' },
+    keepalive: { type: 'string' },
+    scan: { type: 'string', multiple: true },
+    'no-ab': { type: 'boolean' },
+    output: { type: 'string', short: 'o' },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(AUDIT_HELP);
+    return 0;
+  }
+  const output = outputFormat(values.output);
+  const redactor = new SecretRedactor();
+  const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
+  const connection = await connectionFor(ctx, { env: io.env, redactor });
+  const report = await runAudit(ctx, connection, {
+    scan: (values.scan ?? []).flatMap((s) => s.split(',')).filter(Boolean),
+    pathEnv: io.env.PATH,
+    skipAb: values['no-ab'],
+    signal: io.signal,
+    plan: {
+      location: hostname(),
+      cluster: {
+        name: ctx.contextName,
+        namespace: ctx.namespace,
+        pod: values.pod,
+        selector: values.selector,
+        container: values.container,
+        port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
+      },
+      ...selection(values),
+    },
+  });
+  const text = output === 'json' ? JSON.stringify(report, null, 2) + '\n' : output === 'html' ? auditHtml(report) : auditText(report);
+  emit(io, redactor.redact(text), values.out);
+  if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
+  return report.verdict === 'ready' ? EXIT.CLEAN : report.verdict === 'ready-after-fixes' ? EXIT.BROKEN : EXIT.NOT_MEASURED;
+}

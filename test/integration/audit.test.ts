@@ -1,0 +1,182 @@
+/**
+ * `kube-stream-probe audit` against the emulator playing a 1.33, a 1.35 and a
+ * 1.36 API server: the gates each version has, the counters read only where
+ * they exist (absent is not zero), each RBAC shape (get-only, create-only,
+ * both, none), /metrics and the RBAC lists forbidden, local kubectl clients
+ * behind an https:// proxy, the scan fixture's toggles with file:line, and
+ * the verdict with its fixes in order.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { emulatorKubeconfig, startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import type { EmulatorOptions } from '../../lab/emulator/options.js';
+import { KUBECTL_DIR } from '../../lab/kubectl.js';
+import type { AuditReport } from '../../src/audit/audit.js';
+import { cli } from '../helpers/cli.js';
+
+const FIXTURE = 'lab/fixtures/audit-scan';
+const labs: EmulatorWithKubeconfig[] = [];
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'ksp-audit-'));
+});
+afterAll(async () => {
+  await Promise.all(labs.map((l) => l.stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function lab(options: EmulatorOptions): Promise<EmulatorWithKubeconfig> {
+  const l = await startEmulatorWithKubeconfig({ tls: true, token: 'audit-token-123456', ...options });
+  labs.push(l);
+  return l;
+}
+
+async function audit(l: EmulatorWithKubeconfig, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; report: AuditReport; stderr: string }> {
+  const r = await cli(['audit', '--kubeconfig', l.kubeconfig, '-o', 'json', ...args], { PATH: '/nonexistent', ...env });
+  return { code: r.code, report: JSON.parse(r.stdout), stderr: r.stderr };
+}
+
+const gate = (a: AuditReport, name: string) => a.gates.find((g) => g.name === name);
+const counter = (a: AuditReport, name: string) => a.counters.find((c) => c.name === name)!;
+
+describe('server versions: gates and counters, read per version', () => {
+  it('1.33: translation and tunnel gates on (beta), the 1.35/1.36 gates absent; the two counters read, the 1.36 one not (absent is not zero)', async () => {
+    const l = await lab({ serverVersion: 'v1.33.4' });
+    await cli(['run', '--kubeconfig', l.kubeconfig, '-o', 'json']); // one WebSocket exec and one port-forward for the counters
+    const { code, report } = await audit(l, ['--no-ab']);
+    expect(report.server).toMatchObject({ version: 'v1.33.4', minor: 33 });
+    expect(gate(report, 'TranslateStreamCloseWebsocketRequests')).toMatchObject({ enabled: true, stage: 'BETA' });
+    expect(gate(report, 'PortForwardWebsockets')).toMatchObject({ enabled: true, stage: 'BETA' });
+    expect(gate(report, 'AuthorizePodWebsocketUpgradeCreatePermission')).toMatchObject({ enabled: null });
+    expect(gate(report, 'ExtendWebSocketsToKubelet')).toMatchObject({ enabled: null });
+    expect(counter(report, 'apiserver_stream_translator_requests_total')).toMatchObject({ state: 'read', total: 1, failed: 0, byCode: { '101': 1 } });
+    expect(counter(report, 'apiserver_stream_tunnel_requests_total')).toMatchObject({ state: 'read', total: 1, failed: 0 });
+    expect(counter(report, 'apiserver_websocket_streaming_requests_total')).toMatchObject({ state: 'not-in-version', total: null });
+    expect(report.verdict).toBe('ready');
+    expect(code).toBe(0);
+  });
+
+  it('1.35: the create rule is on; failed WebSocket upgrades the server counted are reported as failures', async () => {
+    const l = await lab({ serverVersion: 'v1.35.0', faults: { rejectWebSocket: 400 } });
+    await cli(['run', '--kubeconfig', l.kubeconfig, '-o', 'json']);
+    const { report } = await audit(l, ['--no-ab']);
+    expect(gate(report, 'AuthorizePodWebsocketUpgradeCreatePermission')).toMatchObject({ enabled: true, stage: 'BETA' });
+    expect(counter(report, 'apiserver_stream_translator_requests_total')).toMatchObject({ state: 'read', failed: 1, byCode: { '400': 1 } });
+    expect(report.verdict).toBe('ready-after-fixes');
+    expect(report.fixes[0]).toMatchObject({ category: 'upgrade passthrough' });
+  });
+
+  it('1.36: ExtendWebSocketsToKubelet, and the 1.36 counter read by subresource and proxy type', async () => {
+    const l = await lab({ serverVersion: 'v1.36.0' });
+    const { report } = await audit(l); // the A/B runs, then… the counters were read before it: zero
+    expect(gate(report, 'ExtendWebSocketsToKubelet')).toMatchObject({ enabled: true });
+    const c = counter(report, 'apiserver_websocket_streaming_requests_total');
+    expect(c).toMatchObject({ state: 'read', total: 0, failed: null });
+    expect(Object.keys(c.bySubresource ?? {}).sort()).toEqual(['attach/translated_at_apiserver', 'exec/translated_at_apiserver', 'portforward/translated_at_apiserver']);
+    expect(report.ab?.verdicts.every((v) => v.verdict === 'clean')).toBe(true);
+    const again = await audit(l, ['--no-ab']);
+    expect(counter(again.report, 'apiserver_websocket_streaming_requests_total').bySubresource).toMatchObject({ 'exec/translated_at_apiserver': 1, 'portforward/translated_at_apiserver': 1 });
+  });
+
+  it('/metrics forbidden: said so, with what to grant; nothing concluded from its absence', async () => {
+    const l = await lab({ metricsForbidden: true });
+    const { report } = await audit(l, ['--no-ab']);
+    expect(report.metrics).toMatchObject({ state: 'forbidden' });
+    expect(report.metrics.detail).toMatch(/get the non-resource URL \/metrics/);
+    expect(report.gates).toEqual([]);
+    expect(report.counters).toEqual([]);
+  });
+});
+
+describe('RBAC shapes', () => {
+  const role = (name: string, verbs: string[], resources = ['pods/exec', 'pods/attach', 'pods/portforward']) => ({ metadata: { name }, rules: [{ apiGroups: [''], resources, verbs }] });
+  const binding = (name: string, subject: object) => ({ metadata: { name, namespace: 'team-a' }, roleRef: { kind: 'ClusterRole', name }, subjects: [subject] });
+
+  it('get-only breaks on 1.35+ (and never worked over SPDY), create-only works only by falling back, both is fine, none is not listed; subjects named', async () => {
+    const l = await lab({
+      serverVersion: 'v1.35.0',
+      rbacObjects: {
+        clusterRoles: [role('dev-get-only', ['get']), role('ops-create-only', ['create']), role('sre-both', ['get', 'create']), role('viewer', ['get', 'list'], ['pods', 'pods/log']), { metadata: { name: 'all' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }],
+        roleBindings: [binding('dev-get-only', { kind: 'Group', name: 'developers' }), binding('ops-create-only', { kind: 'ServiceAccount', name: 'deployer', namespace: 'ci' })],
+        clusterRoleBindings: [],
+        roles: [],
+      },
+    });
+    const { code, report } = await audit(l, ['--no-ab']);
+    expect(report.rbac.state).toBe('read');
+    expect(report.rbac.roles.map((r) => r.name).sort()).toEqual(['all', 'dev-get-only', 'ops-create-only', 'sre-both']);
+    const byRole = (n: string) => report.rbac.findings.filter((f) => f.role === `ClusterRole ${n}`);
+    expect(byRole('dev-get-only').map((f) => f.shape)).toEqual(['get-only', 'get-only', 'get-only']);
+    expect(byRole('dev-get-only')[0]).toMatchObject({ subjects: ['Group developers'], fix: 'add create on pods/exec to ClusterRole dev-get-only' });
+    expect(byRole('dev-get-only')[0]!.meaning).toMatch(/refused \(403\) on a 1\.35\+ server; SPDY never worked/);
+    expect(byRole('ops-create-only')[0]).toMatchObject({ shape: 'create-only', subjects: ['ServiceAccount ci/deployer'] });
+    expect(byRole('ops-create-only')[0]!.meaning).toMatch(/only by falling back to SPDY, which GA removes/);
+    expect(byRole('sre-both')).toEqual([]);
+    expect(byRole('all')).toEqual([]);
+    expect(report.verdict).toBe('ready-after-fixes');
+    expect(report.fixes.every((f) => f.category === 'RBAC')).toBe(true);
+    expect(code).toBe(1);
+  });
+
+  it('the RBAC lists forbidden: said so, with the verbs needed', async () => {
+    const l = await lab({ rbacListForbidden: true });
+    const { report } = await audit(l, ['--no-ab']);
+    expect(report.rbac).toMatchObject({ state: 'forbidden', roles: [], findings: [] });
+    expect(report.rbac.detail).toMatch(/needs list on roles, clusterroles and their bindings/);
+  });
+});
+
+describe('clients, toggles, the A/B and the verdict', () => {
+  it('the scan fixture: every toggle with file:line and value (Dockerfile, GitHub Actions, shell profile, manifest)', async () => {
+    const l = await lab({});
+    const { report } = await audit(l, ['--no-ab', '--scan', FIXTURE]);
+    expect(report.toggles!.hits.map((h) => [h.file, h.line, h.toggle, h.value])).toEqual([
+      [`${FIXTURE}/.bashrc`, 3, 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS', 'false'],
+      [`${FIXTURE}/.github/workflows/deploy.yml`, 7, 'KUBECTL_PORT_FORWARD_WEBSOCKETS', 'false'],
+      [`${FIXTURE}/Dockerfile`, 3, 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS', 'false'],
+      [`${FIXTURE}/deploy/debug-pod.yaml`, 10, 'KUBECTL_PORT_FORWARD_WEBSOCKETS', 'false'], // `- name:`, its value on the next line
+    ]);
+    expect(report.verdict).toBe('ready-after-fixes');
+    expect(report.fixes.map((f) => f.category)).toEqual(['toggles', 'toggles', 'toggles', 'toggles']);
+  });
+
+  it('local kubectl clients on PATH behind an https:// proxy-url: those below 1.33 work only by falling back', async () => {
+    const l = await lab({});
+    const doc = YAML.parse(emulatorKubeconfig(l.emulator, { proxyUrl: 'https://127.0.0.1:1' }));
+    doc.users[0].user = { token: 'audit-token-123456' };
+    const path = join(dir, 'kubeconfig-https-proxy');
+    writeFileSync(path, YAML.stringify(doc));
+    const r = await cli(['audit', '--kubeconfig', path, '-o', 'json', '--no-ab'], { PATH: KUBECTL_DIR });
+    const report: AuditReport = JSON.parse(r.stdout);
+    expect(report.clients.proxyScheme).toBe('https');
+    const versions = report.clients.local.map((c) => c.version?.replace(/\.\d+$/, ''));
+    expect(versions).toEqual(expect.arrayContaining(['v1.29', 'v1.30', 'v1.31', 'v1.32', 'v1.33']));
+    const flagged = report.clients.findings.map((f) => /\(v1\.(\d+)/.exec(f)![1]).sort();
+    expect(flagged).toEqual(expect.arrayContaining(['29', '30', '31', '32']));
+    expect(flagged).not.toContain('33');
+    // The proxy is unreachable, so the server could not be read: blocked, and said why.
+    expect(report.verdict).toBe('blocked');
+    expect(r.code).toBe(3);
+  });
+
+  it('the A/B included; a missing target blocks the verdict; the table names the verdict and the fixes; html is a page', async () => {
+    const l = await lab({ serverVersion: 'v1.33.4', faults: { rejectWebSocket: 400 } });
+    const ok = await audit(l);
+    expect(ok.report.ab?.verdicts.map((v) => v.verdict)).toEqual(['websocket-broken', 'websocket-broken']);
+    expect(ok.report.fixes[0]).toMatchObject({ category: 'upgrade passthrough' });
+    const blocked = await audit(l, ['--pod', 'nope']);
+    expect(blocked.report.verdict).toBe('blocked');
+    expect(blocked.report.blockedBecause[0]).toMatch(/could not measure the path: The pod default\/nope does not exist/);
+    expect(blocked.code).toBe(3);
+    const table = await cli(['audit', '--kubeconfig', l.kubeconfig, '--scan', FIXTURE]);
+    expect(table.stdout).toMatch(/READY AFTER FIXES: fix these first, most likely causes first\.\n  1\. \[upgrade passthrough\]/);
+    expect(table.stdout).toMatch(/\[toggles\] remove KUBECTL_REMOTE_COMMAND_WEBSOCKETS/);
+    const html = await cli(['audit', '--kubeconfig', l.kubeconfig, '-o', 'html']);
+    expect(html.stdout).toMatch(/^<!doctype html>/);
+    expect(html.stdout).toContain('<section class="audit">');
+    expect(html.stdout).toContain('<section class="report"');
+  });
+});
