@@ -140,7 +140,8 @@ export class StreamProbe extends Construct {
         sourceMap: true,
         mainFields: ['module', 'main'],
         // The Node.js runtimes ship AWS SDK v3; bundling it would double the package (docs/decisions.md).
-        externalModules: ['@aws-sdk/*'],
+        // bufferutil is native (ws falls back to JavaScript without it; the Lambda moves few bytes).
+        externalModules: ['@aws-sdk/*', 'bufferutil', 'utf-8-validate'],
         banner: "import { createRequire as __ksp_cr } from 'node:module'; const require = __ksp_cr(import.meta.url);",
       },
       ...vpcProps,

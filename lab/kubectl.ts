@@ -101,7 +101,7 @@ export async function withKubectlPortForward<T>(
   version: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
-  use: (localPort: number) => Promise<T>,
+  use: (localPort: number, pid: number) => Promise<T>,
 ): Promise<{ value: T; output: string }> {
   const bin = kubectlPath(version);
   const child = spawn(bin, ['port-forward', ...args], { env: kubectlEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -121,7 +121,7 @@ export async function withKubectlPortForward<T>(
       child.stderr.on('data', onData);
       child.on('exit', () => reject(new Error(`kubectl ${version} port-forward exited: ${output}`)));
     });
-    return { value: await use(localPort), output };
+    return { value: await use(localPort, child.pid!), output };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));

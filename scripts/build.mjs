@@ -14,5 +14,9 @@ await build({
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __ksp_cr } from 'node:module'; const require = __ksp_cr(import.meta.url);" },
   logLevel: 'warning',
+  // ws masks and unmasks WebSocket frames with the native bufferutil when it can load it (3× the tunnel's
+  // throughput, docs/benchmarks.md); a native addon cannot be bundled, so it is required at run time and
+  // ws falls back to JavaScript where it is not installed.
+  external: ['bufferutil', 'utf-8-validate'],
 });
 console.log('built dist/cli.js');

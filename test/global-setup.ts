@@ -5,13 +5,15 @@
  * processes they start inherit, and it is removed when the run ends, however
  * a test ended. Tests still clean up after themselves; this is the net.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export default function setup(): () => void {
   const previous = process.env.TMPDIR;
   const dir = mkdtempSync(join(tmpdir(), 'ksp-test-run-'));
+  // Traversable by the real hops' own users (squid drops to "proxy"): each test's dir keeps its own mode.
+  chmodSync(dir, 0o755);
   process.env.TMPDIR = dir;
   return () => {
     rmSync(dir, { recursive: true, force: true });

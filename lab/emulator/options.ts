@@ -53,6 +53,11 @@ export interface EmulatorOptions {
   readonly metricsForbidden?: boolean;
   /** Answer 403 to the RBAC lists. */
   readonly rbacListForbidden?: boolean;
+  /**
+   * Forward the pod's ports to this TCP echo port on 127.0.0.1 (another process) instead of an echo server
+   * in this process: the throughput benchmark keeps the echo's CPU out of the emulator's. @default - in-process
+   */
+  readonly externalEchoPort?: number;
 }
 
 /** RBAC objects as the API returns them (metadata, rules, roleRef, subjects). */

@@ -168,6 +168,15 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       resources: [{ name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] }],
     });
   }
+  if (get && p === '/apis/rbac.authorization.k8s.io/v1') {
+    const r = (name: string, kind: string, namespaced: boolean) => ({ name, singularName: name.slice(0, -1), namespaced, kind, verbs: ['get', 'list'] });
+    return sendJson(res, 200, {
+      kind: 'APIResourceList',
+      apiVersion: 'v1',
+      groupVersion: 'rbac.authorization.k8s.io/v1',
+      resources: [r('clusterroles', 'ClusterRole', false), r('clusterrolebindings', 'ClusterRoleBinding', false), r('roles', 'Role', true), r('rolebindings', 'RoleBinding', true)],
+    });
+  }
   if (req.method === 'POST' && p === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
     let review: { spec?: { resourceAttributes?: { verb?: string; resource?: string; subresource?: string; namespace?: string } } };
     try {

@@ -75,6 +75,10 @@ export class Emulator extends EventEmitter {
   /** The pod's filesystem (in memory): what `kubectl cp` writes and reads. */
   readonly fs = new PodFilesystem();
 
+  /** The pod's echo server, where every forwarded port lands (for a direct TCP baseline). */
+  get echoPort(): number {
+    return this.echo.port;
+  }
   get echoConnections(): number {
     return this.echo.connections;
   }
@@ -85,7 +89,7 @@ export class Emulator extends EventEmitter {
 
   async start(): Promise<void> {
     const o = this.options;
-    this.echo = await startEchoServer();
+    this.echo = o.externalEchoPort ? externalEcho(o.externalEchoPort) : await startEchoServer();
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.onRequest(req, res);
     if (o.tls) {
       this.tls = emulatorTls();
@@ -343,4 +347,9 @@ export function cutSocket(socket: net.Socket, mode: 'fin' | 'rst'): void {
   }
   socket.end();
   setTimeout(() => socket.destroy(), 200).unref();
+}
+
+/** An echo server in another process: only its port is known here. */
+function externalEcho(port: number): EchoServer {
+  return { port, connections: 0, open: 0, close: async () => undefined };
 }

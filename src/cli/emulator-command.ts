@@ -30,6 +30,7 @@ Flags:
   --idle-cut-mode fin|rst  how to cut them (default fin)
   --no-upgrade-answer      never answer an upgrade request
   --upgrade-delay MS       wait before writing each 101
+  --echo-port N            forward pod ports to this TCP echo port (another process) instead of its own
   -h, --help               this help
 `;
 
@@ -49,6 +50,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     'idle-cut-mode': { type: 'string' },
     'no-upgrade-answer': { type: 'boolean' },
     'upgrade-delay': { type: 'string' },
+    'echo-port': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -63,6 +65,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     tls: values.tls,
     token: values.token,
     serverVersion: values['server-version'],
+    externalEchoPort: integer('echo-port', values['echo-port'], 1, 65535),
     rbac: { model: oneOf('rbac', values.rbac, ['pre-1.35', '1.35'] as const, 'pre-1.35'), verbs: verbs as ('get' | 'create')[] },
     faults: {
       rejectWebSocket: integer('reject-websocket', values['reject-websocket'], 100, 599),
@@ -88,6 +91,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     throw probeError('USAGE', `--write-kubeconfig: ${path} cannot be written (${errorCodeOf(err) ?? errorMessage(err)})`, { field: 'write-kubeconfig' }, err);
   }
   io.out(`emulated API server: ${emulator.url.toString().replace(/\/$/, '')}\nkubeconfig: ${path}\n`);
+  io.out(`pod ports ${emulator.podPorts.join(', ')} echo at 127.0.0.1:${emulator.echoPort}\n`);
   io.out(`try: kubectl --kubeconfig ${path} exec ${emulator.pod} -- echo hello\n`);
   emulator.on('upgrade', (r) => io.err(`${r.method} ${r.path} ${r.transport} offered=[${r.offered.join(', ')}]\n`));
   await new Promise<void>((resolveStop) => {

@@ -9,6 +9,9 @@ import { Duplex } from 'node:stream';
 import type { WsLike } from './ws-client.js';
 import { probeError } from '../errors.js';
 
+/** How much may wait in the WebSocket's socket queue before a write waits for it (see _write). */
+export const SEND_QUEUE_BYTES = 1024 * 1024;
+
 export class WebSocketByteStream extends Duplex {
   constructor(private readonly ws: WsLike) {
     // A 32 KiB SPDY DATA frame is one write: with Node's default 16 KiB buffer every frame would wait
@@ -38,7 +41,16 @@ export class WebSocketByteStream extends Duplex {
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     if (this.ws.readyState !== this.ws.OPEN) return cb(probeError('WS_CLOSED', 'tunnel WebSocket is not open', {}));
-    this.ws.send(chunk, { binary: true }, (err) => cb(err ?? null));
+    // A Duplex hands _write one chunk at a time: waiting for each send's callback (the socket took it) would
+    // make every frame wait for the one before (stop-and-go, measured at 0.87× kubectl). Go on at once while
+    // the socket's queue is short; past SEND_QUEUE_BYTES wait for this send, which is backpressure enough.
+    let waiting = false;
+    this.ws.send(chunk, { binary: true }, (err) => {
+      if (waiting) cb(err ?? null);
+      else if (err) this.destroy(err);
+    });
+    if ((this.ws.bufferedAmount ?? 0) < SEND_QUEUE_BYTES) cb();
+    else waiting = true;
   }
 
   override _final(cb: (err?: Error | null) => void): void {

@@ -33,6 +33,8 @@ export interface WsLike {
   readonly maxPayloadBytes?: number;
   readonly OPEN: number;
   readonly protocol: string;
+  /** Bytes queued for the socket and not yet written (ws: `bufferedAmount`). */
+  readonly bufferedAmount?: number;
   send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void;
   ping(): void;
   close(code?: number): void;
@@ -91,6 +93,11 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
   }
 
   private head: Buffer | undefined;
+
+  /** Bytes waiting to be written to the socket (frames are written straight to it: no compression queue). */
+  get bufferedAmount(): number {
+    return this.socket.writableLength;
+  }
 
   /**
    * Starts reading. Nothing is delivered before this, so bytes that came in

@@ -5,6 +5,7 @@
  * RST(PROTOCOL_ERROR) for out-of-order stream ids, GOAWAY on fatal input.
  */
 import { EventEmitter } from 'node:events';
+import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
@@ -34,6 +35,9 @@ export interface SpdySessionOptions {
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
 
+/** How much a session lets queue on its transport before a DATA write waits for 'drain'. */
+const SEND_QUEUE_BYTES = 1024 * 1024;
+
 export class SpdySession extends EventEmitter implements StreamOwner {
   readonly role: SpdyRole;
   readonly closed: Promise<SessionEnd>;
@@ -49,6 +53,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private lastPeerStreamId = 0;
   private resolveClosed!: (end: SessionEnd) => void;
   private goingAway = false;
+  /** The socket is corked until the next tick (sendData batches a tick's frames into one writev). */
+  private corked = false;
 
   constructor(
     private readonly transport: Duplex,
@@ -137,8 +143,26 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.end) return cb(probeError('SPDY_SESSION_CLOSED', `cannot write to stream ${streamId}: the session is closed`, { streamId }));
     const header = dataFrameHeader(streamId, fin ? FLAG_FIN : 0, data.length);
-    const ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
-    if (ok) cb();
+    let ok: boolean;
+    if (this.transport instanceof Socket && data.length > 0) {
+      // On a socket: header and payload without a copy, and every frame of this tick in one writev.
+      if (!this.corked) {
+        this.corked = true;
+        this.transport.cork();
+        process.nextTick(() => {
+          this.corked = false;
+          (this.transport as Socket).uncork();
+        });
+      }
+      this.transport.write(header);
+      ok = this.transport.write(data);
+    } else {
+      // Inside a WebSocket tunnel one SPDY frame stays one message, as kubectl sends it.
+      ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
+    }
+    // Wait for 'drain' only when much is queued: at the transport's own 16 KiB mark every 32 KiB frame would
+    // wait for the one before it to leave (stop-and-go).
+    if (ok || this.transport.writableLength < SEND_QUEUE_BYTES) cb();
     else this.transport.once('drain', () => cb());
   }
 
