@@ -10,7 +10,7 @@ import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { integer, parse } from './args.js';
 import { emit, outputFormat } from './output.js';
-import { selection } from './run-command.js';
+import { PLAN_FLAGS, selection } from './run-command.js';
 
 export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
 
@@ -43,17 +43,7 @@ Exit codes: 0 ready, 1 ready after fixes, 3 blocked (could not establish), 2 usa
 
 export async function auditCommand(argv: readonly string[], io: CommandIO): Promise<number> {
   const { values } = parse(argv, {
-    kubeconfig: { type: 'string' },
-    context: { type: 'string' },
-    namespace: { type: 'string', short: 'n' },
-    pod: { type: 'string' },
-    selector: { type: 'string' },
-    container: { type: 'string' },
-    port: { type: 'string' },
-    ops: { type: 'string' },
-    transports: { type: 'string' },
-    hold: { type: 'string' },
-    keepalive: { type: 'string' },
+    ...PLAN_FLAGS,
     scan: { type: 'string', multiple: true },
     'no-ab': { type: 'boolean' },
     output: { type: 'string', short: 'o' },

@@ -93,19 +93,24 @@ export function printReports(io: CommandIO, reports: readonly { path?: string; r
   emit(io, renderReports(reports, output, redactor), out);
 }
 
+/** The flags that choose the cluster, the target and the plan, shared by run and audit. */
+export const PLAN_FLAGS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  pod: { type: 'string' },
+  selector: { type: 'string' },
+  container: { type: 'string' },
+  port: { type: 'string' },
+  ops: { type: 'string' },
+  transports: { type: 'string' },
+  hold: { type: 'string' },
+  keepalive: { type: 'string' },
+} as const;
+
 export async function runCommand(argv: readonly string[], io: CommandIO): Promise<number> {
   const { values } = parse(argv, {
-    kubeconfig: { type: 'string' },
-    context: { type: 'string' },
-    namespace: { type: 'string', short: 'n' },
-    pod: { type: 'string' },
-    selector: { type: 'string' },
-    container: { type: 'string' },
-    port: { type: 'string' },
-    ops: { type: 'string' },
-    transports: { type: 'string' },
-    hold: { type: 'string' },
-    keepalive: { type: 'string' },
+    ...PLAN_FLAGS,
     location: { type: 'string' },
     output: { type: 'string', short: 'o' },
     'echo-timeout': { type: 'string' },
