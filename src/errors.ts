@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   EXEC_STATUS: 'the exec error stream carried a malformed status',
   EXEC_NO_STATUS: 'the exec session ended without an exit status',
   PORTFORWARD_ERROR: 'the server reported a port-forward error',
+  STREAM_ERROR: 'the upgrade succeeded, then the server reported an error on the error stream (not the pod: the path to its kubelet or runtime)',
   REST_FAILED: 'a plain API request (discovery, version, access review) failed',
   // Configuration / input
   CONFIG_INVALID: 'a configuration value is invalid',
@@ -129,6 +130,7 @@ export interface ErrorContexts {
   EXEC_STATUS: { readonly subprotocol: string };
   EXEC_NO_STATUS: { readonly cause: string };
   PORTFORWARD_ERROR: { readonly port: number; readonly text: string };
+  STREAM_ERROR: { readonly operation: string; readonly text: string };
   REST_FAILED: { readonly method: string; readonly path: string; readonly status?: number; readonly kubeStatus?: KubeStatus; readonly timeoutMs?: number };
   CONFIG_INVALID: { readonly field: string; readonly file?: string };
   KUBECONFIG_INVALID: { readonly file: string; readonly field?: string };

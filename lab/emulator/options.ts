@@ -18,6 +18,29 @@ export interface EmulatorFaults {
   readonly upgradeDelayMs?: number;
 }
 
+/** What goes wrong when streaming to pods on one node (per-node probing, issue: ExtendWebSocketsToKubelet). */
+export type NodeFault =
+  /** The API server cannot reach this node's kubelet: every upgrade is answered 500 (error dialing backend). */
+  | { readonly kind: 'refuse' }
+  /**
+   * The WebSocket is passed to this node's kubelet (1.36+, the node declares ExtendWebSocketsToKubelet) and its
+   * CRI fails: 101, then an error Status on the error channel (cri-dockerd's scheme-less URL). SPDY is unaffected.
+   */
+  | { readonly kind: 'stream-error' }
+  /** Streaming connections to this node's pods are cut (FIN) this long after the 101. */
+  | { readonly kind: 'cut'; readonly afterSeconds: number }
+  /** Bytes stop moving this long after the 101; the connection stays open. */
+  | { readonly kind: 'black-hole'; readonly afterSeconds: number };
+
+export interface EmulatorNode {
+  readonly name: string;
+  /** @default the server's version */
+  readonly kubeletVersion?: string;
+  /** Node.status.declaredFeatures, e.g. ['ExtendWebSocketsToKubelet']. */
+  readonly declaredFeatures?: readonly string[];
+  readonly fault?: NodeFault;
+}
+
 export interface EmulatorRbac {
   readonly model: RbacModel;
   /** Verbs the caller holds on pods/exec, pods/attach and pods/portforward. */
@@ -58,6 +81,11 @@ export interface EmulatorOptions {
    * in this process: the throughput benchmark keeps the echo's CPU out of the emulator's. @default - in-process
    */
   readonly externalEchoPort?: number;
+  /**
+   * Nodes, each with a per-node target pod `probe-node-<node>` (label app.kubernetes.io/name=kube-stream-probe-node,
+   * as `manifest --per-node` deploys); the main target runs on the first. @default - one node, lab-node
+   */
+  readonly nodes?: readonly EmulatorNode[];
 }
 
 /** RBAC objects as the API returns them (metadata, rules, roleRef, subjects). */
@@ -83,6 +111,8 @@ export interface UpgradeRecord {
   /** Request headers, minus Authorization. */
   readonly headers: IncomingHttpHeaders;
   readonly rawHeaderNames: readonly string[];
+  /** The node the target pod runs on. */
+  node?: string;
   status: number;
   subprotocol?: string;
   /** performance.now() when the 101 was written (the emulator's own clock). */

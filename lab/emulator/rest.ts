@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TARGET_LABEL, parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
-import type { EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
+import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 import { metricsText, serveRbacList } from './audit-endpoints.js';
 
 export interface RestContext {
@@ -23,23 +23,34 @@ export interface RestContext {
   readonly rbacObjects: Required<RbacObjects>;
   readonly metricsForbidden: boolean;
   readonly rbacListForbidden: boolean;
+  /** Every pod: the target first, then the per-node targets. */
+  readonly pods: readonly EmulatorPod[];
+  readonly nodes: readonly EmulatorNode[];
+}
+
+export interface EmulatorPod {
+  readonly name: string;
+  readonly node: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly uid: string;
+  readonly ip: string;
 }
 
 const SUBRESOURCE = (name: string, kind: string) => ({ name, singularName: '', namespaced: true, kind, verbs: ['create', 'get'] });
 
-export function podObject(ctx: RestContext): Record<string, unknown> {
+export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: ctx.pod,
+      name: pod.name,
       namespace: ctx.namespace,
-      uid: '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001',
+      uid: pod.uid,
       creationTimestamp: ctx.startedAt.toISOString().replace(/\.\d+Z$/, 'Z'),
-      labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' },
+      labels: pod.labels,
     },
     spec: {
-      nodeName: 'lab-node',
+      nodeName: pod.node,
       containers: [
         {
           name: ctx.container,
@@ -51,7 +62,7 @@ export function podObject(ctx: RestContext): Record<string, unknown> {
     },
     status: {
       phase: 'Running',
-      podIP: '10.0.0.10',
+      podIP: pod.ip,
       containerStatuses: [{ name: ctx.container, ready: true, restartCount: 0, state: { running: { startedAt: ctx.startedAt.toISOString() } } }],
     },
   };
@@ -60,12 +71,10 @@ export function podObject(ctx: RestContext): Record<string, unknown> {
 function podTable(ctx: RestContext, namespace: string): Record<string, unknown> {
   const rows =
     namespace === ctx.namespace || namespace === ''
-      ? [
-          {
-            cells: [ctx.pod, '1/1', 'Running', 0, age(ctx.startedAt)],
-            object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: (podObject(ctx) as { metadata: unknown }).metadata },
-          },
-        ]
+      ? ctx.pods.map((p) => ({
+          cells: [p.name, '1/1', 'Running', 0, age(ctx.startedAt)],
+          object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: (podObject(ctx, p) as { metadata: unknown }).metadata },
+        }))
       : [];
   return {
     kind: 'Table',
@@ -157,6 +166,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
         SUBRESOURCE('pods/attach', 'PodAttachOptions'),
         SUBRESOURCE('pods/portforward', 'PodPortForwardOptions'),
         { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
+        { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list'], shortNames: ['no'] },
       ],
     });
   }
@@ -195,19 +205,39 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       status: ok ? { allowed: true, reason: 'lab RBAC allows it' } : { allowed: false, reason: `lab RBAC does not grant ${attrs.verb} on pods/${attrs.subresource ?? ''}` },
     });
   }
+  if (get && p === '/api/v1/nodes') return sendJson(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: ctx.nodes.map((n) => nodeObject(ctx, n)) });
+  const node = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p);
+  if (get && node) {
+    const n = ctx.nodes.find((x) => x.name === node[1]);
+    return n ? sendJson(res, 200, nodeObject(ctx, n)) : sendStatus(res, 404, `nodes "${node[1]}" not found`);
+  }
   const podList = /^\/api\/v1(?:\/namespaces\/([^/]+))?\/pods$/.exec(p);
   if (get && podList) {
     const ns = podList[1] ?? '';
     if (/as=Table/.test(String(req.headers.accept ?? ''))) return sendJson(res, 200, podTable(ctx, ns));
-    const pod = podObject(ctx) as { metadata: { labels: Record<string, string> } };
-    const selected = parseSelector(url.searchParams.get('labelSelector') ?? '').every(([k, v]) => pod.metadata.labels[k] === v);
-    const items = (ns === '' || ns === ctx.namespace) && selected ? [pod] : [];
+    const wanted = parseSelector(url.searchParams.get('labelSelector') ?? '');
+    const items = ns === '' || ns === ctx.namespace ? ctx.pods.filter((p) => wanted.every(([k, v]) => p.labels[k] === v)).map((p) => podObject(ctx, p)) : [];
     return sendJson(res, 200, { kind: 'PodList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items });
   }
   const pod = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)$/.exec(p);
   if (get && pod) {
-    if (pod[1] === ctx.namespace && pod[2] === ctx.pod) return sendJson(res, 200, podObject(ctx));
+    const found = ctx.pods.find((p) => p.name === pod[2]);
+    if (pod[1] === ctx.namespace && found) return sendJson(res, 200, podObject(ctx, found));
     return sendStatus(res, 404, `pods "${pod[2]}" not found`);
   }
   return sendStatus(res, 404, 'the server could not find the requested resource');
+}
+
+/** A Node as the API returns it: its kubelet version and the features it declares (1.36 NodeDeclaredFeatures). */
+function nodeObject(ctx: RestContext, n: EmulatorNode): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name } },
+    status: {
+      nodeInfo: { kubeletVersion: n.kubeletVersion ?? ctx.serverVersion, containerRuntimeVersion: 'containerd://2.1.0', osImage: 'lab', architecture: 'amd64', operatingSystem: 'linux' },
+      declaredFeatures: [...(n.declaredFeatures ?? [])],
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
 }

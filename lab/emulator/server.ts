@@ -17,10 +17,14 @@ import { startEchoServer, type EchoServer } from './echo-server.js';
 import { PodFilesystem } from './pod-fs.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
 import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
-import { DEFAULTS, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
-import { defaultRbacObjects } from './audit-endpoints.js';
+import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
+import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
+import { NODE_TARGET_LABEL, TARGET_LABEL } from '../../src/kube/target.js';
+import { Channel, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { headerValue } from '../../src/streaming/spdy/frames.js';
+import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
-import { allowed, handleRest, type RestContext } from './rest.js';
+import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
@@ -74,6 +78,22 @@ export class Emulator extends EventEmitter {
   }
   /** The pod's filesystem (in memory): what `kubectl cp` writes and reads. */
   readonly fs = new PodFilesystem();
+
+  /** The nodes: the configured ones, or one healthy lab-node. */
+  get nodes(): readonly EmulatorNode[] {
+    return this.options.nodes?.length ? this.options.nodes : [{ name: 'lab-node' }];
+  }
+
+  /** The target on the first node, then (with nodes configured) one per-node target on each. */
+  get pods(): readonly EmulatorPod[] {
+    const nodes = this.nodes;
+    const target: EmulatorPod = { name: this.pod, node: nodes[0]!.name, labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' }, uid: POD_UID, ip: '10.0.0.10' };
+    if (!this.options.nodes?.length) return [target];
+    return [
+      target,
+      ...nodes.map((n, i) => ({ name: `probe-node-${n.name}`, node: n.name, labels: { [NODE_TARGET_LABEL.key]: NODE_TARGET_LABEL.value }, uid: `6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c${String(i + 2).padStart(4, '0')}`, ip: `10.0.${i + 1}.10` })),
+    ];
+  }
 
   /** The pod's echo server, where every forwarded port lands (for a direct TCP baseline). */
   get echoPort(): number {
@@ -134,6 +154,8 @@ export class Emulator extends EventEmitter {
       rbacObjects: { ...defaultRbacObjects(o.rbac ?? DEFAULTS.rbac), ...(o.rbacObjects ?? {}) } as Required<RbacObjects>,
       metricsForbidden: o.metricsForbidden === true,
       rbacListForbidden: o.rbacListForbidden === true,
+      pods: this.pods,
+      nodes: this.nodes,
     };
   }
 
@@ -213,14 +235,21 @@ export class Emulator extends EventEmitter {
     }
     if (!this.authorized(req)) return refuse(401, 'Unauthorized');
     if (!m) return refuse(404, 'the server could not find the requested resource');
-    if (m[1] !== this.namespace || m[2] !== this.pod) return refuse(404, `pods "${m[2]}" not found`);
+    const pod = this.pods.find((p) => p.name === m[2]);
+    if (m[1] !== this.namespace || !pod) return refuse(404, `pods "${m[2]}" not found`);
     const sub = m[3]!;
+    const node = this.nodes.find((n) => n.name === pod.node);
+    rec.node = pod.node;
     // RBAC: WebSocket GET is "get", SPDY POST is "create"; from 1.35 a GET upgrade also needs "create".
     const rbac = this.ctx.rbac;
     const verb = req.method === 'POST' ? 'create' : 'get';
     if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
       const need = rbac.model === '1.35' && verb === 'get' ? 'get and create' : verb;
       return refuse(403, `pods "${this.pod}" is forbidden: User "lab-user" cannot ${need} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`);
+    }
+    if (node?.fault?.kind === 'refuse') {
+      // The API server proxies to the kubelet on this node and cannot reach it (a network policy, a firewall).
+      return refuse(500, `error dialing backend: dial tcp ${pod.ip.replace(/\.10$/, '.1')}:10250: connect: connection timed out`);
     }
     if (isWs && faults.rejectWebSocket) return refuse(faults.rejectWebSocket, 'WebSocket upgrades are refused by the lab (fault rejectWebSocket)');
     if (!isWs && faults.rejectSpdy) return refuse(faults.rejectSpdy, 'SPDY upgrades are refused by the lab (fault rejectSpdy)');
@@ -231,6 +260,34 @@ export class Emulator extends EventEmitter {
 
   private forwardTarget(): ForwardTarget {
     return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID };
+  }
+
+  /** Whether the API server passes this node's WebSockets to its kubelet (1.36+, and the node declares it). */
+  private passesWebSocketToKubelet(nodeName: string | undefined): boolean {
+    const node = this.nodes.find((n) => n.name === nodeName);
+    return minorOf(this.ctx.serverVersion) >= 36 && (node?.declaredFeatures ?? []).includes('ExtendWebSocketsToKubelet');
+  }
+
+  /** The node faults that act after the 101: a cut, or a black hole. */
+  private afterUpgradeFaults(socket: net.Socket, rec: UpgradeRecord, onCut: () => void): void {
+    const fault = this.nodes.find((n) => n.name === rec.node)?.fault;
+    if (fault?.kind === 'cut') {
+      const t = setTimeout(() => {
+        this.ended(rec, 'node-cut');
+        cutSocket(socket, 'fin');
+        onCut();
+      }, fault.afterSeconds * 1000);
+      t.unref();
+      socket.once('close', () => clearTimeout(t));
+    } else if (fault?.kind === 'black-hole') {
+      const t = setTimeout(() => {
+        // Nothing moves any more in either direction; the connection stays open.
+        socket.pause();
+        socket.write = (() => true) as typeof socket.write;
+      }, fault.afterSeconds * 1000);
+      t.unref();
+      socket.once('close', () => clearTimeout(t));
+    }
   }
 
   private upgradeSpdy(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
@@ -253,6 +310,7 @@ export class Emulator extends EventEmitter {
     const session = new SpdySession(socket, { role: 'server', head });
     session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
     this.watch(socket, rec, () => session.destroy());
+    this.afterUpgradeFaults(socket, rec, () => session.destroy());
     session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
     if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
@@ -283,6 +341,9 @@ export class Emulator extends EventEmitter {
       rec.wrote101At = performance.now();
       this.wssClients.add(ws);
       this.watch(socket, rec, () => ws.terminate());
+      this.afterUpgradeFaults(socket, rec, () => ws.terminate());
+      const node = this.nodes.find((n) => n.name === rec.node);
+      if (node?.fault?.kind === 'stream-error' && this.passesWebSocketToKubelet(rec.node)) return this.streamError(ws, protocol ?? '', sub);
       ws.on('ping', () => rec.pingsReceived++);
       ws.on('close', (code: number) => {
         this.wssClients.delete(ws);
@@ -301,6 +362,27 @@ export class Emulator extends EventEmitter {
         serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach', this.fs), this.options.wsFirstMessageDelayMs ?? 5);
       }
     });
+  }
+
+  /**
+   * cri-dockerd behind a kubelet that now gets the WebSocket itself: the upgrade succeeded, then the CRI's
+   * streaming URL has no scheme and the kubelet's request fails (Mirantis/cri-dockerd#560). The client gets
+   * the error on the error channel (exec), or on the port's error stream (port-forward), never a non-101.
+   */
+  private streamError(ws: WebSocket, protocol: string, sub: string): void {
+    const message = `Internal error occurred: error sending request: Post "//[::]:35431/cri/${sub}/RJ3qzW1x": http: server gave HTTP response to HTTPS client`;
+    if (sub === 'portforward' && protocol === TUNNEL_PROTOCOL) {
+      const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server' });
+      session.on('stream', (stream: SpdyStream) => {
+        stream.reply({});
+        if (headerValue(stream.headers, 'streamtype') === 'error') stream.end(message);
+        else stream.end();
+      });
+      return;
+    }
+    const status = JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', details: { causes: [{ message: 'error sending request' }] }, code: 500 });
+    const m = encodeChannelMessage(Channel.ERROR, Buffer.from(status), protocol);
+    ws.send(m.data, { binary: m.binary }, () => ws.close(1000));
   }
 
   private ended(rec: UpgradeRecord, cause: string): void {

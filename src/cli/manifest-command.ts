@@ -10,7 +10,7 @@
  */
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
-import { TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
+import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
 import { integer, parse } from './args.js';
 import type { CommandIO } from './io.js';
 
@@ -28,6 +28,9 @@ Flags:
                             map your probe's IAM role to it with an EKS access entry)
   --user NAME               bind to this user instead
   --service-account NS/NAME bind to this service account instead
+  --per-node                also a DaemonSet of per-node targets (label ${NODE_TARGET_LABEL.key}=${NODE_TARGET_LABEL.value})
+                            and the RBAC to find them and read their nodes, for \`run --per-node\`
+  --tolerate-all            with --per-node: run on tainted nodes too (control plane, dedicated pools)
   -h, --help                this help
 `;
 
@@ -39,6 +42,8 @@ export interface ManifestOptions {
   readonly image: string;
   readonly echoImage: string;
   readonly subject: { readonly kind: 'Group' | 'User' | 'ServiceAccount'; readonly name: string; readonly namespace?: string };
+  /** Also a DaemonSet of per-node targets (`run --per-node`), optionally on tainted nodes too. */
+  readonly perNode?: { readonly tolerateAll: boolean };
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,59}[a-z0-9])?$/; // room for the pod's "-0"
@@ -60,6 +65,74 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
     seccompProfile: { type: 'RuntimeDefault' },
   };
   const resources = { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } };
+  const podSpec = (extra: Record<string, unknown> = {}) => ({
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 1,
+    ...extra,
+    containers: [
+      // exec runs `cat` here; attach joins the main process, which is `cat` too.
+      { name: 'main', image: o.image, command: ['cat'], stdin: true, securityContext: restricted, resources },
+      {
+        name: 'echo',
+        image: o.echoImage,
+        args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
+        ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
+        securityContext: restricted,
+        resources,
+      },
+    ],
+  });
+  const nodeLabels = { [NODE_TARGET_LABEL.key]: NODE_TARGET_LABEL.value, 'app.kubernetes.io/instance': `${o.name}-node` };
+  const perNode = o.perNode
+    ? [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'DaemonSet',
+          metadata: { name: `${o.name}-node`, namespace: o.namespace, labels: nodeLabels },
+          spec: {
+            selector: { matchLabels: nodeLabels },
+            // One target per node, replaced node by node during an upgrade.
+            updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1 } },
+            template: {
+              metadata: { labels: nodeLabels, annotations: { 'kubectl.kubernetes.io/default-container': 'main' } },
+              spec: podSpec(o.perNode.tolerateAll ? { tolerations: [{ operator: 'Exists' }] } : {}),
+            },
+          },
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'Role',
+          metadata: { name: 'kube-stream-probe-per-node', namespace: o.namespace },
+          rules: [
+            // DaemonSet pods have generated names, so these cannot name them; the namespace holds only probe targets.
+            { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+            { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get', 'create'] },
+          ],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'kube-stream-probe-per-node', namespace: o.namespace },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kube-stream-probe-per-node' },
+          subjects: [subject],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRole',
+          metadata: { name: 'kube-stream-probe-nodes' },
+          // Each node's kubelet version and declared features (ExtendWebSocketsToKubelet), read only.
+          rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
+        },
+        {
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'ClusterRoleBinding',
+          metadata: { name: 'kube-stream-probe-nodes' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kube-stream-probe-nodes' },
+          subjects: [subject],
+        },
+      ]
+    : [];
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: o.namespace, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } } },
     {
@@ -72,23 +145,7 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
         selector: { matchLabels: labels },
         template: {
           metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'main' } },
-          spec: {
-            automountServiceAccountToken: false,
-            enableServiceLinks: false,
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              // exec runs `cat` here; attach joins the main process, which is `cat` too.
-              { name: 'main', image: o.image, command: ['cat'], stdin: true, securityContext: restricted, resources },
-              {
-                name: 'echo',
-                image: o.echoImage,
-                args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
-                ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
-                securityContext: restricted,
-                resources,
-              },
-            ],
-          },
+          spec: podSpec(),
         },
       },
     },
@@ -125,6 +182,7 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kube-stream-probe-access-review' },
       subjects: [subject],
     },
+    ...perNode,
   ];
 }
 
@@ -142,6 +200,8 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     group: { type: 'string' },
     user: { type: 'string' },
     'service-account': { type: 'string' },
+    'per-node': { type: 'boolean' },
+    'tolerate-all': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -166,6 +226,8 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
   for (const [flag, v] of [['image', images.image], ['echo-image', images.echoImage]] as const) {
     if (!IMAGE_REF.test(v)) throw probeError('USAGE', `--${flag}: "${v}" is not an image reference (registry/name:tag or @sha256:…)`, { field: flag });
   }
-  io.out(manifestYaml({ namespace, name, port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port, subject, ...images }));
+  if (values['tolerate-all'] && !values['per-node']) throw probeError('USAGE', '--tolerate-all needs --per-node', { field: 'tolerate-all' });
+  const perNode = values['per-node'] ? { tolerateAll: values['tolerate-all'] === true } : undefined;
+  io.out(manifestYaml({ namespace, name, port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port, subject, ...images, ...(perNode ? { perNode } : {}) }));
   return 0;
 }

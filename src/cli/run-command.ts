@@ -4,15 +4,16 @@ import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch } from '../metrics/cloudwatch.js';
-import { reportDatums } from '../metrics/datums.js';
+import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
-import { TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
+import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
+import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
 import { holds, integer, list, oneOf, parse } from './args.js';
-import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, verdictTable } from './format.js';
+import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
 import { wireLogger } from './wire-log.js';
@@ -45,6 +46,10 @@ ${OUTPUT_HELP}
   --echo-timeout MS     how long one echo may take (default 5000)
   --upgrade-timeout MS  request written to 101 (default 15000)
   --no-preflight        skip the RBAC SelfSubjectAccessReview preflight
+  --per-node            probe the per-node targets (\`manifest --per-node\`, a DaemonSet labelled
+                        ${NODE_TARGET_SELECTOR}) on every node, ${NODE_CONCURRENCY} nodes at a time,
+                        and name the nodes where an operation fails (kubelet version, whether the
+                        node declares ExtendWebSocketsToKubelet)
   -v, --wire-log        show each request and reply (line and headers) and the SPDY control frames
                         (stream headers, pings) on stderr, timestamped, credentials masked: what
                         kubectl -v=7/-v=8 shows
@@ -118,6 +123,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     'no-preflight': { type: 'boolean' },
     publish: { type: 'string' },
     'wire-log': { type: 'boolean', short: 'v' },
+    'per-node': { type: 'boolean' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -146,6 +152,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     ...sel,
     echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),
   };
+  if (values['per-node']) return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal });
   const longest = Math.max(...sel.holdsSeconds);
   const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
   let report: ProbeReport;
@@ -169,4 +176,36 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     }
   }
   return exitCodeFor([report]);
+}
+
+/** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
+async function perNodeRun(io: CommandIO, plan: ProbePlan, output: OutputFormat, redactor: SecretRedactor, out: string | undefined, publish: 'none' | 'cloudwatch' | 'emf', options: { skipPreflight?: boolean; signal?: AbortSignal }): Promise<number> {
+  const report = await runPerNode(plan, options);
+  if (output === 'table') {
+    const cells = (n: PerNodeReport['nodes'][number]) =>
+      report.summary.map((s) => {
+        const f = s.failing.find((x) => x.node === n.node);
+        return f ? `FAIL ${f.class}` : 'ok';
+      });
+    const text = report.error
+      ? `per-node probing found nothing to probe: ${report.error}\n`
+      : [
+          table(['NODE', 'POD', 'KUBELET', 'WS TO KUBELET', ...report.summary.map((s) => `${s.operation.toUpperCase()} ${s.transport.toUpperCase()}`)], report.nodes.map((n) => [n.node, n.pod, n.kubeletVersion ?? '?', n.extendWebSockets === null ? '?' : n.extendWebSockets ? 'declared' : 'no', ...cells(n)])),
+          '',
+          ...report.summary.map((s) => `- ${s.text}`),
+          '',
+          diagnosisText(report.nodes.map((n) => ({ path: n.node, report: n.report }))),
+          '',
+        ].join('\n');
+    emit(io, redactor.redact(text), out);
+  } else emit(io, renderStructured(output, report.nodes.map((n) => ({ path: n.node, report: n.report })), report, redactor), out);
+  if (publish === 'emf') for (const line of emfLines(perNodeDatums(report))) io.err(`${line}\n`);
+  else if (publish === 'cloudwatch') {
+    const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
+    const outcome = await publishCloudWatch(perNodeDatums(report), { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location: plan.location });
+    io.err(`published ${outcome.published} metrics to CloudWatch\n`);
+  }
+  if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
+  if (report.error) return EXIT.NOT_MEASURED;
+  return report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report));
 }

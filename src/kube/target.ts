@@ -7,6 +7,9 @@
  */
 export const TARGET_LABEL = { key: 'app.kubernetes.io/name', value: 'kube-stream-probe-target' } as const;
 export const TARGET_SELECTOR = `${TARGET_LABEL.key}=${TARGET_LABEL.value}`;
+/** The per-node targets (`manifest --per-node`: a DaemonSet), one pod on each node. */
+export const NODE_TARGET_LABEL = { key: 'app.kubernetes.io/name', value: 'kube-stream-probe-node' } as const;
+export const NODE_TARGET_SELECTOR = `${NODE_TARGET_LABEL.key}=${NODE_TARGET_LABEL.value}`;
 
 export const TARGET_DEFAULTS = {
   namespace: 'kube-stream-probe',

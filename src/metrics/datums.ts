@@ -1,6 +1,7 @@
 /** Probe results → metric data points, per the contract. */
 import { probeError } from '../errors.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
+import type { PerNodeReport } from '../probe/per-node.js';
 import type { ProbeReport, SessionResult } from '../probe/types.js';
 import { METRICS, type DimensionName, type MetricName } from './contract.js';
 
@@ -63,4 +64,13 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
 
 export function publishFailureDatum(location: string, timestamp = new Date()): Datum {
   return datum('PublishFailures', { Location: location }, 1, timestamp);
+}
+
+/** Per-node probing: how many nodes were probed and failed, per operation × transport (never a Node dimension). */
+export function perNodeDatums(report: PerNodeReport, timestamp = new Date()): Datum[] {
+  const base = { Location: report.location, Cluster: report.cluster };
+  return report.summary.flatMap((s) => {
+    const dims = { ...base, Operation: s.operation, Transport: s.transport };
+    return [datum('NodesProbed', dims, s.probed, timestamp), datum('NodesFailing', dims, s.failing.length, timestamp)];
+  });
 }

@@ -177,6 +177,14 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
         return { code: 'upgrade-failed', summary: `The ${what(r)} upgrade failed: ${err || 'unknown error'}`, check: 'A hop broke the connection during the handshake.' };
     }
   }
+  if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR') {
+    return {
+      code: 'stream-error-after-upgrade',
+      summary: `The ${what(r)} upgraded (101), then the server sent an error on the error stream: ${errorText(r, r.error).replace(/^the first echo failed: the upgrade succeeded, then the server reported: /, '')}`,
+      check:
+        'Not a hop refusing the upgrade (that would be a non-101), and kubectl does not fall back after a 101. From 1.36 the API server passes WebSockets to kubelets that declare ExtendWebSocketsToKubelet: check that node\'s kubelet and CRI streaming server (cri-dockerd returning a scheme-less URL: Mirantis/cri-dockerd#560) and the network between the API server and that kubelet.',
+    };
+  }
   if (r.firstEchoMs === null) {
     return { code: 'channel-broken', summary: `The ${what(r)} upgraded (101), then ${errorText(r, r.error).replace(/^the first echo failed: /, 'its first echo failed: ')}`, check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).' };
   }

@@ -66,6 +66,8 @@ export function failureOf(r: SessionResult): { readonly fallback: boolean; reado
         return { fallback: false, why: 'the connection failed before any upgrade answer' };
     }
   }
+  // client-go falls back only on an upgrade failure: an error after the 101 ends the command.
+  if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR') return { fallback: false, why: 'it upgraded, then the server sent an error on the error stream' };
   if (r.firstEchoMs === null) return { fallback: false, why: 'it upgraded, then the first exchange failed' };
   if (r.hold.survived === false) {
     const at = r.hold.disconnectSeconds !== null ? ` ${r.hold.disconnectSeconds.toFixed(1)} s after the 101` : '';

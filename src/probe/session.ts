@@ -46,6 +46,8 @@ export const CLOSE_GRACE_MS = 3_000;
 const END_CAUSE_GRACE_MS = 200;
 /** Room for scheduling between phases, in the deadline. */
 const SLACK_MS = 2_000;
+/** The kubelet's words for a pod port nothing listens on (kubelet portforward: "failed to connect to localhost:PORT … connection refused"). */
+const POD_PORT_REFUSED = /unable to do port forwarding|failed to connect to localhost|connection refused|no such port/i;
 /** How often the hold looks whether a byte moved (the resolution of idleSeconds). */
 const ACTIVITY_POLL_MS = 100;
 
@@ -250,11 +252,16 @@ class SessionRun {
       const c = this.channel!;
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
       c.session.destroy();
-      // A port-forward to a closed port fails here, and the server says why on the error stream.
-      const errorText = c.forwarded ? ((await withTimeout(c.forwarded.errorText, END_CAUSE_GRACE_MS, this.clock)) ?? '') : '';
-      const e: ProbeError = errorText
-        ? probeError('PORTFORWARD_ERROR', this.scrub(errorText.trim()), { port: this.target.port, text: this.scrub(errorText.trim()).slice(0, 300) })
-        : (err as ProbeError);
+      // A port-forward to a closed port fails here, and the pod's side says why on the error stream; any other
+      // error there (or an exec failure status right after the 101) is the path to the kubelet or its runtime.
+      const errorText = c.forwarded ? ((await withTimeout(c.forwarded.errorText, END_CAUSE_GRACE_MS, this.clock)) ?? '').trim() : '';
+      const exit = c.exec ? await withTimeout(c.exec.exit, END_CAUSE_GRACE_MS, this.clock) : undefined;
+      const text = this.scrub(errorText || (exit?.error?.code === 'EXEC_FAILED' ? exit.error.message : ''));
+      const e: ProbeError = !text
+        ? (err as ProbeError)
+        : errorText && POD_PORT_REFUSED.test(errorText)
+          ? probeError('PORTFORWARD_ERROR', text, { port: this.target.port, text: text.slice(0, 300) })
+          : probeError('STREAM_ERROR', `the upgrade succeeded, then the server reported: ${text.slice(0, 300)}`, { operation: this.spec.operation, text: text.slice(0, 300) });
       const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${end.cause})` : '';
       throw new Finished({ error: `the first echo failed: ${this.scrub(e.message)}${ended}`, errorCode: e.code });
     }
