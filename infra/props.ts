@@ -46,6 +46,8 @@ export interface ProbeCluster {
     readonly container?: string;
     /** @default 8080 */
     readonly port?: number;
+    /** Also probe the per-node targets (`manifest --per-node`), up to 16 nodes per run, publishing NodesProbed/NodesFailing. @default false */
+    readonly perNode?: boolean;
   };
 }
 

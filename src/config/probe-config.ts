@@ -33,7 +33,15 @@ export interface ClusterConfig {
   readonly caData?: string;
   readonly auth: ClusterAuth;
   /** The target pod by name, else the first Running pod matching `selector` (default the manifest's label). */
-  readonly target: { readonly namespace: string; readonly pod?: string; readonly selector?: string; readonly container?: string; readonly port: number };
+  readonly target: {
+    readonly namespace: string;
+    readonly pod?: string;
+    readonly selector?: string;
+    readonly container?: string;
+    readonly port: number;
+    /** Also probe the per-node targets (`manifest --per-node`), up to LAMBDA_MAX_NODES at once. */
+    readonly perNode?: boolean;
+  };
 }
 
 export interface LocationConfig {
@@ -199,6 +207,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
         selector: c.optStr(t, 'selector', `${f}.target`, /^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, 'is not a label selector (k=v,k2=v2)'),
         container: c.optStr(t, 'container', `${f}.target`),
         port: c.int(t, 'port', `${f}.target`, 1, 65535, 8080),
+        perNode: t.perNode === undefined ? undefined : c.bool(t, 'perNode', `${f}.target`, false),
       },
     };
   });

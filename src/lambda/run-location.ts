@@ -11,7 +11,8 @@ import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-confi
 import { errorCodeOf, errorMessage, probeError } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
-import { reportDatums } from '../metrics/datums.js';
+import { perNodeDatums, reportDatums } from '../metrics/datums.js';
+import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
 import { notMeasuredVerdicts } from '../probe/verdicts.js';
 import { verdictLogLines } from './verdict-log.js';
@@ -39,8 +40,13 @@ export interface LocationSummary {
   readonly reports: ProbeReport[];
   readonly refused: RefusedHold[];
   readonly publish?: PublishOutcome;
+  /** Per-node probing, for clusters whose target says perNode. */
+  readonly perNode?: PerNodeReport[];
   readonly error?: { readonly code: string; readonly message: string };
 }
+
+/** Per-node targets probed at once by the Lambda (one wave: more would not fit its time budget). */
+export const LAMBDA_MAX_NODES = 16;
 
 /** An AWS call cut off by the credential budget, said as such. */
 function budgetExceeded(err: unknown): Error {
@@ -103,6 +109,7 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   }
   // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
   const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
+  const perNodeReports: PerNodeReport[] = [];
   const reports = await Promise.all(
     holds.length === 0
       ? []
@@ -113,30 +120,51 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
           } catch (err) {
             return credentialFailure(cluster, config.location, event, holds, accessSignal.aborted ? budgetExceeded(err) : err);
           }
-          const report = await runPlan(
-            {
-              location: config.location,
-              cluster: { name: cluster.name, connection, ...cluster.target },
-              operations: event.operations,
-              transports: event.transports,
-              keepalives: event.keepalives,
-              holdsSeconds: holds,
-              echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
-            },
-            {},
-          );
+          const plan = {
+            location: config.location,
+            cluster: { name: cluster.name, connection, ...cluster.target },
+            operations: event.operations,
+            transports: event.transports,
+            keepalives: event.keepalives,
+            holdsSeconds: holds,
+            echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
+          };
+          // The per-node targets run alongside the main one, in one wave that fits the same time budget.
+          const [report, perNode] = await Promise.all([
+            runPlan(plan, {}),
+            cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
+          ]);
+          if (perNode) perNodeReports.push(perNode);
           // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).
           if (report.verdicts.some((v) => v.diagnosis.some((d) => d.code === 'credentials-rejected'))) cache.forget(cluster);
           return report;
         }),
   );
-  const datums = reports.flatMap((r) => reportDatums(r));
+  const datums = [...reports.flatMap((r) => reportDatums(r)), ...perNodeReports.flatMap((r) => perNodeDatums(r))];
+  // The nodes per-node probing found failing, by name: the metric says how many, the log says which.
+  for (const p of perNodeReports) {
+    deps.log(
+      redactor.redact(
+        JSON.stringify({
+          level: p.error || p.summary.some((s) => s.failing.length) ? 'warn' : 'info',
+          msg: 'per-node',
+          location: config.location,
+          cluster: p.cluster,
+          nodes: p.nodes.length,
+          failing: p.summary.filter((s) => s.failing.length).map((s) => ({ operation: s.operation, transport: s.transport, nodes: s.failing.map((f) => `${f.node}: ${f.class}`) })),
+          summary: p.summary.map((s) => s.text),
+          ...(p.skippedNodes ? { skippedNodes: p.skippedNodes } : {}),
+          ...(p.error ? { error: p.error } : {}),
+        }),
+      ),
+    );
+  }
   // Publishing has its own budget: an unreachable CloudWatch ends in EMF lines, well inside the timeout.
   const publishDeadline = Math.min(deadline, performance.now() + PUBLISH_BUDGET_MS);
   const publish = datums.length
     ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline: publishDeadline, log: deps.log, location: config.location })
     : undefined;
-  const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish };
+  const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish, ...(perNodeReports.length ? { perNode: perNodeReports } : {}) };
   // One line per verdict, for the dashboard's Logs Insights table (infra/dashboard.ts LATEST_VERDICTS_QUERY), never a secret.
   for (const r of reports) for (const line of verdictLogLines(r, config.location, event.schedule)) deps.log(redactor.redact(JSON.stringify(line)));
   // One line per invocation for the logs: the verdicts, never a secret.

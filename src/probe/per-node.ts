@@ -44,8 +44,18 @@ export interface PerNodeReport {
   readonly selector: string;
   readonly nodes: readonly NodeResult[];
   readonly summary: readonly NodeFailureSummary[];
+  /** Nodes with a target that were not probed (more than maxNodes). */
+  readonly skippedNodes?: readonly string[];
   /** Why nothing was probed (no per-node target found, or it could not be listed). */
   readonly error?: string;
+}
+
+export interface PerNodeOptions extends RunOptions {
+  readonly selector?: string;
+  /** Nodes probed at once. @default NODE_CONCURRENCY */
+  readonly concurrency?: number;
+  /** Probe at most this many nodes (the Lambda: one wave that fits its time budget); the rest are listed as skipped. */
+  readonly maxNodes?: number;
 }
 
 type PodItem = { metadata?: { name?: string }; spec?: { nodeName?: string }; status?: { phase?: string } };
@@ -109,7 +119,7 @@ export function summarizeNodes(nodes: readonly NodeResult[], serverMinor: number
  * Probes every per-node target with `plan`'s matrix, NODE_CONCURRENCY nodes at a time; the RBAC preflight
  * runs once (it is the same for every pod of the DaemonSet).
  */
-export async function runPerNode(plan: ProbePlan, options: RunOptions & { readonly selector?: string } = {}): Promise<PerNodeReport> {
+export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}): Promise<PerNodeReport> {
   const selector = options.selector ?? NODE_TARGET_SELECTOR;
   const rest = new RestClient(plan.cluster.connection);
   let targets: NodeTarget[] | { error: string };
@@ -126,7 +136,9 @@ export async function runPerNode(plan: ProbePlan, options: RunOptions & { readon
   if ('error' in targets) return { ...base, nodes: [], summary: [], error: targets.error };
   if (targets.length === 0) return { ...base, nodes: [], summary: [], error: `no Running pod labelled ${selector} in ${plan.cluster.namespace}: deploy them with \`kube-stream-probe manifest --per-node\`` };
   const results: NodeResult[] = [];
-  const queue = [...targets].sort((a, b) => a.node.localeCompare(b.node));
+  const sorted = [...targets].sort((a, b) => a.node.localeCompare(b.node));
+  const queue = sorted.slice(0, options.maxNodes ?? sorted.length);
+  const skippedNodes = sorted.slice(queue.length).map((t) => t.node);
   let first = true;
   const worker = async () => {
     for (let t = queue.shift(); t; t = queue.shift()) {
@@ -137,7 +149,7 @@ export async function runPerNode(plan: ProbePlan, options: RunOptions & { readon
       results.push({ ...t, report });
     }
   };
-  await Promise.all(Array.from({ length: Math.min(NODE_CONCURRENCY, targets.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? NODE_CONCURRENCY, queue.length) }, worker));
   results.sort((a, b) => a.node.localeCompare(b.node));
-  return { ...base, nodes: results, summary: summarizeNodes(results, serverMinor) };
+  return { ...base, nodes: results, summary: summarizeNodes(results, serverMinor), ...(skippedNodes.length ? { skippedNodes } : {}) };
 }

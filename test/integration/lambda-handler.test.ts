@@ -13,12 +13,14 @@ import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
 const MISSING_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:missing-XyZ';
+const NODES_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:node-cluster-QwErTy';
 const ROTATED_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:rotated-QwErTy';
 let aws: LocalAws;
 let lab: EmulatorWithKubeconfig;
 let eksLab: EmulatorWithKubeconfig;
 let handler: (event: unknown, ctx: { getRemainingTimeInMillis(): number }) => Promise<LocationSummary>;
 let logged: string[] = [];
+let nodeLab: EmulatorWithKubeconfig;
 const realWrite = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
@@ -32,6 +34,13 @@ beforeAll(async () => {
     target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
   });
   eksLab = await startEmulatorWithKubeconfig({ tls: true });
+  nodeLab = await startEmulatorWithKubeconfig({
+    tls: true,
+    token: TOKEN,
+    serverVersion: 'v1.36.0',
+    nodes: [{ name: 'node-a' }, { name: 'node-b', declaredFeatures: ['ExtendWebSocketsToKubelet'], fault: { kind: 'stream-error' } }],
+  });
+  aws.secrets.set(NODES_ARN, JSON.stringify({ token: TOKEN, caData: Buffer.from(nodeLab.emulator.tls!.caPem).toString('base64') }));
   aws.clusters.set('prod-eu', { caData: Buffer.from(eksLab.emulator.tls!.caPem).toString('base64') });
   Object.assign(process.env, {
     AWS_ENDPOINT_URL: aws.url,
@@ -44,6 +53,7 @@ beforeAll(async () => {
         cluster('lost', MISSING_ARN),
         cluster('rotated', ROTATED_ARN),
         { name: 'eks', endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'eks', clusterName: 'prod-eu' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
+        { name: 'nodes', endpoint: nodeLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'secret', secretArn: NODES_ARN }, target: { namespace: 'default', port: 8080, perNode: true } },
       ] }),
   });
   ({ handler } = await import('../../functions/probe.js'));
@@ -57,6 +67,7 @@ afterAll(async () => {
   await aws.close();
   await lab.stop();
   await eksLab.stop();
+  await nodeLab.stop();
 });
 afterEach(() => {
   logged = [];
@@ -66,6 +77,21 @@ afterEach(() => {
 const ctx = (ms: number) => ({ getRemainingTimeInMillis: () => ms });
 
 describe('the probe Lambda', () => {
+  it("with target.perNode: every node's target too, NodesProbed/NodesFailing published, the failing node named in the log", async () => {
+    const before = aws.puts.length;
+    const out = await handler({ clusters: ['nodes'], holds: ['0s'], keepalives: ['kubectl'] }, ctx(120_000));
+    expect(out.ok).toBe(true);
+    expect(out.perNode?.[0]?.nodes.map((n) => n.node)).toEqual(['node-a', 'node-b']);
+    const failing = out.perNode![0]!.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.failing;
+    expect(failing).toEqual([{ node: 'node-b', class: 'stream-error-after-upgrade', kubeletVersion: 'v1.36.0', extendWebSockets: true }]);
+    const data = aws.puts.slice(before).flatMap((p) => p.metricData) as any[];
+    const value = (name: string, transport: string) => data.find((d) => d.MetricName === name && d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Transport' && x.Value === transport) && d.Dimensions.some((x: { Name: string; Value: string }) => x.Value === 'exec'))?.Value;
+    expect([value('NodesProbed', 'websocket'), value('NodesFailing', 'websocket'), value('NodesFailing', 'spdy')]).toEqual([2, 1, 0]);
+    const line = logged.map((l) => JSON.parse(l)).find((l) => l.msg === 'per-node');
+    expect(line).toMatchObject({ level: 'warn', cluster: 'nodes', nodes: 2 });
+    expect(JSON.stringify(line.failing)).toContain('node-b: stream-error-after-upgrade');
+  });
+
   it('runs the plan, publishes metrics that match the results, and returns the CLI JSON', async () => {
     const before = aws.puts.length;
     const out = await handler({ schedule: 'short', clusters: ['lab'], holds: ['0s', '1s'], keepalives: ['kubectl'] }, ctx(120_000));
