@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { probeError } from '../errors.js';
 import { auditCommand } from './audit-command.js';
+import { runCommand } from './run-command.js';
 import { OUTPUT_HELP, emit, outputFormat, renderStructured } from './output.js';
 import { DEMO_HOLD_SECONDS, DEMO_PATHS } from '../../lab/demo.js';
 import type { Hop } from '../../lab/hops/common.js';
@@ -26,6 +27,10 @@ Starts the emulated API server and simulated hops in-process, probes exec and
 port-forward over SPDY and WebSocket through each (holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive
 kubectl and none), and prints the verdicts. Needs no cluster and no AWS.
 Always exits 0 when the demo ran (it is meant to find broken paths).
+
+\`demo nodes\` (npm start -- nodes) probes every node of an emulated 1.36 cluster
+whose node-b passes WebSockets to a kubelet with a failing runtime (the one
+bad node), node-c's kubelet is unreachable and node-d's streams are cut after 3 s.
 
 \`demo audit\` (npm start -- audit) runs \`kube-stream-probe audit\` against the emulator
 playing a 1.35 API server whose RBAC has a get-only role, with the toggles of
@@ -95,7 +100,8 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
     return 0;
   }
   if (positionals[0] === 'audit') return auditDemo(argv.filter((a) => a !== 'audit'), io);
-  if (positionals.length) throw probeError('USAGE', `unexpected argument "${positionals[0]}" (the only one is "audit")`, { field: 'argv' });
+  if (positionals[0] === 'nodes') return nodesDemo(argv.filter((a) => a !== 'nodes'), io);
+  if (positionals.length) throw probeError('USAGE', `unexpected argument "${positionals[0]}" (they are "audit" and "nodes")`, { field: 'argv' });
   const output = outputFormat(values.output);
   if (output === 'table') {
     io.out(`kube-stream-probe demo: the emulated API server, reached directly and through ${DEMO_PATHS.length - 1} simulated hops.\n`);
@@ -160,6 +166,30 @@ async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number
       io.out('kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n');
     }
     return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...argv], io);
+  } finally {
+    await lab.stop();
+  }
+}
+
+/** `demo nodes`: per-node probing of an emulated 1.36 cluster with one bad node among healthy ones. */
+async function nodesDemo(argv: readonly string[], io: CommandIO): Promise<number> {
+  const lab = await startEmulatorWithKubeconfig({
+    tls: true,
+    token: 'demo-nodes-token-0001',
+    serverVersion: 'v1.36.0',
+    nodes: [
+      { name: 'node-a', declaredFeatures: ['ExtendWebSocketsToKubelet'] },
+      { name: 'node-b', declaredFeatures: ['ExtendWebSocketsToKubelet'], fault: { kind: 'stream-error' } },
+      { name: 'node-c', fault: { kind: 'refuse' } },
+      { name: 'node-d', kubeletVersion: 'v1.35.2', fault: { kind: 'cut', afterSeconds: 3 } },
+    ],
+  });
+  try {
+    if (!argv.includes('-o') && !argv.some((a) => a.startsWith('--output'))) {
+      io.out('kube-stream-probe demo nodes: a 1.36 cluster of four nodes, one per fault, probed node by node (about 6 s)...\n\n');
+    }
+    await runCommand(['--kubeconfig', lab.kubeconfig, '--per-node', '--hold', '0s,5s', ...argv], io);
+    return 0;
   } finally {
     await lab.stop();
   }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 /** Where a command writes, injected so tests can capture it. */
 export interface CommandIO {
   out(text: string): void;
@@ -24,6 +25,8 @@ export function exitCodeForSignal(signal: string): number {
  */
 export function processIO(): CommandIO {
   const controller = new AbortController();
+  // Every session of a run listens to it (dozens with --per-node): not a leak.
+  setMaxListeners(0, controller.signal);
   const onSignal = (signal: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(exitCodeForSignal(String(controller.signal.reason)));
     controller.abort(signal);

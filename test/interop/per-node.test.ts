@@ -29,9 +29,10 @@ beforeAll(async () => {
       { name: 'node-b', kubeletVersion: 'v1.36.0', declaredFeatures: ['ExtendWebSocketsToKubelet'], fault: { kind: 'stream-error' } },
       { name: 'node-c', fault: { kind: 'refuse' } },
       { name: 'node-d', kubeletVersion: 'v1.35.2', fault: { kind: 'cut', afterSeconds: 3 } },
+      { name: 'node-e', fault: { kind: 'black-hole', afterSeconds: 2 } },
     ],
   });
-  const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--per-node', '--hold', '0s,5s', '-o', 'json']);
+  const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--per-node', '--hold', '0s,5s', '--echo-timeout', '2000', '-o', 'json']);
   code = r.code;
   report = JSON.parse(r.stdout);
 }, 60_000);
@@ -49,16 +50,17 @@ describe('run --per-node', () => {
       ['node-b', 'probe-node-node-b', 'v1.36.0', true],
       ['node-c', 'probe-node-node-c', 'v1.36.0', false],
       ['node-d', 'probe-node-node-d', 'v1.35.2', false],
+      ['node-e', 'probe-node-node-e', 'v1.36.0', false],
     ]);
     expect(code).toBe(1);
   });
 
   it('names the failing nodes per operation and transport, with the class of each failure', () => {
     for (const op of ['exec', 'portforward']) {
-      expect(failingOn(op, 'websocket')).toEqual({ 'node-b': 'stream-error-after-upgrade', 'node-c': 'api-server-refused', 'node-d': 'idle-timeout' });
-      expect(failingOn(op, 'spdy')).toEqual({ 'node-c': 'api-server-refused', 'node-d': 'idle-timeout' });
+      expect(failingOn(op, 'websocket')).toEqual({ 'node-b': 'stream-error-after-upgrade', 'node-c': 'api-server-refused', 'node-d': 'idle-timeout', 'node-e': 'black-hole' });
+      expect(failingOn(op, 'spdy')).toEqual({ 'node-c': 'api-server-refused', 'node-d': 'idle-timeout', 'node-e': 'black-hole' });
     }
-    expect(report.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.text).toMatch(/^WebSocket exec fails only on 3 of 4 nodes: node-b \(kubelet v1\.36\.0, declares ExtendWebSocketsToKubelet\): stream-error-after-upgrade/);
+    expect(report.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.text).toMatch(/^WebSocket exec fails only on 4 of 5 nodes: node-b \(kubelet v1\.36\.0, declares ExtendWebSocketsToKubelet\): stream-error-after-upgrade/);
   });
 
   it('a 101 followed by an error on the error stream is its own class, never a hop refusal, and kubectl breaks on it without falling back', () => {
@@ -78,7 +80,7 @@ describe('run --per-node', () => {
     expect(datums).toHaveLength(8);
     for (const d of datums) expect(Object.keys(d.dimensions).sort()).toEqual(['Cluster', 'Location', 'Operation', 'Transport']);
     const v = (name: string, op: string, t: string) => datums.find((d) => d.name === name && d.dimensions.Operation === op && d.dimensions.Transport === t)!.value;
-    expect([v('NodesProbed', 'exec', 'websocket'), v('NodesFailing', 'exec', 'websocket'), v('NodesFailing', 'exec', 'spdy')]).toEqual([4, 3, 2]);
+    expect([v('NodesProbed', 'exec', 'websocket'), v('NodesFailing', 'exec', 'websocket'), v('NodesFailing', 'exec', 'spdy')]).toEqual([5, 4, 3]);
   });
 
   it('real kubectl 1.35 agrees on which nodes break a quick exec and port-forward', async () => {
