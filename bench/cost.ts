@@ -2,8 +2,8 @@
  * The Lambda cost of one plan, from its measured duration and the configured
  * memory, against one CloudWatch Synthetics canary run ($0.0012).
  */
-import { lambdaCostPerRun, PRICES } from '../src/config/cost.js';
-import { DEFAULT_MEMORY_MB } from '../src/config/probe-config.js';
+import { lambdaCostPerRun, PRICES, taskCostPerRun } from '../src/config/cost.js';
+import { DEFAULT_MEMORY_MB, LARGE_LOCATION_MEMORY_MB } from '../src/config/probe-config.js';
 import { runPlan } from '../src/probe/runner.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
 import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
@@ -29,18 +29,22 @@ export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
     // Holding is idle time: a 65 s plan lasts what this one lasted, plus 60 s.
     const overhead = seconds - HOLD_SECONDS;
     const rows: Row[] = [{ bench: 'cost', what: `one plan (12 sessions, hold ${HOLD_SECONDS}s) measured; overhead beyond the hold`, value: overhead, unit: 's' }];
-    for (const mb of [memoryMb, 256]) {
+    for (const mb of [memoryMb, LARGE_LOCATION_MEMORY_MB]) {
       const usd = lambdaCostPerRun(overhead + 65, mb);
       const ratio = usd / PRICES.syntheticsCanaryRun;
       rows.push({
         bench: 'cost',
         what: `one plan with a 65 s hold at ${mb} MB (arm64)${mb === memoryMb ? ', the default up to 3 clusters' : ', the default above 3 clusters'}`,
+        // The memory is chosen for CPU (docs/decisions.md): the target is half a canary run, not a tenth.
         value: usd,
         unit: 'USD',
         ratio: `${ratio.toFixed(3)} of a canary run`,
-        ...(mb === memoryMb ? { target: '< 0.1 of a canary run', pass: ratio < 0.1 } : {}),
+        ...(mb === memoryMb ? { target: '< 0.5 of a canary run', pass: ratio < 0.5 } : {}),
       });
     }
+    // A one-hour hold: longer than a Lambda run, so the ECS Fargate task runner (0.25 vCPU, 512 MB, arm64).
+    const hour = taskCostPerRun(overhead + 3600);
+    rows.push({ bench: 'cost', what: 'one plan with a 60 m hold as an ECS Fargate task (0.25 vCPU, 512 MB, arm64)', value: hour, unit: 'USD', ratio: `${(hour / PRICES.syntheticsCanaryRun).toFixed(2)} canary runs; a 14 m Lambda hold at ${memoryMb} MB: ${lambdaCostPerRun(overhead + 840, memoryMb).toFixed(5)} USD` });
     return rows;
   } finally {
     await lab.stop();

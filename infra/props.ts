@@ -99,6 +99,12 @@ export interface StreamProbeProps {
    */
   readonly interfaceEndpoints?: 'create' | 'none' | readonly ec2.ISecurityGroup[];
 
+  /**
+   * The longest hold the container task runner accepts. Schedules with a hold longer than a Lambda run allows
+   * (840 s) run as an ECS Fargate task in the location's VPC (vpc and subnets required).
+   * @default Duration.hours(2)
+   */
+  readonly taskMaxHold?: Duration;
   /** @default - 512 MB up to three clusters, 1024 MB above: the CPU share an honest handshake time needs (docs/decisions.md) */
   readonly memorySize?: number;
   /** @default logs.RetentionDays.ONE_MONTH */

@@ -8,6 +8,8 @@
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -21,9 +23,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 import { regionOfArn } from '../src/aws/arn.js';
-import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
+import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, TASK_MAX_HOLD_SECONDS, lambdaRunSeconds, taskRunSeconds } from '../src/config/lambda-limits.js';
 import { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN, defaultMemoryMb, type ClusterConfig, type LocationRuntimeConfig } from '../src/config/probe-config.js';
-import { alarmLimitProblem, alarmPeriodSeconds, runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
+import { alarmLimitProblem, alarmPeriodSeconds, runPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from '../src/config/schedule.js';
 import { probeError } from '../src/errors.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
 import { OPERATIONS, type KeepaliveMode, type Operation, type Transport } from '../src/vocabulary.js';
@@ -50,7 +52,7 @@ export const PROBE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 interface Plan {
   readonly project: string;
   readonly clusters: ClusterConfig[];
-  readonly schedules: (AlarmedSchedule & { readonly name: string })[];
+  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task' })[];
   readonly longestHold: number;
   readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
 }
@@ -71,17 +73,22 @@ export class StreamProbe extends Construct {
   readonly dashboard?: cloudwatch.Dashboard;
   readonly locationName: string;
   private readonly plan: Plan;
+  private readonly props: StreamProbeProps;
+  private readonly envJson: string;
+  private taskRunner: { cluster: ecs.Cluster; role: iam.Role; image: ecs.ContainerImage } | undefined;
 
   constructor(scope: Construct, id: string, props: StreamProbeProps) {
     super(scope, id);
     // Validation first: nothing is created for props that cannot work.
     const stack = Stack.of(this);
     this.plan = validate(props, stack.region);
+    this.props = props;
     const { project, clusters } = this.plan;
     this.locationName = props.locationName;
     const location = props.locationName;
     const runtimeConfig: LocationRuntimeConfig = { project, location, region: stack.region, clusters };
     const envJson = JSON.stringify(runtimeConfig);
+    this.envJson = envJson;
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
       throw invalid('clusters', `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`);
     }
@@ -99,7 +106,7 @@ export class StreamProbe extends Construct {
     this.role.addToPolicy(
       new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }),
     );
-    this.grantClusterAccess(props, stack);
+    this.grantClusterAccess(props, stack, this.role, 'AccessEntry');
 
     let vpcProps: Partial<lambda.FunctionProps> = {};
     if (props.vpc) {
@@ -247,26 +254,26 @@ export class StreamProbe extends Construct {
   }
 
   /** GetSecretValue on each secret, kms:Decrypt through Secrets Manager for their keys, DescribeCluster for EKS clusters without caData. */
-  private grantClusterAccess(props: StreamProbeProps, stack: Stack): void {
+  private grantClusterAccess(props: StreamProbeProps, stack: Stack, role: iam.Role, entryId: string): void {
     const secrets = props.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secret] : []));
-    if (secrets.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets.map((s) => s.secretArn) }));
+    if (secrets.length) role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets.map((s) => s.secretArn) }));
     for (const secret of secrets) {
       if (!secret.encryptionKey) continue;
       // Secrets Manager decrypts with the caller's rights, and only on its behalf; in the secret's own region
       // (CDK's grantRead would name the stack's region, wrong for a secret in another one).
       const region = Token.isUnresolved(secret.secretArn) ? stack.region : regionOfArn(secret.secretArn);
-      this.role.addToPolicy(
+      role.addToPolicy(
         new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [secret.encryptionKey.keyArn], conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } } }),
       );
     }
     const describe = props.clusters.flatMap((c) =>
       c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? stack.region })] : [],
     );
-    if (describe.length) this.role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
+    if (describe.length) role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
     for (const c of props.clusters) {
       if (c.auth.type !== 'eks' || !c.auth.accessEntryGroup) continue;
       // The probe role in a Kubernetes group of the cluster; `kube-stream-probe manifest --group` binds the group's least-privilege Role.
-      new eks.CfnAccessEntry(this, `AccessEntry-${c.name}`, { clusterName: c.auth.clusterName, principalArn: this.role.roleArn, kubernetesGroups: [c.auth.accessEntryGroup], type: 'STANDARD' });
+      new eks.CfnAccessEntry(this, `${entryId}-${c.name}`, { clusterName: c.auth.clusterName, principalArn: role.roleArn, kubernetesGroups: [c.auth.accessEntryGroup], type: 'STANDARD' });
     }
   }
 
@@ -285,21 +292,95 @@ export class StreamProbe extends Construct {
     });
     for (const s of this.plan.schedules) {
       const holds = s.holdsSeconds.map((h) => `${h}s`);
+      const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations };
+      const target =
+        s.runner === 'task'
+          ? this.taskTarget(s.name, event, Math.max(...s.holdsSeconds), schedulerRole)
+          : new targets.LambdaInvoke(this.function, { input: scheduler.ScheduleTargetInput.fromObject(event), retryAttempts: 0, role: schedulerRole });
       const schedule = new scheduler.Schedule(this, `Schedule-${s.name}`, {
         scheduleGroup: group,
-        description: `kube-stream-probe ${this.locationName}: holds ${holds.join(', ')}`,
+        description: `kube-stream-probe ${this.locationName}: holds ${holds.join(', ')}${s.runner === 'task' ? ' (ECS Fargate task: longer than a Lambda run)' : ''}`,
         schedule: scheduler.ScheduleExpression.expression(s.expression),
-        target: new targets.LambdaInvoke(this.function, {
-          input: scheduler.ScheduleTargetInput.fromObject({ schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations }),
-          retryAttempts: 0,
-          role: schedulerRole,
-        }),
+        target,
       });
       // The group is named by a literal, which makes no reference: without this CloudFormation may create a
       // schedule before its group, and CreateSchedule fails (ResourceNotFoundException).
       schedule.node.addDependency(group);
     }
     return group;
+  }
+
+  /**
+   * A schedule whose holds outlast a Lambda run, as an ECS Fargate task: the same engine (functions/task.ts, built
+   * into an image at deploy time), the same configuration and metrics, in the location's subnets and security
+   * groups, with a task role holding the same least privilege, logging to the same log group.
+   */
+  private taskTarget(name: string, event: object, longestHold: number, schedulerRole: iam.Role): targets.EcsRunFargateTask {
+    const runner = (this.taskRunner ??= this.createTaskRunner());
+    const taskSeconds = taskRunSeconds(longestHold);
+    const definition = new ecs.FargateTaskDefinition(this, `Task-${name}`, {
+      // `invoke` finds a location's task by this family prefix, and runs it in its cluster (src/aws/task-invoke.ts).
+      family: `${this.plan.project}-${this.locationName}-${name}`,
+      cpu: 256,
+      memoryLimitMiB: 512,
+      runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
+      taskRole: runner.role,
+    });
+    definition.addContainer('probe', {
+      image: runner.image,
+      logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'task' }),
+      environment: {
+        KSP_LOCATION_CONFIG: this.envJson,
+        KSP_EVENT: JSON.stringify(event),
+        KSP_TASK_SECONDS: String(taskSeconds),
+        // Where an ad hoc run (`invoke`) starts this task: the schedule's own subnets and security groups.
+        KSP_NETWORK: Stack.of(this).toJsonString({ subnets: this.props.subnets!.map((s) => s.subnetId), securityGroups: this.network!.securityGroups.map((g) => g.securityGroupId) }),
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      stopTimeout: Duration.seconds(30),
+      readonlyRootFilesystem: true,
+    });
+    Validations.of(definition.obtainExecutionRole()).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'The execution role pulls the task image: ecr:GetAuthorizationToken has no resource-level permissions (CDK scopes the pull itself to the asset repository).',
+    });
+    Validations.of(definition).acknowledge({
+      id: 'AwsSolutions-ECS2',
+      reason: 'The environment holds the location configuration (cluster endpoints, secret ARNs, never a secret value) and the run plan, as the Lambda does.',
+    });
+    return new targets.EcsRunFargateTask(runner.cluster, {
+      taskDefinition: definition,
+      vpcSubnets: { subnets: [...this.props.subnets!] },
+      securityGroups: this.network!.securityGroups,
+      assignPublicIp: false,
+      retryAttempts: 0,
+      role: schedulerRole,
+    });
+  }
+
+  private createTaskRunner(): { cluster: ecs.Cluster; role: iam.Role; image: ecs.ContainerImage } {
+    const stack = Stack.of(this);
+    const cluster = new ecs.Cluster(this, 'TaskCluster', { vpc: this.props.vpc!, clusterName: `${this.plan.project}-${this.locationName}`, containerInsightsV2: ecs.ContainerInsights.DISABLED });
+    Validations.of(cluster).acknowledge({
+      id: 'AwsSolutions-ECS4',
+      reason: 'The task publishes its own measurements (the probe metrics) and logs; Container Insights would add per-task cost for CPU graphs of an idle hold.',
+    });
+    const role = new iam.Role(this, 'TaskRole', {
+      assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
+      description: `kube-stream-probe ${this.locationName}: the long-hold task, same least privilege as the function`,
+    });
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }));
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
+    });
+    this.grantClusterAccess(this.props, stack, role, 'TaskAccessEntry');
+    const image = ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), {
+      file: 'container/Dockerfile',
+      platform: Platform.LINUX_ARM64,
+      exclude: ['node_modules', 'cdk.out', '.git', '.tmp', 'dist', 'coverage', '**/*.log'],
+    });
+    return { cluster, role, image };
   }
 
   private topic(id: string, displayName: string, masterKey: kms.IKey | undefined, email: string | undefined): sns.ITopic {
@@ -383,6 +464,7 @@ function validate(props: StreamProbeProps, stackRegion: string): Plan {
     if (!Number.isInteger(m) || m < 1 || m > n) throw invalid('alarms.datapointsToAlarm', `${m} must be a whole number from 1 to evaluationPeriods (${n})`);
   }
   const scheduleNames = new Set<string>();
+  const taskMaxHold = props.taskMaxHold ? props.taskMaxHold.toSeconds() : TASK_MAX_HOLD_SECONDS;
   const schedules = props.schedules.map((s, i) => {
     const f = `schedules[${i}]`;
     if (!NAME_PATTERN.test(s.name)) throw invalid(`${f}.name`, `"${s.name}" must be lower-case letters, digits and "-"`);
@@ -395,10 +477,18 @@ function validate(props: StreamProbeProps, stackRegion: string): Plan {
     const holdsSeconds = s.holds.map((h, j) => {
       const seconds = h.toSeconds({ integral: false });
       if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
-      if (seconds > LAMBDA_MAX_HOLD_SECONDS) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is longer than ${LAMBDA_MAX_HOLD_SECONDS} s: with handshakes, echoes and publishing it cannot finish inside Lambda's ${LAMBDA_MAX_SECONDS} s`);
+      if (seconds > taskMaxHold) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is longer than the task runner's ${taskMaxHold} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda`);
       return seconds;
     });
-    return { name: s.name, expression: s.expression, holdsSeconds, keepalives: [...(s.keepalives ?? ['kubectl'])], operations: [...(s.operations ?? OPERATIONS)] };
+    const longest = Math.max(...holdsSeconds);
+    const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
+    if (runner === 'task') {
+      if (!props.vpc) throw invalid(`${f}.holds`, `hold ${longest} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`);
+      // A run must end before the next one starts: two tasks holding at once would measure each other's load.
+      const gap = shortestIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
+      if (taskRunSeconds(longest) >= gap) throw invalid(`${f}.expression`, `"${s.expression}" starts a run every ${gap} s, but a run holding ${longest} s lasts up to ${taskRunSeconds(longest)} s: runs would overlap`);
+    }
+    return { name: s.name, expression: s.expression, holdsSeconds, keepalives: [...(s.keepalives ?? ['kubectl'])], operations: [...(s.operations ?? OPERATIONS)], runner };
   });
   if (props.vpc && (!props.subnets || props.subnets.length === 0)) throw invalid('subnets', 'are required with vpc: the subnets for the function (and created endpoints)');
   if (!props.vpc && (props.subnets || props.securityGroups || props.apiServerPeers || props.interfaceEndpoints)) {
@@ -407,5 +497,6 @@ function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (props.memorySize !== undefined && (!Number.isInteger(props.memorySize) || props.memorySize < 128 || props.memorySize > 10240)) throw invalid('memorySize', `${props.memorySize} must be 128-10240 MB`);
   if (props.pageEmail && props.pageTopic) throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
   if (props.ticketEmail && props.ticketTopic) throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
-  return { project, clusters, schedules, longestHold: Math.max(...schedules.flatMap((s) => s.holdsSeconds)), alarms: alarmOptions };
+  const lambdaHolds = schedules.filter((s) => s.runner === 'lambda').flatMap((s) => s.holdsSeconds);
+  return { project, clusters, schedules, longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0, alarms: alarmOptions };
 }

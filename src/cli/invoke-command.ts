@@ -10,6 +10,8 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { loadProbeConfig } from '../config/load.js';
 import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
+import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
+import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
 import { holds, list, oneOf, parse } from './args.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { EXIT } from './exit-codes.js';
@@ -32,7 +34,9 @@ Flags:
   --clusters LIST      only these clusters
   --ops LIST           exec,portforward
   --transports LIST    websocket,spdy
-  --hold LIST          holds, e.g. 0s,65s (each must fit the function's timeout)
+  --hold LIST          holds, e.g. 0s,65s; above ${LAMBDA_MAX_HOLD_SECONDS}s the location's ECS task runs them
+  --runner R           auto | lambda | task (default auto: the task when a hold is longer than a Lambda run);
+                       a task is started, waited for (progress on stderr) and read from its log
   --keepalive LIST     kubectl,none
   -o, --output FORMAT  table | json | html (html: every location's reports in one self-contained file)
   --out FILE           write the report to FILE instead of stdout
@@ -45,6 +49,9 @@ credentials valid there. Exit codes as for run, and 1 when an invocation failed.
 export interface InvokeDeps {
   /** One client per region; injected by tests. */
   readonly lambdaFor: (region: string) => Pick<LambdaClient, 'send'>;
+  readonly tasksFor?: (region: string) => TaskInvokeClients;
+  /** How often a task is asked about, ms. */
+  readonly taskPollMs?: number;
 }
 
 function defaultConfigPath(): string {
@@ -66,6 +73,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     transports: { type: 'string' },
     hold: { type: 'string' },
     keepalive: { type: 'string' },
+    runner: { type: 'string' },
     output: { type: 'string', short: 'o' },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -84,14 +92,39 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   if (values.ops) event.operations = list('ops', values.ops, OPERATIONS, []);
   if (values.transports) event.transports = list('transports', values.transports, TRANSPORTS, []);
   if (values.keepalive) event.keepalives = list('keepalive', values.keepalive, KEEPALIVES, []);
+  let longest = 0;
   if (values.hold) {
-    holds('hold', values.hold, []);
+    longest = Math.max(0, ...holds('hold', values.hold, []));
     event.holds = values.hold.split(',').map((h) => h.trim()).filter(Boolean);
   }
+  const runner = oneOf('runner', values.runner, ['auto', 'lambda', 'task'] as const, 'auto');
+  const useTask = runner === 'task' || (runner === 'auto' && longest > LAMBDA_MAX_HOLD_SECONDS);
+  const tasksFor =
+    deps?.tasksFor ??
+    ((region: string): TaskInvokeClients => ({
+      ecs: { send: async (c: never) => new (await import('@aws-sdk/client-ecs')).ECSClient({ region }).send(c) } as never,
+      logs: { send: async (c: never) => new (await import('@aws-sdk/client-cloudwatch-logs')).CloudWatchLogsClient({ region }).send(c) } as never,
+    }));
   const lambdaFor = deps?.lambdaFor ?? ((region: string) => new LambdaClient({ region }));
   const outcomes = await Promise.all(
     locations.map(async (loc): Promise<{ location: string; summary?: LocationSummary; error?: string }> => {
       const functionName = `${config.project}-${loc.name}`;
+      if (useTask) {
+        try {
+          const summary = await invokeTask(tasksFor(loc.region), {
+            project: config.project,
+            location: loc.name,
+            event,
+            taskSeconds: taskRunSeconds(longest),
+            pollMs: deps?.taskPollMs,
+            progress: (t) => io.err(`${t}\n`),
+            signal: io.signal,
+          });
+          return summary.ok ? { location: loc.name, summary } : { location: loc.name, summary, error: `${summary.error?.code}: ${summary.error?.message}` };
+        } catch (err) {
+          return { location: loc.name, error: `the ${loc.name} task in ${loc.region} failed: ${errorMessage(err)}` };
+        }
+      }
       try {
         const out = await lambdaFor(loc.region).send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(event)) }));
         const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');

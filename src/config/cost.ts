@@ -5,6 +5,7 @@
  */
 import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../vocabulary.js';
 import { neededEndpointServices } from './aws-apis.js';
+import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
 import { averageIntervalSeconds } from './schedule.js';
 
@@ -23,6 +24,9 @@ export const PRICES = {
   interfaceEndpointPerAzHour: 0.01,
   /** A customer-managed KMS key (the alarm topic's). */
   kmsKeyPerMonth: 1.0,
+  /** ECS Fargate, Linux/arm64, per vCPU-hour and per GB-hour (the task runner: 0.25 vCPU, 0.5 GB). */
+  fargateArmVcpuHour: 0.03238,
+  fargateArmGbHour: 0.00356,
   /** CloudWatch Synthetics canary run, the peer a scheduled probe is compared with. */
   syntheticsCanaryRun: 0.0012,
 } as const;
@@ -45,6 +49,11 @@ export interface CostEstimate {
   readonly alarms: number;
 }
 
+/** One task run of `durationSeconds` at the task runner's size (0.25 vCPU, 512 MB); Fargate bills at least a minute. */
+export function taskCostPerRun(durationSeconds: number): number {
+  return (Math.max(60, durationSeconds) / 3600) * (0.25 * PRICES.fargateArmVcpuHour + 0.5 * PRICES.fargateArmGbHour);
+}
+
 export function lambdaCostPerRun(durationSeconds: number, memoryMb: number): number {
   return durationSeconds * (memoryMb / 1024) * PRICES.lambdaArmPerGbSecond + PRICES.lambdaPerMillionRequests / 1e6;
 }
@@ -57,7 +66,8 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
     const perMonth = SECONDS_PER_MONTH / averageIntervalSeconds(s.expression);
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     runs += perMonth;
-    lambdaUsd += perMonth * lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location));
+    // Holds longer than a Lambda run allows run as an ECS Fargate task (counted here with the compute).
+    lambdaUsd += perMonth * (longest > LAMBDA_MAX_HOLD_SECONDS ? taskCostPerRun(longest + RUN_OVERHEAD_SECONDS) : lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location)));
   }
   const { metrics, alarms, composites } = countMetricsAndAlarms(config, clusters);
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;

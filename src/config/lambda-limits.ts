@@ -43,3 +43,15 @@ export function lambdaRunSeconds(holdSeconds: number): number {
 
 /** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
 export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS - lambdaRunSeconds(0));
+
+/**
+ * Holds longer than LAMBDA_MAX_HOLD_SECONDS run as a container task (ECS Fargate, functions/task.ts): up to
+ * this long by default (`taskMaxHold`), to verify idle timeouts raised to an hour (nginx 3600 s, Istio's 1 h,
+ * an ALB's up to 4000 s).
+ */
+export const TASK_MAX_HOLD_SECONDS = 2 * 3600;
+
+/** Seconds one task run needs whose longest hold is `holdSeconds` (the Lambda's budget, without its 15-minute cap). */
+export function taskRunSeconds(holdSeconds: number): number {
+  return lambdaRunSeconds(holdSeconds);
+}

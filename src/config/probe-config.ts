@@ -6,7 +6,7 @@
  */
 import { probeError } from '../errors.js';
 import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
-import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS } from './lambda-limits.js';
+import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds } from './schedule.js';
 
 export type ClusterAuth =
@@ -267,7 +267,8 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       } catch {
         c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
       }
-      if (s > LAMBDA_MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${LAMBDA_MAX_HOLD_SECONDS}s: with handshakes, echoes and publishing it cannot finish inside Lambda's ${LAMBDA_MAX_SECONDS} s`);
+      // Longer than a Lambda run allows: the schedule runs as an ECS Fargate task (in the location's VPC), up to TASK_MAX_HOLD_SECONDS.
+      if (s > TASK_MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${TASK_MAX_HOLD_SECONDS}s, the task runner's limit (holds up to ${LAMBDA_MAX_HOLD_SECONDS}s run in Lambda, longer ones as an ECS task)`);
     });
     const keepalives = o.keepalives === undefined ? ['kubectl'] : c.oneOfEach(o, 'keepalives', f, KEEPALIVES);
     const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);

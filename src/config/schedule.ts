@@ -42,7 +42,7 @@ function field(text: string, min: number, max: number, names: readonly string[] 
 }
 
 /** Seconds between consecutive runs of a cron expression: the longest gap over a fortnight. */
-function cronGapSeconds(body: string): { longest: number; average: number } {
+function cronGapSeconds(body: string): { longest: number; shortest: number; average: number } {
   const parts = body.trim().split(/\s+/);
   if (parts.length !== 6) throw new Error('cron() takes six fields: minutes hours day-of-month month day-of-week year');
   const [mi, ho, dom, mo, dow] = parts as [string, string, string, string, string];
@@ -67,7 +67,7 @@ function cronGapSeconds(body: string): { longest: number; average: number } {
   if (fires.length < 2) throw new Error('it runs less than twice a fortnight: too rarely to alarm on');
   // Gaps between consecutive runs, wrapping around the fortnight.
   const gaps = fires.map((f, i) => (i + 1 < fires.length ? fires[i + 1]! : fires[0]! + 14 * DAY) - f);
-  return { longest: Math.max(...gaps), average: (14 * DAY) / fires.length };
+  return { longest: Math.max(...gaps), shortest: Math.min(...gaps), average: (14 * DAY) / fires.length };
 }
 
 /**
@@ -78,18 +78,23 @@ export function scheduleIntervalSeconds(expression: string, fieldName = 'express
   return intervals(expression, fieldName).longest;
 }
 
+/** The shortest time between two runs, in seconds: a run longer than this would overlap the next. */
+export function shortestIntervalSeconds(expression: string, fieldName = 'expression'): number {
+  return intervals(expression, fieldName).shortest;
+}
+
 /** The average time between runs, in seconds (for what a month of runs costs). */
 export function averageIntervalSeconds(expression: string, fieldName = 'expression'): number {
   return intervals(expression, fieldName).average;
 }
 
-function intervals(expression: string, fieldName: string): { longest: number; average: number } {
+function intervals(expression: string, fieldName: string): { longest: number; shortest: number; average: number } {
   const rate = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/.exec(expression);
   if (rate) {
     const n = Number(rate[1]);
     const s = rate[2]!.startsWith('minute') ? n * 60 : rate[2]!.startsWith('hour') ? n * 3600 : n * DAY;
     if (s === 0) throw probeError('CONFIG_INVALID', `${fieldName}: "${expression}" never runs`, { field: fieldName });
-    return { longest: s, average: s };
+    return { longest: s, shortest: s, average: s };
   }
   const cron = /^cron\((.+)\)$/.exec(expression);
   if (!cron) throw probeError('CONFIG_INVALID', `${fieldName}: "${expression}" is not rate(N minutes|hours|days) or cron(...)`, { field: fieldName });

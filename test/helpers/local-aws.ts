@@ -17,6 +17,12 @@ export interface RecordedPut {
   readonly metricData: Array<{ MetricName: string; Unit?: string; Value?: number; Dimensions?: Array<{ Name: string; Value: string }>; Timestamp?: number }>;
 }
 
+export interface TaskDefinitionStub {
+  readonly arn: string;
+  readonly family: string;
+  readonly container: { name: string; environment: { name: string; value: string }[]; logConfiguration: { logDriver: string; options: Record<string, string> } };
+}
+
 export interface LocalAws {
   readonly url: string;
   readonly puts: RecordedPut[];
@@ -25,6 +31,10 @@ export interface LocalAws {
   failNext(...kinds: Array<'throttle' | 'error'>): void;
   failAlways(kind: 'throttle' | 'error' | undefined): void;
   secrets: Map<string, string>;
+  /** ECS task definitions by family (the task runner's). */
+  taskDefinitions: Map<string, TaskDefinitionStub>;
+  /** Runs a started task with its environment (definition + overrides); resolves with its log lines. */
+  onRunTask?: (env: Record<string, string>) => Promise<string[]>;
   /** EKS clusters by name; `region` (default any) is where DescribeCluster finds it. */
   clusters: Map<string, { caData: string; region?: string }>;
   /** Lambda Invoke (REST JSON): what the "function" returns. */
@@ -39,6 +49,8 @@ export async function startLocalAws(): Promise<LocalAws> {
   let always: 'throttle' | 'error' | undefined;
   const secrets = new Map<string, string>();
   const clusters = new Map<string, { caData: string; region?: string }>();
+  const taskDefinitions = new Map<string, TaskDefinitionStub>();
+  const tasks = new Map<string, { arn: string; id: string; status: string; lines: string[]; network: unknown }>();
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -78,6 +90,47 @@ export async function startLocalAws(): Promise<LocalAws> {
         if (value === undefined || !inRegion) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
         return send(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1' });
       }
+      // ECS (the task runner): task definitions the test registers, RunTask running api.onRunTask, DescribeTasks.
+      const ecsOp = /^AmazonEC2ContainerServiceV20141113\.(\w+)$/.exec(target)?.[1];
+      if (ecsOp) {
+        if (wrongService('ecs')) return;
+        calls.push(`${ecsOp} ${region}`);
+        const input = JSON.parse(body || '{}');
+        if (ecsOp === 'ListTaskDefinitionFamilies') return send(200, { families: [...taskDefinitions.keys()].filter((f) => f.startsWith(input.familyPrefix ?? '')) });
+        if (ecsOp === 'DescribeTaskDefinition') {
+          const td = taskDefinitions.get(String(input.taskDefinition).split('/').pop()!.split(':')[0]!);
+          if (!td) return send(400, { __type: 'ClientException', message: 'Unable to describe task definition.' });
+          return send(200, { taskDefinition: { taskDefinitionArn: td.arn, family: td.family, containerDefinitions: [td.container] } });
+        }
+        if (ecsOp === 'RunTask') {
+          const td = [...taskDefinitions.values()].find((t) => t.arn === input.taskDefinition);
+          if (!td || !api.onRunTask) return send(400, { __type: 'InvalidParameterException', message: 'TaskDefinition not found.' });
+          const id = `t${tasks.size + 1}0000000000000000000000000000`;
+          const arn = `arn:aws:ecs:${region}:123456789012:task/${input.cluster}/${id}`;
+          const env: Record<string, string> = Object.fromEntries(td.container.environment.map((e) => [e.name, e.value]));
+          for (const o of input.overrides?.containerOverrides ?? []) for (const e of o.environment ?? []) env[e.name] = e.value;
+          const task = { arn, id, status: 'PROVISIONING', lines: [] as string[], network: input.networkConfiguration };
+          tasks.set(id, task);
+          void api.onRunTask(env).then((lines) => {
+            task.lines = lines;
+            task.status = 'STOPPED';
+          });
+          task.status = 'RUNNING';
+          return send(200, { tasks: [{ taskArn: arn, lastStatus: 'PROVISIONING' }], failures: [] });
+        }
+        if (ecsOp === 'DescribeTasks') {
+          return send(200, { tasks: (input.tasks as string[]).map((a) => tasks.get(a.split('/').pop()!)).filter(Boolean).map((t) => ({ taskArn: t!.arn, lastStatus: t!.status })) });
+        }
+      }
+      if (target === 'Logs_20140328.GetLogEvents') {
+        if (wrongService('logs')) return;
+        calls.push(`GetLogEvents ${region}`);
+        const input = JSON.parse(body);
+        const task = tasks.get(String(input.logStreamName).split('/').pop()!);
+        if (!task) return send(400, { __type: 'ResourceNotFoundException', message: 'The specified log stream does not exist.' });
+        if (input.nextToken === 'f/end') return send(200, { events: [], nextForwardToken: 'f/end' });
+        return send(200, { events: task.lines.map((m, i) => ({ timestamp: Date.now(), message: m, ingestionTime: Date.now() + i })), nextForwardToken: 'f/end' });
+      }
       const inv = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
       if (req.method === 'POST' && inv) {
         const name = decodeURIComponent(inv[1]!);
@@ -112,6 +165,7 @@ export async function startLocalAws(): Promise<LocalAws> {
     failAlways: (kind) => (always = kind),
     secrets,
     clusters,
+    taskDefinitions,
     close: () => new Promise((r) => server.close(() => r())),
   };
   return api;

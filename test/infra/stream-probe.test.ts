@@ -273,7 +273,7 @@ describe('fails when…', () => {
     ['an auth type is unknown', (c) => (c.clusters[0].auth = { type: 'password' }), /clusters\[0\]\.auth\.type must be "eks" or "secret"/],
     ['a secret ARN is not one', (c) => (c.clusters[1].auth.secretArn = 'my-secret'), /clusters\[1\]\.auth\.secretArn "my-secret" is not a Secrets Manager secret ARN/],
     ['a target port is out of range', (c) => (c.clusters[0].target.port = 70000), /clusters\[0\]\.target\.port must be a whole number from 1 to 65535/],
-    ['a hold cannot fit in Lambda', (c) => (c.schedules[1].holds = ['20m']), /schedules\[1\]\.holds\[0\] 20m is longer than 840s/],
+    ['a hold longer than the task runner takes', (c) => (c.schedules[1].holds = ['3h']), /schedules\[1\]\.holds\[0\] 3h is longer than 7200s, the task runner's limit \(holds up to 840s run in Lambda, longer ones as an ECS task\)/],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
     ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" must be one of kubectl, none/],
