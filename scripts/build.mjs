@@ -1,9 +1,9 @@
-// Bundles the CLI into dist/cli.js (Node 20, ESM). The Lambda bundle is built by infra (esbuild too).
+// Bundles the CLI into dist/cli.js and the container task (functions/task.ts) into dist/task.mjs (Node 20+, ESM).
+// The Lambda bundle is built by infra (esbuild too). The AWS SDK is bundled here: neither a laptop nor a container
+// has the Lambda runtime's copy.
 import { build } from 'esbuild';
 
-await build({
-  entryPoints: ['src/cli/main.ts'],
-  outfile: 'dist/cli.js',
+const common = {
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -18,5 +18,8 @@ await build({
   // throughput, docs/benchmarks.md); a native addon cannot be bundled, so it is required at run time and
   // ws falls back to JavaScript where it is not installed.
   external: ['bufferutil', 'utf-8-validate'],
-});
-console.log('built dist/cli.js');
+};
+
+await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' });
+await build({ ...common, entryPoints: ['functions/task.ts'], outfile: 'dist/task.mjs' });
+console.log('built dist/cli.js and dist/task.mjs');
