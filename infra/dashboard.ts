@@ -26,6 +26,8 @@ export interface ProbeDashboardProps {
   readonly period: Duration;
   readonly logGroup: logs.ILogGroup;
   readonly alarms: readonly cloudwatch.IAlarm[];
+  /** Clusters probed node by node (target.perNode): a row of nodes probed and failing. */
+  readonly perNodeClusters?: readonly string[];
 }
 
 /** The idle timeouts a disconnect is read against, as horizontal lines (30 s, 60 s, 350 s). */
@@ -113,6 +115,19 @@ export class ProbeDashboard extends Construct {
           queryLines: [`filter cluster = "${cluster}"`, ...LATEST_VERDICTS_QUERY],
           view: cloudwatch.LogQueryVisualizationType.TABLE,
           width: 12,
+        }),
+      ]);
+    }
+    for (const cluster of props.perNodeClusters ?? []) {
+      const nodes = (name: 'NodesProbed' | 'NodesFailing') =>
+        OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, { Location: location, Cluster: cluster, Operation: op, Transport: t }, { statistic: 'Maximum', period, label: `${op} ${t}` })));
+      rows.push([
+        new cloudwatch.GraphWidget({
+          title: `${cluster}: nodes failing, per operation and transport (names in the log: msg "per-node")`,
+          left: nodes('NodesFailing'),
+          right: nodes('NodesProbed').slice(0, 1),
+          leftYAxis: { min: 0, label: 'nodes', showUnits: false },
+          width: 24,
         }),
       ]);
     }

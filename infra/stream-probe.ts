@@ -195,6 +195,7 @@ export class StreamProbe extends Construct {
         period: this.periodOf(this.plan.schedules),
         logGroup: this.logGroup,
         alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
+        perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
       }).dashboard;
     }
 

@@ -89,6 +89,14 @@ describe('StreamProbe as a construct', () => {
     );
   });
 
+  it('a cluster probed per node gets a row of nodes failing on the dashboard', () => {
+    const { template } = build({ clusters: [{ name: 'prod', endpoint: 'https://10.0.0.1:6443', caData: 'QQ==', auth: { type: 'eks', clusterName: 'prod' }, target: { namespace: 'kube-stream-probe', perNode: true } }] });
+    const body = JSON.stringify(Object.values(template().findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
+    expect(body).toContain('prod: nodes failing, per operation and transport');
+    expect(body).toContain('NodesFailing');
+    expect(JSON.parse(Object.values(template().findResources('AWS::Lambda::Function')).find((f) => f.Properties.FunctionName)!.Properties.Environment.Variables.KSP_LOCATION_CONFIG).clusters[0].target.perNode).toBe(true);
+  });
+
   it('alarms: false and dashboard: false make neither; the metrics helpers still work', () => {
     const { template, probe } = build({ alarms: false, dashboard: false });
     const t = template();
