@@ -53,6 +53,11 @@ export class WebSocketByteStream extends Duplex {
     else waiting = true;
   }
 
+  /** Writes buffered together (a corked tick of SPDY frames) leave as one binary message. */
+  override _writev(chunks: { chunk: Buffer }[], cb: (err?: Error | null) => void): void {
+    this._write(chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)), 'buffer' as BufferEncoding, cb);
+  }
+
   override _final(cb: (err?: Error | null) => void): void {
     if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
     cb();

@@ -31,6 +31,11 @@ export interface SpdySessionOptions {
   readonly deflate?: DeflateTuning;
   /** Bytes that arrived with the 101 and belong to the session. */
   readonly head?: Buffer;
+  /**
+   * Inside a WebSocket tunnel, send a tick's DATA frames as one message (the emulator's server side: fewer,
+   * larger messages). A client leaves it off: kubectl sends one frame per message. @default false
+   */
+  readonly coalesceFrames?: boolean;
   /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
@@ -157,7 +162,15 @@ export class SpdySession extends EventEmitter implements StreamOwner {
       this.transport.write(header);
       ok = this.transport.write(data);
     } else {
-      // Inside a WebSocket tunnel one SPDY frame stays one message, as kubectl sends it.
+      // Inside a WebSocket tunnel one SPDY frame stays one message, as kubectl sends it (unless coalescing).
+      if (this.options.coalesceFrames && !this.corked) {
+        this.corked = true;
+        this.transport.cork();
+        process.nextTick(() => {
+          this.corked = false;
+          this.transport.uncork();
+        });
+      }
       ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
     }
     // Wait for 'drain' only when much is queued: at the transport's own 16 KiB mark every 32 KiB frame would
