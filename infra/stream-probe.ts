@@ -103,10 +103,7 @@ export class StreamProbe extends Construct {
       description: `kube-stream-probe ${location}: metrics for its namespace, its secrets, its clusters`,
     });
     this.role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
-    this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }),
-    );
-    this.grantClusterAccess(props, stack, this.role, 'AccessEntry');
+    this.grantProbeAccess(props, stack, this.role, 'AccessEntry');
 
     let vpcProps: Partial<lambda.FunctionProps> = {};
     if (props.vpc) {
@@ -209,10 +206,6 @@ export class StreamProbe extends Construct {
       id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
       reason: "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
     });
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
-    });
   }
 
   /** UpgradeSuccess (0/1: upgraded and echoed) of one operation over one transport to one cluster. */
@@ -254,8 +247,17 @@ export class StreamProbe extends Construct {
     return [...seen.values()];
   }
 
-  /** GetSecretValue on each secret, kms:Decrypt through Secrets Manager for their keys, DescribeCluster for EKS clusters without caData. */
-  private grantClusterAccess(props: StreamProbeProps, stack: Stack, role: iam.Role, entryId: string): void {
+  /**
+   * What a runner (the function, the long-hold task) may do: PutMetricData in our namespace, GetSecretValue on
+   * each secret, kms:Decrypt through Secrets Manager for their keys, DescribeCluster for EKS clusters without
+   * caData, and an access entry where asked.
+   */
+  private grantProbeAccess(props: StreamProbeProps, stack: Stack, role: iam.Role, entryId: string): void {
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }));
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
+    });
     const secrets = props.clusters.flatMap((c) => (c.auth.type === 'secret' ? [c.auth.secret] : []));
     if (secrets.length) role.addToPolicy(new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secrets.map((s) => s.secretArn) }));
     for (const secret of secrets) {
@@ -370,12 +372,7 @@ export class StreamProbe extends Construct {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
       description: `kube-stream-probe ${this.locationName}: the long-hold task, same least privilege as the function`,
     });
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }));
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
-    });
-    this.grantClusterAccess(this.props, stack, role, 'TaskAccessEntry');
+    this.grantProbeAccess(this.props, stack, role, 'TaskAccessEntry');
     const image = ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), {
       file: 'container/Dockerfile',
       platform: Platform.LINUX_ARM64,
