@@ -30,3 +30,16 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, clock: Clo
     cancel?.();
   }
 }
+
+/** `promise`'s value, or `fallback` as soon as `signal` aborts; the listener is removed either way. */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T>;
+export function unlessAborted<T, F>(promise: Promise<T>, signal: AbortSignal | undefined, fallback: F): Promise<T | F>;
+export function unlessAborted<T, F>(promise: Promise<T>, signal: AbortSignal | undefined, fallback: F): Promise<T | F> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.resolve(fallback);
+  return new Promise<T | F>((resolve, reject) => {
+    const onAbort = () => resolve(fallback);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

@@ -5,6 +5,7 @@
  * version has, counting the emulator's own upgrades), and the RBAC lists.
  */
 import type { ServerResponse } from 'node:http';
+import { minorVersion } from '../../src/kube/rest.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 
@@ -16,8 +17,9 @@ const GATES: readonly { name: string; steps: readonly (readonly [number, string,
   { name: 'ExtendWebSocketsToKubelet', steps: [[36, 'BETA', true]] },
 ];
 
+/** The emulated server's minor version (a gitVersion that is not 1.x counts as the default, 1.33). */
 export function minorOf(version: string): number {
-  return Number(/^v1\.(\d+)/.exec(version)?.[1] ?? 33);
+  return minorVersion(version) ?? 33;
 }
 
 export function metricsText(version: string, upgrades: readonly UpgradeRecord[]): string {

@@ -5,7 +5,7 @@
  * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TARGET_LABEL, parseSelector } from '../../src/kube/target.js';
+import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 import { metricsText, serveRbacList } from './audit-endpoints.js';

@@ -84,8 +84,13 @@ export class Emulator extends EventEmitter {
     return this.options.nodes?.length ? this.options.nodes : [{ name: 'lab-node' }];
   }
 
-  /** The target on the first node, then (with nodes configured) one per-node target on each. */
+  /** The target on the first node, then (with nodes configured) one per-node target on each; built once. */
   get pods(): readonly EmulatorPod[] {
+    return (this.podList ??= this.buildPods());
+  }
+  private podList: readonly EmulatorPod[] | undefined;
+
+  private buildPods(): readonly EmulatorPod[] {
     const nodes = this.nodes;
     const target: EmulatorPod = { name: this.pod, node: nodes[0]!.name, labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' }, uid: POD_UID, ip: '10.0.0.10' };
     if (!this.options.nodes?.length) return [target];

@@ -6,7 +6,7 @@
  * ready, ready after fixes (in order of likelihood), or blocked.
  */
 import type { ResolvedContext } from '../kube/kubeconfig.js';
-import { RestClient, serverVersion } from '../kube/rest.js';
+import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
 import { runPlan } from '../probe/runner.js';
@@ -108,8 +108,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     await rest.close();
   }
   const gitVersion = version.version?.gitVersion ?? null;
-  const minor = Number(/^v1\.(\d+)/.exec(gitVersion ?? '')?.[1] ?? NaN);
-  const serverMinor = Number.isFinite(minor) ? minor : null;
+  const serverMinor = minorVersion(gitVersion);
   const samples = metrics.text !== undefined ? parseMetrics(metrics.text) : [];
   const gates = metrics.state === 'read' ? gateStates(samples) : [];
   const counters = metrics.state === 'read' ? counterReadings(samples, serverMinor) : [];

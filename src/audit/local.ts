@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readdirSync, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { minorVersion } from '../kube/rest.js';
 
 export interface LocalClient {
   readonly path: string;
@@ -54,8 +55,7 @@ export async function localKubectls(pathEnv: string | undefined): Promise<LocalC
       try {
         const v = JSON.parse(r.stdout) as { clientVersion?: { gitVersion?: string; minor?: string } };
         const version = v.clientVersion?.gitVersion ?? null;
-        const minor = Number(/^v1\.(\d+)/.exec(version ?? '')?.[1] ?? NaN);
-        return { path, version, minor: Number.isFinite(minor) ? minor : null };
+        return { path, version, minor: minorVersion(version) };
       } catch {
         return { path, version: null, minor: null, error: r.error ?? 'no version in its output' };
       }

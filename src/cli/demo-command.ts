@@ -16,7 +16,7 @@ import { runPlan } from '../probe/runner.js';
 import type { SessionOptions } from '../probe/session.js';
 import type { ProbeReport } from '../probe/types.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
-import { oneOf, parse } from './args.js';
+import { parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
@@ -139,6 +139,9 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
   return 0;
 }
 
+/** No -o / --output among the flags: the table, which gets a line saying what runs. */
+const tableOutput = (argv: readonly string[]) => !argv.includes('-o') && !argv.some((a) => a.startsWith('--output'));
+
 /** The scan fixture: the toggles in a Dockerfile, a workflow, a shell profile and a manifest. */
 const AUDIT_FIXTURE = fileURLToPath(new URL('../../lab/fixtures/audit-scan', import.meta.url));
 
@@ -162,7 +165,7 @@ async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number
     },
   });
   try {
-    if (!argv.includes('-o') && !argv.some((a) => a.startsWith('--output'))) {
+    if (tableOutput(argv)) {
       io.out('kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n');
     }
     return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...argv], io);
@@ -185,7 +188,7 @@ async function nodesDemo(argv: readonly string[], io: CommandIO): Promise<number
     ],
   });
   try {
-    if (!argv.includes('-o') && !argv.some((a) => a.startsWith('--output'))) {
+    if (tableOutput(argv)) {
       io.out('kube-stream-probe demo nodes: a 1.36 cluster of four nodes, one per fault, probed node by node (about 6 s)...\n\n');
     }
     await runCommand(['--kubeconfig', lab.kubeconfig, '--per-node', '--hold', '0s,5s', ...argv], io);

@@ -49,7 +49,7 @@ credentials valid there. Exit codes as for run, and 1 when an invocation failed.
 export interface InvokeDeps {
   /** One client per region; injected by tests. */
   readonly lambdaFor: (region: string) => Pick<LambdaClient, 'send'>;
-  readonly tasksFor?: (region: string) => TaskInvokeClients;
+  readonly tasksFor?: (region: string) => TaskInvokeClients | Promise<TaskInvokeClients>;
   /** How often a task is asked about, ms. */
   readonly taskPollMs?: number;
 }
@@ -99,19 +99,20 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   }
   const runner = oneOf('runner', values.runner, ['auto', 'lambda', 'task'] as const, 'auto');
   const useTask = runner === 'task' || (runner === 'auto' && longest > LAMBDA_MAX_HOLD_SECONDS);
+  // One ECS and one Logs client per location, loaded only when a task runs (a wait polls them for an hour).
   const tasksFor =
     deps?.tasksFor ??
-    ((region: string): TaskInvokeClients => ({
-      ecs: { send: async (c: never) => new (await import('@aws-sdk/client-ecs')).ECSClient({ region }).send(c) } as never,
-      logs: { send: async (c: never) => new (await import('@aws-sdk/client-cloudwatch-logs')).CloudWatchLogsClient({ region }).send(c) } as never,
-    }));
+    (async (region: string): Promise<TaskInvokeClients> => {
+      const [{ ECSClient }, { CloudWatchLogsClient }] = await Promise.all([import('@aws-sdk/client-ecs'), import('@aws-sdk/client-cloudwatch-logs')]);
+      return { ecs: new ECSClient({ region }), logs: new CloudWatchLogsClient({ region }) };
+    });
   const lambdaFor = deps?.lambdaFor ?? ((region: string) => new LambdaClient({ region }));
   const outcomes = await Promise.all(
     locations.map(async (loc): Promise<{ location: string; summary?: LocationSummary; error?: string }> => {
       const functionName = `${config.project}-${loc.name}`;
       if (useTask) {
         try {
-          const summary = await invokeTask(tasksFor(loc.region), {
+          const summary = await invokeTask(await tasksFor(loc.region), {
             project: config.project,
             location: loc.name,
             event,

@@ -4,7 +4,7 @@ import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch } from '../metrics/cloudwatch.js';
-import { perNodeDatums, reportDatums } from '../metrics/datums.js';
+import { perNodeDatums, reportDatums, type Datum } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { runPlan } from '../probe/runner.js';
 import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
@@ -166,16 +166,17 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     io.err(`kube-stream-probe run: interrupted (${String(io.signal.reason)}); unfinished sessions are marked interrupted, nothing was published\n`);
     return exitCodeForSignal(String(io.signal.reason));
   }
-  if (publish !== 'none') {
-    const datums = reportDatums(report);
-    if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);
-    else {
-      const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-      const outcome = await publishCloudWatch(datums, { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location: plan.location });
-      io.err(`published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`);
-    }
-  }
+  await publishDatums(io, publish, reportDatums(report), plan.location);
   return exitCodeFor([report]);
+}
+
+/** `--publish`: EMF lines on stderr, or PutMetricData with the standard credential chain (EMF when it fails). */
+async function publishDatums(io: CommandIO, publish: 'none' | 'cloudwatch' | 'emf', datums: Datum[], location: string): Promise<void> {
+  if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);
+  if (publish !== 'cloudwatch') return;
+  const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
+  const outcome = await publishCloudWatch(datums, { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location });
+  io.err(`published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`);
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
@@ -199,13 +200,9 @@ async function perNodeRun(io: CommandIO, plan: ProbePlan, output: OutputFormat, 
         ].join('\n');
     emit(io, redactor.redact(text), out);
   } else emit(io, renderStructured(output, report.nodes.map((n) => ({ path: n.node, report: n.report })), report, redactor), out);
-  if (publish === 'emf') for (const line of emfLines(perNodeDatums(report))) io.err(`${line}\n`);
-  else if (publish === 'cloudwatch') {
-    const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-    const outcome = await publishCloudWatch(perNodeDatums(report), { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location: plan.location });
-    io.err(`published ${outcome.published} metrics to CloudWatch\n`);
-  }
+  // Interrupted, nothing is published (as in run): unfinished nodes would count as not failing.
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
+  await publishDatums(io, publish, perNodeDatums(report), plan.location);
   if (report.error) return EXIT.NOT_MEASURED;
   return report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report));
 }

@@ -317,7 +317,3 @@ export function loadKubeconfigFor(explicit: string | undefined, env: NodeJS.Proc
   const source = `KUBECONFIG ${docs.map((d) => d.path).join(delimiter)}`;
   return resolveDocument(mergeKubeconfigs(docs), source, '/', options.context, options.namespace);
 }
-
-export function loadKubeconfig(path: string, context?: string, namespace?: string): ResolvedContext {
-  return loadKubeconfigFor(path, {}, { context, namespace });
-}

@@ -159,9 +159,14 @@ export async function serverVersion(rest: RestClient): Promise<{ version?: Serve
   }
 }
 
+/** The minor version of a Kubernetes 1.x gitVersion (`v1.35.2` → 35), or null when it is not one. */
+export function minorVersion(gitVersion: string | null | undefined): number | null {
+  const m = /^v?1\.(\d+)/.exec(gitVersion ?? '');
+  return m ? Number(m[1]) : null;
+}
+
 /** 1.35+ servers authorise WebSocket upgrades for create as well as get. */
 export function needsCreateForWebSocket(v: ServerVersion | undefined): boolean | undefined {
-  const m = v && /^v?(\d+)\.(\d+)/.exec(v.gitVersion);
-  if (!m) return undefined;
-  return Number(m[1]) > 1 || Number(m[2]) >= 35;
+  const minor = minorVersion(v?.gitVersion);
+  return minor === null ? undefined : minor >= 35;
 }

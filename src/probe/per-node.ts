@@ -6,7 +6,7 @@
  * translating them itself, so "exec fails only for pods on some nodes" is a
  * real failure shape; the summary names those nodes, and what sets them apart.
  */
-import { RestClient } from '../kube/rest.js';
+import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import { NODE_TARGET_SELECTOR } from '../kube/target.js';
 import { OPERATIONS, TRANSPORTS, type Operation, type Transport } from '../vocabulary.js';
 import { runPlan, type RunOptions } from './runner.js';
@@ -126,9 +126,7 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
   let serverMinor: number | null = null;
   try {
     targets = await discoverNodeTargets(rest, plan.cluster.namespace, selector);
-    const v = await rest.request('GET', '/version').catch(() => undefined);
-    const minor = Number(/^v1\.(\d+)/.exec((v?.body as { gitVersion?: string } | undefined)?.gitVersion ?? '')?.[1] ?? NaN);
-    serverMinor = Number.isFinite(minor) ? minor : null;
+    serverMinor = minorVersion((await serverVersion(rest)).version?.gitVersion);
   } finally {
     await rest.close();
   }

@@ -4,10 +4,10 @@
  * target's GET (as kubectl does first) and the RBAC preflight, then the A/B
  * verdicts, what each kubectl would experience, and the diagnoses.
  */
+import { unlessAborted } from '../timers.js';
 import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
-import { OPERATIONS, type Transport } from '../vocabulary.js';
 import { crossFindings } from './diagnosis.js';
 import { checkTarget, resolveTarget } from './preflight.js';
 import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
@@ -41,16 +41,6 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
 }
 
-/** `p`, or `fallback` as soon as `signal` aborts. */
-function unlessAborted<T>(p: Promise<T>, signal: AbortSignal | undefined, fallback: T): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.resolve(fallback);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => resolve(fallback);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
 
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
   const t0 = performance.now();

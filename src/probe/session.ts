@@ -10,7 +10,7 @@ import { errorCodeOf, errorMessage, isProbeError, probeError, type ProbeError } 
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
-import { systemClock, withTimeout, type Clock } from '../timers.js';
+import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec, UpgradeOutcome } from './types.js';
 
@@ -390,21 +390,9 @@ class SessionRun {
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   const run = new SessionRun(spec, target, options);
   const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options);
-  const signal = options.signal;
-  if (!signal) return (await withTimeout(run.run(), deadlineMs, options.clock)) ?? run.atDeadline(deadlineMs);
-  if (signal.aborted) return run.interrupted(signalName(signal));
-  let onAbort = () => {};
-  const aborted = new Promise<'aborted'>((resolve) => {
-    onAbort = () => resolve('aborted');
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    const outcome = await withTimeout(Promise.race([run.run(), aborted]), deadlineMs, options.clock);
-    if (outcome === 'aborted') return run.interrupted(signalName(signal));
-    return outcome ?? run.atDeadline(deadlineMs);
-  } finally {
-    signal.removeEventListener('abort', onAbort);
-  }
+  const outcome = await withTimeout(unlessAborted(run.run(), options.signal, 'aborted' as const), deadlineMs, options.clock);
+  if (outcome === 'aborted') return run.interrupted(signalName(options.signal!));
+  return outcome ?? run.atDeadline(deadlineMs);
 }
 
 /** The signal's name from its abort reason (the CLI aborts with "SIGINT" / "SIGTERM"). */

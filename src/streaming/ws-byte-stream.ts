@@ -8,9 +8,7 @@
 import { Duplex } from 'node:stream';
 import type { WsLike } from './ws-client.js';
 import { probeError } from '../errors.js';
-
-/** How much may wait in the WebSocket's socket queue before a write waits for it (see _write). */
-export const SEND_QUEUE_BYTES = 1024 * 1024;
+import { SEND_QUEUE_BYTES } from './spdy/constants.js';
 
 export class WebSocketByteStream extends Duplex {
   constructor(private readonly ws: WsLike) {

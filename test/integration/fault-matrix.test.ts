@@ -3,7 +3,6 @@
  * Each row asserts the result class, that the session ended inside its own
  * deadline, and that nothing leaked (sockets, timers) once it returned.
  */
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hop } from '../../lab/hops/common.js';
 import { upstreamOf } from '../../lab/hops/common.js';

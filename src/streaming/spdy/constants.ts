@@ -82,3 +82,10 @@ export const STREAM_REPLY_TIMEOUT_MS = 30_000;
 
 /** client-go copies stdin in chunks of at most 32 KiB; we write DATA no larger. */
 export const DATA_CHUNK_BYTES = 32 * 1024;
+
+/**
+ * How much a writer lets queue on its transport before it waits (a SPDY session for 'drain', the tunnel's
+ * byte stream for its WebSocket): at Node's 16 KiB mark every 32 KiB frame would wait for the one before
+ * it to leave (stop-and-go, measured at 0.87× kubectl).
+ */
+export const SEND_QUEUE_BYTES = 1024 * 1024;

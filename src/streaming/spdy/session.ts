@@ -9,7 +9,7 @@ import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
-import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, type SpdyLimits } from './constants.js';
+import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, SEND_QUEUE_BYTES, type SpdyLimits } from './constants.js';
 import { describeFrame, type SpdyFrame, type SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
@@ -39,9 +39,6 @@ export interface SpdySessionOptions {
   /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
-
-/** How much a session lets queue on its transport before a DATA write waits for 'drain'. */
-const SEND_QUEUE_BYTES = 1024 * 1024;
 
 export class SpdySession extends EventEmitter implements StreamOwner {
   readonly role: SpdyRole;
@@ -148,35 +145,28 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.end) return cb(probeError('SPDY_SESSION_CLOSED', `cannot write to stream ${streamId}: the session is closed`, { streamId }));
     const header = dataFrameHeader(streamId, fin ? FLAG_FIN : 0, data.length);
+    // On a socket, every frame of this tick leaves in one writev, header and payload without a copy. Inside a
+    // WebSocket tunnel each write is one message: one frame per message, as kubectl sends it, unless coalescing.
+    const socket = this.transport instanceof Socket;
+    if (socket || this.options.coalesceFrames) this.corkForTick();
     let ok: boolean;
-    if (this.transport instanceof Socket && data.length > 0) {
-      // On a socket: header and payload without a copy, and every frame of this tick in one writev.
-      if (!this.corked) {
-        this.corked = true;
-        this.transport.cork();
-        process.nextTick(() => {
-          this.corked = false;
-          (this.transport as Socket).uncork();
-        });
-      }
+    if (socket && data.length > 0) {
       this.transport.write(header);
       ok = this.transport.write(data);
-    } else {
-      // Inside a WebSocket tunnel one SPDY frame stays one message, as kubectl sends it (unless coalescing).
-      if (this.options.coalesceFrames && !this.corked) {
-        this.corked = true;
-        this.transport.cork();
-        process.nextTick(() => {
-          this.corked = false;
-          this.transport.uncork();
-        });
-      }
-      ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
-    }
-    // Wait for 'drain' only when much is queued: at the transport's own 16 KiB mark every 32 KiB frame would
-    // wait for the one before it to leave (stop-and-go).
+    } else ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
     if (ok || this.transport.writableLength < SEND_QUEUE_BYTES) cb();
     else this.transport.once('drain', () => cb());
+  }
+
+  /** Corks the transport until the next tick, once: the writes of this tick are flushed together. */
+  private corkForTick(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.transport.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.transport.uncork();
+    });
   }
 
   sendReply(streamId: number, headers: SpdyHeaders): void {
