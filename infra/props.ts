@@ -10,18 +10,13 @@ import type * as ec2 from 'aws-cdk-lib/aws-ec2';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { ClusterAuth } from '../src/config/probe-config.js';
 import type { KeepaliveMode, Operation } from '../src/vocabulary.js';
 
 /** How the function authenticates to a cluster. */
 export type ProbeClusterAuth =
-  | {
-      readonly type: 'eks';
-      readonly clusterName: string;
-      /** @default - the stack's region */
-      readonly region?: string;
-      /** Create an EKS access entry for the function's role in this Kubernetes group. @default - none (map the role yourself) */
-      readonly accessEntryGroup?: string;
-    }
+  /** The function's IAM role, as in the YAML config (region @default the stack's; accessEntryGroup @default none). */
+  | Extract<ClusterAuth, { type: 'eks' }>
   | {
       readonly type: 'secret';
       /** Holds `{"token": …, "caData"?: …}`, `{"kubeconfig": …}` or a kubeconfig; may be in another region. Its encryption key, if any, is granted too. */

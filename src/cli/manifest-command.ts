@@ -56,6 +56,14 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
     o.subject.kind === 'ServiceAccount'
       ? { kind: 'ServiceAccount', name: o.subject.name, namespace: o.subject.namespace }
       : { kind: o.subject.kind, name: o.subject.name, apiGroup: 'rbac.authorization.k8s.io' };
+  /** A Role (in the namespace) or ClusterRole with these rules, and its binding to the subject. */
+  const grant = (kind: 'Role' | 'ClusterRole', name: string, rules: object[]) => {
+    const metadata = kind === 'Role' ? { name, namespace: o.namespace } : { name };
+    return [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata, rules },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: `${kind}Binding`, metadata, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name }, subjects: [subject] },
+    ];
+  };
   const restricted = {
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
@@ -100,37 +108,13 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
             },
           },
         },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'Role',
-          metadata: { name: 'kube-stream-probe-per-node', namespace: o.namespace },
-          rules: [
-            // DaemonSet pods have generated names, so these cannot name them; the namespace holds only probe targets.
-            { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-            { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get', 'create'] },
-          ],
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: { name: 'kube-stream-probe-per-node', namespace: o.namespace },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kube-stream-probe-per-node' },
-          subjects: [subject],
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRole',
-          metadata: { name: 'kube-stream-probe-nodes' },
-          // Each node's kubelet version and declared features (ExtendWebSocketsToKubelet), read only.
-          rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }],
-        },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'ClusterRoleBinding',
-          metadata: { name: 'kube-stream-probe-nodes' },
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kube-stream-probe-nodes' },
-          subjects: [subject],
-        },
+        // DaemonSet pods have generated names, so these cannot name them; the namespace holds only probe targets.
+        ...grant('Role', 'kube-stream-probe-per-node', [
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+          { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get', 'create'] },
+        ]),
+        // Each node's kubelet version and declared features (ExtendWebSocketsToKubelet), read only.
+        ...grant('ClusterRole', 'kube-stream-probe-nodes', [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]),
       ]
     : [];
   return [
@@ -149,39 +133,15 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
         },
       },
     },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'Role',
-      metadata: { name: 'kube-stream-probe', namespace: o.namespace },
-      rules: [
-        // Finding the target by its label (list cannot be limited by name; the namespace holds only the target).
-        { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
-        // Only the target pod. kubectl also GETs the pod before it upgrades.
-        { apiGroups: [''], resources: ['pods'], resourceNames: [pod], verbs: ['get'] },
-        // WebSocket = GET ("get"), SPDY = POST ("create"); from 1.35 WebSocket needs both.
-        { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [pod], verbs: ['get', 'create'] },
-      ],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'kube-stream-probe', namespace: o.namespace },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kube-stream-probe' },
-      subjects: [subject],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRole',
-      metadata: { name: 'kube-stream-probe-access-review' },
-      rules: [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] }],
-    },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: 'kube-stream-probe-access-review' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kube-stream-probe-access-review' },
-      subjects: [subject],
-    },
+    ...grant('Role', 'kube-stream-probe', [
+      // Finding the target by its label (list cannot be limited by name; the namespace holds only the target).
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      // Only the target pod. kubectl also GETs the pod before it upgrades.
+      { apiGroups: [''], resources: ['pods'], resourceNames: [pod], verbs: ['get'] },
+      // WebSocket = GET ("get"), SPDY = POST ("create"); from 1.35 WebSocket needs both.
+      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [pod], verbs: ['get', 'create'] },
+    ]),
+    ...grant('ClusterRole', 'kube-stream-probe-access-review', [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] }]),
     ...perNode,
   ];
 }
