@@ -6,6 +6,7 @@
 import net from 'node:net';
 import type WebSocket from 'ws';
 import { decodeChannelMessage, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { corkForTick } from '../../src/streaming/cork.js';
 import { RstStatus } from '../../src/streaming/spdy/constants.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
 import type { SpdySession } from '../../src/streaming/spdy/session.js';
@@ -57,7 +58,13 @@ function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target
   const tcp = net.connect(target.echoPort, '127.0.0.1');
   tcp.setNoDelay(true);
   tcp.on('error', () => data.reset(RstStatus.CANCEL));
-  data.pipe(tcp);
+  // data.pipe(tcp), with a tick's frames written to the pod's port in one writev.
+  data.on('data', (chunk: Buffer) => {
+    corkForTick(tcp);
+    if (!tcp.write(chunk)) data.pause();
+  });
+  tcp.on('drain', () => data.resume());
+  data.on('end', () => tcp.end());
   tcp.pipe(data);
   tcp.on('close', () => errorStream.end());
   data.on('close', () => tcp.destroy());

@@ -13,6 +13,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { SpdySession } from '../../src/streaming/spdy/session.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
+import { sendingPieces } from './ws-server-pieces.js';
 import { startEchoServer, type EchoServer } from './echo-server.js';
 import { PodFilesystem } from './pod-fs.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
@@ -356,8 +357,9 @@ export class Emulator extends EventEmitter {
       });
       if (sub === 'portforward') {
         if (protocol === TUNNEL_PROTOCOL) {
-          // Frames of one tick in one message: a lighter server for the throughput benchmark (clients must not care).
-          const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server', coalesceFrames: true });
+          // Frames of one tick in one message, written without joining them: a lighter server for the throughput
+          // benchmark (clients must not care where message boundaries fall).
+          const session = new SpdySession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { role: 'server' });
           session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
           serveSpdyPortForward(session, this.forwardTarget(), (h) => rec.streams.push(h));
         } else {

@@ -10,6 +10,8 @@ import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import * as wsModule from 'ws';
 import { probeError } from '../errors.js';
+import { corkForTick } from './cork.js';
+import { maskedBinaryFrame } from './ws-frame.js';
 
 /** The parts of ws's (untyped) Receiver and Sender we use; ws is pinned to an exact version. */
 interface WsReceiver extends NodeJS.WritableStream {
@@ -36,6 +38,11 @@ export interface WsLike {
   /** Bytes queued for the socket and not yet written (ws: `bufferedAmount`). */
   readonly bufferedAmount?: number;
   send(data: Buffer | string, options: { binary: boolean }, cb?: (err?: Error) => void): void;
+  /**
+   * Sends one binary message made of `pieces`, in order, without joining them first (ws-frame.ts). Where it is
+   * missing, the pieces are joined and sent with `send`.
+   */
+  sendPieces?(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void;
   ping(): void;
   close(code?: number): void;
   terminate(): void;
@@ -124,6 +131,21 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
       return;
     }
     this.sender.send(data, { binary: options.binary, fin: true, mask: true, compress: false, rsv1: false }, cb);
+  }
+
+  /**
+   * One masked binary message written straight to the socket: the pieces are masked into one new buffer, the
+   * only copy masking allows (ws's send would join them, then copy them again to mask). ws's Sender keeps no
+   * queue of its own here (no compression), so frames from both stay in order. A tick's frames leave in one
+   * writev (cork.ts).
+   */
+  sendPieces(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void {
+    if (this.readyState !== OPEN) {
+      cb?.(probeError('WS_CLOSED', 'the WebSocket is not open', {}));
+      return;
+    }
+    corkForTick(this.socket);
+    this.socket.write(maskedBinaryFrame(pieces), cb);
   }
 
   ping(): void {

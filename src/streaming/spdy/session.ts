@@ -5,7 +5,6 @@
  * RST(PROTOCOL_ERROR) for out-of-order stream ids, GOAWAY on fatal input.
  */
 import { EventEmitter } from 'node:events';
-import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
@@ -15,6 +14,7 @@ import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
 import { dataFrameHeader, serializeFrame } from './serializer.js';
 import { SpdyStream, type StreamOwner } from './stream.js';
+import { corkForTick } from '../cork.js';
 
 export type SpdyRole = 'client' | 'server';
 
@@ -31,13 +31,20 @@ export interface SpdySessionOptions {
   readonly deflate?: DeflateTuning;
   /** Bytes that arrived with the 101 and belong to the session. */
   readonly head?: Buffer;
-  /**
-   * Inside a WebSocket tunnel, send a tick's DATA frames as one message (the emulator's server side: fewer,
-   * larger messages). A client leaves it off: kubectl sends one frame per message. @default false
-   */
-  readonly coalesceFrames?: boolean;
   /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
+}
+
+/**
+ * A transport that takes whole messages: the WebSocket tunnel (ws-byte-stream.ts), where each SPDY frame is one
+ * binary message, as kubectl sends it, and its header and payload leave together without being joined.
+ */
+interface MessageTransport {
+  writeMessage(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void;
+}
+
+function isMessageTransport(t: Duplex): t is Duplex & MessageTransport {
+  return typeof (t as Partial<MessageTransport>).writeMessage === 'function';
 }
 
 export class SpdySession extends EventEmitter implements StreamOwner {
@@ -55,8 +62,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private lastPeerStreamId = 0;
   private resolveClosed!: (end: SessionEnd) => void;
   private goingAway = false;
-  /** The socket is corked until the next tick (sendData batches a tick's frames into one writev). */
-  private corked = false;
+  /** Set when the transport takes messages (the WebSocket tunnel): every frame is written through it. */
+  private readonly messages: MessageTransport | undefined;
 
   constructor(
     private readonly transport: Duplex,
@@ -70,6 +77,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.nextStreamId = this.role === 'client' ? 1 : 2;
     this.nextPingId = this.role === 'client' ? 1 : 2;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.messages = isMessageTransport(transport) ? transport : undefined;
 
     transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
     transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
@@ -145,28 +153,14 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   sendData(streamId: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.end) return cb(probeError('SPDY_SESSION_CLOSED', `cannot write to stream ${streamId}: the session is closed`, { streamId }));
     const header = dataFrameHeader(streamId, fin ? FLAG_FIN : 0, data.length);
-    // On a socket, every frame of this tick leaves in one writev, header and payload without a copy. Inside a
-    // WebSocket tunnel each write is one message: one frame per message, as kubectl sends it, unless coalescing.
-    const socket = this.transport instanceof Socket;
-    if (socket || this.options.coalesceFrames) this.corkForTick();
-    let ok: boolean;
-    if (socket && data.length > 0) {
-      this.transport.write(header);
-      ok = this.transport.write(data);
-    } else ok = this.transport.write(data.length > 0 ? Buffer.concat([header, data]) : header);
+    const pieces = data.length > 0 ? [header, data] : [header];
+    if (this.messages) return this.messages.writeMessage(pieces, cb);
+    // On a socket, every frame of this tick leaves in one writev, header and payload without a copy.
+    corkForTick(this.transport);
+    let ok = true;
+    for (const p of pieces) ok = this.transport.write(p);
     if (ok || this.transport.writableLength < SEND_QUEUE_BYTES) cb();
     else this.transport.once('drain', () => cb());
-  }
-
-  /** Corks the transport until the next tick, once: the writes of this tick are flushed together. */
-  private corkForTick(): void {
-    if (this.corked) return;
-    this.corked = true;
-    this.transport.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      this.transport.uncork();
-    });
   }
 
   sendReply(streamId: number, headers: SpdyHeaders): void {
@@ -188,7 +182,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     if (!this.encoder && (frame.type === 'SYN_STREAM' || frame.type === 'SYN_REPLY' || frame.type === 'HEADERS')) {
       throw probeError('SPDY_SESSION_CLOSED', `cannot send ${frame.type}: this session released its header compression`, {});
     }
-    this.transport.write(serializeFrame(frame, this.encoder));
+    const bytes = serializeFrame(frame, this.encoder);
+    if (this.messages) this.messages.writeMessage([bytes]);
+    else this.transport.write(bytes);
     if (frame.type !== 'DATA') this.options.onControlFrame?.('sent', describeFrame(frame));
   }
 

@@ -1,0 +1,130 @@
+/**
+ * Writing one binary WebSocket message made of several pieces (a SPDY frame's
+ * 8-byte header and its payload, or a tick's frames) without joining them
+ * first (RFC 6455 §5.2). Receiving stays with ws's Receiver.
+ *
+ * A client masks: the pieces are masked straight into one new buffer, header
+ * included (one pass over the bytes, the only copy masking allows, since the
+ * pieces belong to the caller). A server does not mask: its header and the
+ * pieces go to the socket as they are, in one writev.
+ */
+import { randomFillSync } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
+
+const OPCODE_BINARY = 0x2;
+const FIN = 0x80;
+const MASK_BIT = 0x80;
+
+type MaskFn = (source: Buffer, mask: Buffer, output: Buffer, offset: number, length: number) => void;
+
+/** `output[offset + i] = source[i] ^ mask[i & 3]`: the JavaScript loop ws falls back to. */
+const maskInJs: MaskFn = (source, key, output, offset, length) => {
+  for (let i = 0; i < length; i++) output[offset + i] = source[i]! ^ key[i & 3]!;
+};
+
+/**
+ * Masks as ws does: with the optional native bufferutil when it loads (required at run time: a native addon is
+ * never bundled, scripts/build.mjs), else in JavaScript; short pieces always in JavaScript (ws's threshold).
+ */
+const mask: MaskFn = (() => {
+  try {
+    const native = createRequire(import.meta.url)('bufferutil') as { mask: MaskFn };
+    return (source, key, output, offset, length) => (length < 48 ? maskInJs : native.mask)(source, key, output, offset, length);
+  } catch {
+    return maskInJs;
+  }
+})();
+
+/** Bytes of the frame header for a payload of `length` bytes, with the 4-byte masking key when masked. */
+function headerBytes(length: number, masked: boolean): number {
+  return (length < 126 ? 2 : length < 65536 ? 4 : 10) + (masked ? 4 : 0);
+}
+
+/** Writes a FIN binary frame header at `out[0..]`; returns its length. */
+function writeHeader(out: Buffer, length: number, maskKey: Buffer | undefined): number {
+  out[0] = FIN | OPCODE_BINARY;
+  const m = maskKey ? MASK_BIT : 0;
+  let at: number;
+  if (length < 126) {
+    out[1] = m | length;
+    at = 2;
+  } else if (length < 65536) {
+    out[1] = m | 126;
+    out.writeUInt16BE(length, 2);
+    at = 4;
+  } else {
+    out[1] = m | 127;
+    out.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+    out.writeUInt32BE(length >>> 0, 6);
+    at = 10;
+  }
+  if (maskKey) {
+    maskKey.copy(out, at);
+    at += 4;
+  }
+  return at;
+}
+
+// Masking keys come from a pool of random bytes refilled 1 KiB at a time (ws does the same): RFC 6455 §5.3 wants
+// them unpredictable, and one randomFillSync per frame would cost more than the masking.
+const KEY_POOL_BYTES = 1024;
+const keyPool = Buffer.alloc(KEY_POOL_BYTES);
+let keyPoolAt = KEY_POOL_BYTES;
+
+function nextMaskKey(): Buffer {
+  if (keyPoolAt === KEY_POOL_BYTES) {
+    randomFillSync(keyPool);
+    keyPoolAt = 0;
+  }
+  const key = keyPool.subarray(keyPoolAt, keyPoolAt + 4);
+  keyPoolAt += 4;
+  return key;
+}
+
+function total(pieces: readonly Buffer[]): number {
+  let n = 0;
+  for (const p of pieces) n += p.length;
+  return n;
+}
+
+/**
+ * One masked binary frame holding `pieces` in order: header and masked payload in one buffer (a client's
+ * message). A piece that starts at a payload offset not divisible by 4 is masked with the key rotated to match.
+ */
+export function maskedBinaryFrame(pieces: readonly Buffer[]): Buffer {
+  const length = total(pieces);
+  const key = nextMaskKey();
+  const out = Buffer.allocUnsafe(headerBytes(length, true) + length);
+  let at = writeHeader(out, length, key);
+  let payloadAt = 0;
+  const rotated = Buffer.allocUnsafe(4);
+  for (const piece of pieces) {
+    if (piece.length === 0) continue;
+    const r = payloadAt & 3;
+    const k = r === 0 ? key : (rotated.set([key[r]!, key[(r + 1) & 3]!, key[(r + 2) & 3]!, key[(r + 3) & 3]!]), rotated);
+    mask(piece, k, out, at, piece.length);
+    at += piece.length;
+    payloadAt += piece.length;
+  }
+  return out;
+}
+
+/**
+ * Writes one unmasked binary frame holding `pieces` to a server's socket: the header and the pieces as they are,
+ * in one writev. `cb` runs when the last piece has been handed to the kernel.
+ */
+export function writeUnmaskedBinaryFrame(socket: Socket, pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void {
+  const length = total(pieces);
+  const header = Buffer.allocUnsafe(headerBytes(length, false));
+  writeHeader(header, length, undefined);
+  socket.cork();
+  socket.write(header);
+  const last = pieces.length - 1;
+  pieces.forEach((p, i) => {
+    if (i === last) socket.write(p, cb);
+    else if (p.length > 0) socket.write(p);
+  });
+  if (last < 0) socket.write(Buffer.alloc(0), cb);
+  socket.uncork();
+}
