@@ -145,7 +145,11 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
       return;
     }
     corkForTick(this.socket);
-    this.socket.write(maskedBinaryFrame(pieces), cb);
+    const frame = maskedBinaryFrame(pieces);
+    this.socket.write(frame.buf, (err) => {
+      frame.release();
+      cb?.(err);
+    });
   }
 
   ping(): void {

@@ -11,6 +11,7 @@
 import { randomFillSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import { frameBuffer, type FrameBuffer } from './frame-pool.js';
 
 const OPCODE_BINARY = 0x2;
 const FIN = 0x80;
@@ -82,6 +83,8 @@ function nextMaskKey(): Buffer {
   return key;
 }
 
+const rotated = Buffer.alloc(4);
+
 function total(pieces: readonly Buffer[]): number {
   let n = 0;
   for (const p of pieces) n += p.length;
@@ -90,15 +93,15 @@ function total(pieces: readonly Buffer[]): number {
 
 /**
  * One masked binary frame holding `pieces` in order: header and masked payload in one buffer (a client's
- * message). A piece that starts at a payload offset not divisible by 4 is masked with the key rotated to match.
+ * message), from the frame pool: release it once the socket has written it. A piece that starts at a payload offset not divisible by 4 is masked with the key rotated to match.
  */
-export function maskedBinaryFrame(pieces: readonly Buffer[]): Buffer {
+export function maskedBinaryFrame(pieces: readonly Buffer[]): FrameBuffer {
   const length = total(pieces);
   const key = nextMaskKey();
-  const out = Buffer.allocUnsafe(headerBytes(length, true) + length);
+  const frame = frameBuffer(headerBytes(length, true) + length);
+  const out = frame.buf;
   let at = writeHeader(out, length, key);
   let payloadAt = 0;
-  const rotated = Buffer.allocUnsafe(4);
   for (const piece of pieces) {
     if (piece.length === 0) continue;
     const r = payloadAt & 3;
@@ -107,7 +110,7 @@ export function maskedBinaryFrame(pieces: readonly Buffer[]): Buffer {
     at += piece.length;
     payloadAt += piece.length;
   }
-  return out;
+  return frame;
 }
 
 /**
