@@ -6,10 +6,11 @@
  * of decoding garbage afterwards. Used by jsfuzz (scripts/fuzz.mjs) and
  * replayed over the committed corpus by test/unit/fuzz-corpus.test.ts.
  */
-import { isProbeError } from '../src/errors.js';
+import { isProbeError, type ProbeError } from '../src/errors.js';
 import { decodeChannelMessage } from '../src/streaming/channel/codec.js';
 import { decodeExecStatus } from '../src/streaming/channel/exec-status.js';
 import { HeaderBlockDecoder, decodePlainHeaderBlock } from '../src/streaming/spdy/header-block.js';
+import type { SpdyFrame } from '../src/streaming/spdy/frames.js';
 import { SpdyFrameParser } from '../src/streaming/spdy/parser.js';
 
 const VALID_DATA = Buffer.from('0000000100000003686921', 'hex'); // DATA stream 1 "hi!"
@@ -65,6 +66,49 @@ export function fuzzSpdyFrames(data: Buffer): void {
     staysFailed(whole, errA);
     staysFailed(split, errA);
   }
+  fuzzStreamedData(data, cut, a, errA);
+}
+
+/** Frames of a streaming parser with each DATA frame's pieces joined; pieces of an unfinished frame dropped. */
+function joinPieces(frames: SpdyFrame[]): SpdyFrame[] {
+  const out: SpdyFrame[] = [];
+  let parts: Buffer[] = [];
+  for (const f of frames) {
+    if (f.type === 'DATA' && f.partial) {
+      parts.push(f.data);
+      continue;
+    }
+    if (f.type === 'DATA' && parts.length > 0) out.push({ type: 'DATA', streamId: f.streamId, flags: f.flags, data: Buffer.concat([...parts, f.data]) });
+    else out.push(f);
+    parts = [];
+  }
+  return out;
+}
+
+/**
+ * A session's parser streams DATA (pieces as they arrive): fed the same bytes in three parts, its pieces joined
+ * must be the whole parser's frames, and it fails with the same code, or earlier only for DATA on stream 0
+ * (found at the header instead of after the payload).
+ */
+function fuzzStreamedData(data: Buffer, cut: number, wholeFrames: unknown[], wholeError: string | undefined): void {
+  const streamed = new SpdyFrameParser({ maxFramePayloadBytes: 64 * 1024 }, { streamData: true });
+  const second = cut + ((data[1] ?? 0) % (data.length - cut + 1));
+  const got: SpdyFrame[] = [];
+  let err: ProbeError | undefined;
+  typedOnly(() => {
+    try {
+      for (const part of [data.subarray(0, cut), data.subarray(cut, second), data.subarray(second)]) got.push(...streamed.push(part));
+    } catch (e) {
+      err = e as ProbeError;
+      throw e;
+    }
+  });
+  if (wholeError && err?.code !== wholeError) throw new Error(`whole failed with ${wholeError}, streamed with ${err?.code ?? 'nothing'}`);
+  if (!wholeError && err && !(err.code === 'SPDY_BAD_FRAME' && /^DATA frame .*stream id 0$/.test(err.message))) {
+    throw new Error(`streamed failed (${err.code}: ${err.message}) where whole did not`);
+  }
+  if (!err && JSON.stringify(joinPieces(got)) !== JSON.stringify(wholeFrames)) throw new Error('streamed DATA pieces joined differ from the whole frames');
+  if (err) staysFailed(streamed, err.code);
 }
 
 export function fuzzHeaderBlock(data: Buffer): void {

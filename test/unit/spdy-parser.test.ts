@@ -63,6 +63,44 @@ function synStream(id: number, block: Buffer): Buffer {
   return control(1, 0, Buffer.concat([fixed, block]));
 }
 
+describe('SpdyFrameParser streaming DATA (what a session uses)', () => {
+  const payload = Buffer.from(Array.from({ length: 300 }, (_, i) => i & 0xff));
+  const bytes = Buffer.concat([data(1, 0, payload.subarray(0, 100)), data(3, 1, payload), data(5, 1, Buffer.alloc(0)), control(6, 0, hex('00000002'))]);
+
+  it('hands DATA on as it arrives, views of the chunks, FIN only on the last piece; the pieces join to the frames', () => {
+    for (let i = 0; i <= bytes.length; i += 7) {
+      for (const j of [i, Math.min(bytes.length, i + 150)]) {
+        const chunks = [bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)].map((c) => Buffer.from(c));
+        const parser = new SpdyFrameParser({}, { streamData: true });
+        const got = chunks.map((c) => ({ chunk: c, frames: parser.push(c) }));
+        const frames = got.flatMap((g) => g.frames);
+        for (const g of got) {
+          for (const f of g.frames) if (f.type === 'DATA' && f.data.length > 0) expect(f.data.buffer, 'a view, not a copy').toBe(g.chunk.buffer);
+        }
+        const stream3 = frames.filter((f) => f.type === 'DATA' && f.streamId === 3) as Extract<SpdyFrame, { type: 'DATA' }>[];
+        expect(Buffer.concat(stream3.map((f) => f.data)).equals(payload), `cut at ${i}, ${j}`).toBe(true);
+        expect(stream3.map((f) => f.flags & 1)).toEqual([...stream3.slice(1).map(() => 0), 1]);
+        expect(stream3.slice(0, -1).every((f) => f.partial)).toBe(true);
+        expect(stream3.at(-1)!.partial).toBeUndefined();
+        expect(frames.filter((f) => f.type === 'DATA' && f.streamId === 5)).toEqual([{ type: 'DATA', streamId: 5, flags: 1, data: Buffer.alloc(0) }]);
+        expect(frames.at(-1)).toEqual({ type: 'PING', id: 2 });
+      }
+    }
+  });
+
+  it('DATA on stream 0 fails at its header, with the whole parser\'s error', () => {
+    const bad = data(0, 0, Buffer.alloc(50));
+    const parser = new SpdyFrameParser({}, { streamData: true });
+    expect(() => parser.push(bad.subarray(0, 8))).toThrow(expect.objectContaining({ code: 'SPDY_BAD_FRAME', message: 'DATA frame at byte 0: stream id 0' }));
+    expect(() => new SpdyFrameParser().push(bad)).toThrow(expect.objectContaining({ code: 'SPDY_BAD_FRAME', message: 'DATA frame at byte 0: stream id 0' }));
+  });
+
+  it('refuses a DATA frame over the limit at its header, before any of it is handed on', () => {
+    const parser = new SpdyFrameParser({ maxFramePayloadBytes: 64 }, { streamData: true });
+    expect(() => parser.push(data(1, 0, Buffer.alloc(65)).subarray(0, 20))).toThrow(expect.objectContaining({ code: 'SPDY_FRAME_TOO_LARGE' }));
+  });
+});
+
 describe('SPDY/3 dictionary', () => {
   it('matches the digests of spdystream dictionary.go', () => {
     expect(SPDY3_DICTIONARY.length).toBe(1423);

@@ -6,8 +6,14 @@ export type SpdyHeaders = Readonly<Record<string, readonly string[]>>;
 export interface DataFrame {
   readonly type: 'DATA';
   readonly streamId: number;
+  /** Of a piece (see `partial`), FIN is only on the last one. */
   readonly flags: number;
   readonly data: Buffer;
+  /**
+   * Set on every piece of a DATA frame but its last, when the parser streams DATA payloads as they arrive
+   * (`streamData`): the frame's payload is the pieces in order.
+   */
+  readonly partial?: true;
 }
 export interface SynStreamFrame {
   readonly type: 'SYN_STREAM';

@@ -13,6 +13,7 @@ import {
   CONTROL_TYPE_NAMES,
   ControlType,
   DEFAULT_SPDY_LIMITS,
+  FLAG_FIN,
   FRAME_HEADER_BYTES,
   PROTOCOL_MAX_PAYLOAD_BYTES,
   SPDY_VERSION,
@@ -30,8 +31,20 @@ interface PendingHeader {
   readonly offset: number; // stream offset of the frame's first byte
 }
 
+export interface SpdyParserOptions {
+  /**
+   * Hand DATA payloads on as they arrive, in pieces that are views of the received chunks (`partial` on all
+   * but the last), instead of waiting for a frame to be complete and copying the chunks it spans into one
+   * buffer. A session streams: half the frames of a bulk transfer span two socket reads. @default false
+   */
+  readonly streamData?: boolean;
+}
+
 export class SpdyFrameParser {
   private readonly limits: SpdyLimits;
+  private readonly streamData: boolean;
+  /** Payload bytes of the streamed DATA frame in `pending` not yet handed on. */
+  private dataLeft = 0;
   private headerDecoder: HeaderBlockDecoder | undefined;
   private chunks: Buffer[] = [];
   private buffered = 0;
@@ -39,8 +52,9 @@ export class SpdyFrameParser {
   private consumed = 0;
   private failure: ProbeError | undefined;
 
-  constructor(limits: Partial<SpdyLimits> = {}) {
+  constructor(limits: Partial<SpdyLimits> = {}, options: SpdyParserOptions = {}) {
     this.limits = { ...DEFAULT_SPDY_LIMITS, ...limits };
+    this.streamData = options.streamData ?? false;
     if (this.limits.maxFramePayloadBytes > PROTOCOL_MAX_PAYLOAD_BYTES) {
       throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`, { field: 'maxFramePayloadBytes' });
     }
@@ -60,7 +74,10 @@ export class SpdyFrameParser {
     return this.buffered;
   }
 
-  /** Feeds bytes; returns every frame completed by them. Throws a ProbeError on malformed input. */
+  /**
+   * Feeds bytes; returns every frame completed by them (and, when streaming DATA, every DATA piece they carry).
+   * Throws a ProbeError on malformed input.
+   */
   push(chunk: Buffer): SpdyFrame[] {
     if (this.failure) throw this.failure;
     if (chunk.length > 0) {
@@ -73,6 +90,23 @@ export class SpdyFrameParser {
         if (!this.pending) {
           if (this.buffered < FRAME_HEADER_BYTES) break;
           this.pending = this.readHeader(this.take(FRAME_HEADER_BYTES));
+          if (this.streamData && !this.pending.control) {
+            if (this.pending.type === 0) throw this.badFrame(this.pending, 'stream id 0');
+            this.dataLeft = this.pending.length;
+          }
+        }
+        if (this.streamData && !this.pending.control && this.pending.length > 0) {
+          // A streamed DATA frame: every buffered byte of it goes on now, as views of the chunks.
+          if (this.buffered === 0) break;
+          const h = this.pending;
+          const piece = this.takeFromFirst(this.dataLeft);
+          this.dataLeft -= piece.length;
+          if (this.dataLeft > 0) frames.push({ type: 'DATA', streamId: h.type, flags: h.flags & ~FLAG_FIN, data: piece, partial: true });
+          else {
+            frames.push({ type: 'DATA', streamId: h.type, flags: h.flags, data: piece });
+            this.pending = undefined;
+          }
+          continue;
         }
         if (this.buffered < this.pending.length) break;
         const header = this.pending;
@@ -86,6 +120,17 @@ export class SpdyFrameParser {
       throw err;
     }
     return frames;
+  }
+
+  /** Up to `n` bytes from the first buffered chunk, without a copy. */
+  private takeFromFirst(n: number): Buffer {
+    const first = this.chunks[0]!;
+    const out = first.length <= n ? first : first.subarray(0, n);
+    if (out === first) this.chunks.shift();
+    else this.chunks[0] = first.subarray(n);
+    this.buffered -= out.length;
+    this.consumed += out.length;
+    return out;
   }
 
   private take(n: number): Buffer {
@@ -140,14 +185,17 @@ export class SpdyFrameParser {
     return header;
   }
 
+  private badFrame(h: PendingHeader, msg: string): ProbeError<'SPDY_BAD_FRAME'> {
+    return probeError('SPDY_BAD_FRAME', `${h.control ? CONTROL_TYPE_NAMES[h.type] : 'DATA'} frame at byte ${h.offset}: ${msg}`, {
+      offset: h.offset,
+      frameType: h.control ? (CONTROL_TYPE_NAMES[h.type] ?? String(h.type)) : 'DATA',
+    });
+  }
+
   private decode(h: PendingHeader, p: Buffer): SpdyFrame {
     // DATA first, before the helpers below are made: it is nearly every frame of a transfer.
     if (!h.control && h.type !== 0) return { type: 'DATA', streamId: h.type, flags: h.flags, data: p };
-    const bad = (msg: string) =>
-      probeError('SPDY_BAD_FRAME', `${h.control ? CONTROL_TYPE_NAMES[h.type] : 'DATA'} frame at byte ${h.offset}: ${msg}`, {
-        offset: h.offset,
-        frameType: h.control ? (CONTROL_TYPE_NAMES[h.type] ?? String(h.type)) : 'DATA',
-      });
+    const bad = (msg: string) => this.badFrame(h, msg);
     const needLength = (min: number, exact = false) => {
       if (exact ? p.length !== min : p.length < min) throw bad(`length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
     };

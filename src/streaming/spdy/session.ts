@@ -72,7 +72,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     super();
     this.role = options.role;
     this.limits = { ...DEFAULT_SPDY_LIMITS, ...options.limits };
-    this.parser = new SpdyFrameParser(this.limits);
+    // DATA is handed to its stream as it arrives, never copied to join the socket reads a frame spans.
+    this.parser = new SpdyFrameParser(this.limits, { streamData: true });
     this.encoder = new HeaderBlockEncoder(options.deflate);
     this.nextStreamId = this.role === 'client' ? 1 : 2;
     this.nextPingId = this.role === 'client' ? 1 : 2;
