@@ -82,6 +82,13 @@ export interface EmulatorOptions {
    */
   readonly externalEchoPort?: number;
   /**
+   * The pod's ports answer inside the emulator: each forwarded connection's data stream is echoed back as it
+   * arrives, with no TCP hop to a pod. The throughput benchmark's server: one TCP connection from the client,
+   * as in its direct-TCP baseline, so the comparison measures the streaming protocol on both ends and not a
+   * relay hop that no client controls. @default false (forwarded over TCP to the echo server)
+   */
+  readonly echoInStream?: boolean;
+  /**
    * Nodes, each with a per-node target pod `probe-node-<node>` (label app.kubernetes.io/name=kube-stream-probe-node,
    * as `manifest --per-node` deploys); the main target runs on the first. @default - one node, lab-node
    */

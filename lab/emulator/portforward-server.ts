@@ -16,6 +16,8 @@ export interface ForwardTarget {
   readonly podPorts: readonly number[];
   readonly echoPort: number;
   readonly podUid: string;
+  /** Echo each connection's data inside the emulator instead of forwarding it to the echo server (EmulatorOptions). */
+  readonly echoInStream: boolean;
 }
 
 function refusedText(port: number, uid: string): string {
@@ -55,6 +57,12 @@ function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target
     });
     return;
   }
+  if (target.echoInStream) {
+    // The data stream's bytes go back as they arrive (their FIN too); the error stream ends with it.
+    data.pipe(data);
+    data.once('close', () => errorStream.end());
+    return;
+  }
   const tcp = net.connect(target.echoPort, '127.0.0.1');
   tcp.setNoDelay(true);
   tcp.on('error', () => data.reset(RstStatus.CANCEL));
@@ -86,6 +94,7 @@ export function serveLegacyPortForward(ws: WebSocket, protocol: string, ports: r
       send(2 * i + 1, Buffer.from(refusedText(port, target.podUid)));
       return undefined;
     }
+    if (target.echoInStream) return { write: (b: Buffer) => send(2 * i, b), destroy: () => undefined };
     const tcp = net.connect(target.echoPort, '127.0.0.1');
     tcp.on('data', (b: Buffer) => send(2 * i, b));
     tcp.on('error', () => undefined);

@@ -265,7 +265,7 @@ export class Emulator extends EventEmitter {
   }
 
   private forwardTarget(): ForwardTarget {
-    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID };
+    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID, echoInStream: this.options.echoInStream ?? false };
   }
 
   /** Whether the API server passes this node's WebSockets to its kubelet (1.36+, and the node declares it). */

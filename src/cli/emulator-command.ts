@@ -31,6 +31,7 @@ Flags:
   --no-upgrade-answer      never answer an upgrade request
   --upgrade-delay MS       wait before writing each 101
   --echo-port N            forward pod ports to this TCP echo port (another process) instead of its own
+  --echo-in-stream         pod ports echo inside the emulator, no TCP hop to a pod (the throughput bench)
   -h, --help               this help
 `;
 
@@ -51,6 +52,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     'no-upgrade-answer': { type: 'boolean' },
     'upgrade-delay': { type: 'string' },
     'echo-port': { type: 'string' },
+    'echo-in-stream': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -66,6 +68,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     token: values.token,
     serverVersion: values['server-version'],
     externalEchoPort: integer('echo-port', values['echo-port'], 1, 65535),
+    echoInStream: values['echo-in-stream'],
     rbac: { model: oneOf('rbac', values.rbac, ['pre-1.35', '1.35'] as const, 'pre-1.35'), verbs: verbs as ('get' | 'create')[] },
     faults: {
       rejectWebSocket: integer('reject-websocket', values['reject-websocket'], 100, 599),
@@ -91,7 +94,8 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     throw probeError('USAGE', `--write-kubeconfig: ${path} cannot be written (${errorCodeOf(err) ?? errorMessage(err)})`, { field: 'write-kubeconfig' }, err);
   }
   io.out(`emulated API server: ${emulator.url.toString().replace(/\/$/, '')}\nkubeconfig: ${path}\n`);
-  io.out(`pod ports ${emulator.podPorts.join(', ')} echo at 127.0.0.1:${emulator.echoPort}\n`);
+  const echo = values['echo-in-stream'] ? 'echo in the stream (no TCP hop to the pod); a TCP echo at' : 'echo at';
+  io.out(`pod ports ${emulator.podPorts.join(', ')} ${echo} 127.0.0.1:${emulator.echoPort}\n`);
   io.out(`try: kubectl --kubeconfig ${path} exec ${emulator.pod} -- echo hello\n`);
   emulator.on('upgrade', (r) => io.err(`${r.method} ${r.path} ${r.transport} offered=[${r.offered.join(', ')}]\n`));
   await new Promise<void>((resolveStop) => {
