@@ -10,6 +10,7 @@ import type { ExecSession, PortForwardSession, Transport } from '../../src/strea
 import type { ConnectionConfig } from '../../src/net/connection.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { pattern } from '../../lab/kubectl.js';
+import { echoThrough } from '../helpers/echo-through.js';
 
 const target = { namespace: 'default', pod: 'probe-target', container: 'main' };
 
@@ -20,26 +21,6 @@ function collect(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {
   return new Promise((resolve) => stream.once('end', () => resolve(Buffer.concat(chunks))));
 }
 
-async function echoThrough(pf: PortForwardSession, port: number, data: Buffer): Promise<Buffer> {
-  const conn = await pf.openConnection(port);
-  const got = new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    const timer = setTimeout(() => reject(new Error(`echo stalled at ${n} of ${data.length} bytes`)), 20_000);
-    conn.stream.on('data', (c: Buffer) => {
-      chunks.push(c);
-      n += c.length;
-      if (n >= data.length) {
-        clearTimeout(timer);
-        resolve(Buffer.concat(chunks));
-      }
-    });
-  });
-  conn.stream.write(data);
-  const out = await got;
-  conn.close();
-  return out;
-}
 
 for (const tls of [false, true]) {
   describe(`our client against the emulator (${tls ? 'TLS + bearer token' : 'plain HTTP'})`, () => {

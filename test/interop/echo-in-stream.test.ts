@@ -6,32 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPortForward } from '../../src/streaming/index.js';
 import { openLegacyPortForward } from '../../src/streaming/portforward-legacy.js';
-import type { PortForwardSession, Transport } from '../../src/streaming/types.js';
+import type { Transport } from '../../src/streaming/types.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { pattern, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
+import { echoThrough } from '../helpers/echo-through.js';
 
 const target = { namespace: 'default', pod: 'probe-target' };
 
-async function echoThrough(pf: PortForwardSession, data: Buffer): Promise<Buffer> {
-  const conn = await pf.openConnection(8080);
-  const chunks: Buffer[] = [];
-  let n = 0;
-  const got = new Promise<Buffer>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`echo stalled at ${n} of ${data.length} bytes`)), 20_000);
-    conn.stream.on('data', (c: Buffer) => {
-      chunks.push(c);
-      n += c.length;
-      if (n >= data.length) {
-        clearTimeout(timer);
-        resolve(Buffer.concat(chunks));
-      }
-    });
-  });
-  conn.stream.write(data);
-  const out = await got;
-  conn.close();
-  return out;
-}
 
 describe('the benchmark server: pod ports echo in the stream', () => {
   let lab: EmulatorWithKubeconfig;
@@ -64,7 +45,7 @@ describe('the benchmark server: pod ports echo in the stream', () => {
 
   it('our client over the legacy v4 WebSocket port-forward: 1 MiB byte-exact', async () => {
     const pf = await openLegacyPortForward({ server: lab.emulator.url }, { ...target, ports: [8080] });
-    expect((await echoThrough(pf, data)).equals(data)).toBe(true);
+    expect((await echoThrough(pf, 8080, data)).equals(data)).toBe(true);
     pf.close();
   });
 
