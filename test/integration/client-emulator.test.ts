@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openExec, openPortForward } from '../../src/streaming/index.js';
 import { openLegacyPortForward } from '../../src/streaming/portforward-legacy.js';
-import type { ExecSession, PortForwardSession, Transport } from '../../src/streaming/types.js';
+import type { ExecSession, Transport } from '../../src/streaming/types.js';
 import type { ConnectionConfig } from '../../src/net/connection.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { pattern } from '../../lab/kubectl.js';

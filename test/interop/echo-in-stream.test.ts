@@ -13,7 +13,6 @@ import { echoThrough } from '../helpers/echo-through.js';
 
 const target = { namespace: 'default', pod: 'probe-target' };
 
-
 describe('the benchmark server: pod ports echo in the stream', () => {
   let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
