@@ -46,6 +46,14 @@ export function issueServerCertificate(sans: readonly string[], commonName = 'ku
   });
 }
 
+/** A self-signed certificate for `sans`, from no CA the lab trusts: a corporate proxy's, as the kubeconfig sees it. */
+export function selfSignedCertificate(sans: readonly string[], commonName: string): { certPem: string; keyPem: string } {
+  return inTempDir((dir, run) => {
+    run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'self.key', '-out', 'self.crt', '-days', '3650', '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=${sans.join(',')}`);
+    return { certPem: readFileSync(join(dir, 'self.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'self.key'), 'utf8') };
+  });
+}
+
 export function emulatorTls(): TlsMaterial & { readonly caKeyPem: string } {
   if (cached) return cached;
   cached = inTempDir((dir, run) => {

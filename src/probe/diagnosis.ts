@@ -67,13 +67,24 @@ function tlsDiagnosis(r: SessionResult, t: NonNullable<SessionResult['upgrade'][
     return {
       code: 'tls-certificate',
       summary: `For the ${what(r)}, ${whose} certificate is not trusted: it was issued by ${t.issuer ?? 'an unknown issuer'} (it holds ${t.certificateNames ?? 'no names'}), not by a certificate authority the kubeconfig trusts.`,
-      check: `kubectl refuses this certificate too. If ${t.issuer ?? 'that issuer'} is not your cluster's CA, a TLS-intercepting proxy (corporate proxy, SSL inspection, mitmproxy) is on the path: exempt the API server from inspection, or add its CA to certificate-authority. Otherwise the kubeconfig's certificate-authority is not the cluster's.`,
+      check:
+        t.peer === 'proxy'
+          ? // kubectl verifies the proxy with the cluster's TLS config (net/http clones TLSClientConfig for an https://
+            // proxy; real kubectl 1.33 accepts a lab-CA proxy and refuses a self-signed one, test/integration/cli-run),
+            // and crypto/tls uses RootCAs instead of the host's roots when it is set ("If RootCAs is nil, TLS uses
+            // the host's root CA set").
+            `kubectl refuses this proxy too: it checks an https:// proxy against the kubeconfig's certificate-authority, and when that is set, only against it (not the system's CAs). Put ${t.issuer ?? "the proxy's CA"} in the same bundle as the cluster's CA in certificate-authority, or use an http:// proxy-url (the API server's TLS still runs end to end inside CONNECT).`
+          : `kubectl refuses this certificate too. If ${t.issuer ?? 'that issuer'} is not your cluster's CA, a TLS-intercepting proxy (corporate proxy, SSL inspection, mitmproxy) is on the path: exempt the API server from inspection, or add its CA to certificate-authority. Otherwise the kubeconfig's certificate-authority is not the cluster's.`,
     };
   }
+  const san = net.isIP(t.checkedName) ? `IP:${t.checkedName}` : `DNS:${t.checkedName}`;
   return {
     code: 'tls-certificate',
     summary: `For the ${what(r)}, ${whose} certificate was checked against ${t.checkedName} but is valid only for ${t.certificateNames ?? 'other names'}.`,
-    check: `kubectl checks the same name and refuses it too: connect by a name the certificate holds, set tls-server-name in the kubeconfig to one of them, or reissue the certificate with ${net.isIP(t.checkedName) ? `IP:${t.checkedName}` : `DNS:${t.checkedName}`} in its subjectAltName (kubectl ignores the Common Name).`,
+    check:
+      t.peer === 'proxy'
+        ? `kubectl checks the proxy-url's host and refuses it too: write the proxy-url with a name the proxy's certificate holds, or have the proxy's certificate reissued with ${san} in its subjectAltName (kubectl ignores the Common Name).`
+        : `kubectl checks the same name and refuses it too: connect by a name the certificate holds, set tls-server-name in the kubeconfig to one of them, or reissue the certificate with ${san} in its subjectAltName (kubectl ignores the Common Name).`,
   };
 }
 

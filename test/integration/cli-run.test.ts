@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { issueServerCertificate, selfSignedCertificate } from '../../lab/emulator/tls.js';
+import { runKubectl } from '../../lab/kubectl.js';
 import { startDante, startSquid, startTlsFront } from '../../lab/real-hops/proxies.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { cli } from '../helpers/cli.js';
@@ -266,6 +268,61 @@ describe('proxy-url through real proxies', () => {
     hops.push(front);
     const r = await cli(['run', '--kubeconfig', via(`https://127.0.0.1:${front.port}`), ...base]);
     expect(r.code).toBe(0);
+  });
+
+  it('https:// proxy with a certificate from another CA: refused, and the advice is certificate-authority (kubectl trusts only it, not the system roots)', async ({ skip }) => {
+    const squid = await requireHop(() => startSquid());
+    if (!squid) return skip('squid is not installed');
+    hops.push(squid);
+    const corp = selfSignedCertificate(['IP:127.0.0.1'], 'Corp Proxy CA');
+    const front = await requireHop(() => startTlsFront('tls-proxy-corp-ca', squid.port, corp.certPem + corp.keyPem));
+    if (!front) return skip('haproxy is not installed');
+    hops.push(front);
+    const kubeconfig = via(`https://127.0.0.1:${front.port}`);
+    const r = await cli(['run', '--kubeconfig', kubeconfig, ...base]);
+    expect(r.code).not.toBe(0);
+    const d = JSON.parse(r.stdout);
+    for (const res of d.results) expect(res.upgrade).toMatchObject({ ok: false, errorCode: 'DIAL_TLS', tls: { peer: 'proxy', untrusted: true, issuer: 'CN=Corp Proxy CA' } });
+    for (const v of d.verdicts) {
+      expect(v.verdict).toBe('both-broken');
+      expect(v.diagnosis[0].summary).toContain(`https:// proxy's (https://127.0.0.1:${front.port}) certificate is not trusted`);
+      expect(v.diagnosis[0].check).toContain('certificate-authority');
+      expect(v.diagnosis[0].check).toContain('proxy');
+    }
+    const k = await runKubectl('1.33', ['--kubeconfig', kubeconfig, 'exec', 'probe-target', '--', 'echo', 'hi'], {});
+    expect(k.code).not.toBe(0);
+    expect(k.stderr).toMatch(/proxyconnect tcp: tls: failed to verify certificate: x509: certificate signed by unknown authority/);
+  });
+
+  it('https:// proxy whose certificate names another host: refused before CONNECT, the error names the proxy, as kubectl 1.33 refuses it', async ({ skip }) => {
+    const squid = await requireHop(() => startSquid());
+    if (!squid) return skip('squid is not installed');
+    hops.push(squid);
+    const other = issueServerCertificate(['DNS:proxy.corp.example']);
+    const front = await requireHop(() => startTlsFront('tls-proxy-other-name', squid.port, other.certPem + other.keyPem));
+    if (!front) return skip('haproxy is not installed');
+    hops.push(front);
+    const kubeconfig = via(`https://127.0.0.1:${front.port}`);
+    const r = await cli(['run', '--kubeconfig', kubeconfig, ...base]);
+    const d = JSON.parse(r.stdout);
+    for (const res of d.results) {
+      expect(res.upgrade).toMatchObject({ ok: false, errorCode: 'DIAL_TLS', tls: { peer: 'proxy', checkedName: '127.0.0.1' } });
+      expect(res.upgrade.error).toMatch(/the proxy's certificate was checked against 127\.0\.0\.1.*DNS:proxy\.corp\.example/);
+    }
+    // Both transports fail alike: not a WebSocket-only hop, and the advice is about the proxy's certificate.
+    for (const v of d.verdicts) {
+      expect(v.verdict).toBe('both-broken');
+      expect(v.diagnosis.map((x: { code: string }) => x.code)).toEqual(['tls-certificate', 'tls-certificate']);
+      expect(v.diagnosis[0].summary).toContain(`https:// proxy's (https://127.0.0.1:${front.port})`);
+      expect(v.diagnosis[0].check).toContain('proxy-url');
+      expect(v.diagnosis[0].check).not.toContain('tls-server-name');
+    }
+    expect(r.code).not.toBe(0);
+    // Real kubectl 1.33 (the first with https:// proxies for streaming) refuses the same proxy for the same reason
+    // (at its first request, the pod's GET: the proxy's TLS is the same for every request).
+    const k = await runKubectl('1.33', ['--kubeconfig', kubeconfig, 'exec', 'probe-target', '--', 'echo', 'hi'], {});
+    expect(k.code).not.toBe(0);
+    expect(k.stderr).toMatch(/proxyconnect tcp: tls: failed to verify certificate: x509: cannot validate certificate for 127\.0\.0\.1 because it doesn't contain any IP SANs/);
   });
 });
 
