@@ -66,9 +66,18 @@ export function publishFailureDatum(location: string, timestamp = new Date()): D
   return datum('PublishFailures', { Location: location }, 1, timestamp);
 }
 
-/** Per-node probing: how many nodes were probed and failed, per operation × transport (never a Node dimension). */
+/**
+ * Per-node probing: how many nodes were probed and failed, per operation × transport (never a Node dimension).
+ * When the API server answered but nothing could be probed (no target deployed, listing forbidden), NodesProbed
+ * is 0 for every operation × transport (the "no nodes probed" alarm); when it could not be reached, nothing is
+ * published here: the main target's results already say so, and one outage should not raise two alarms.
+ */
 export function perNodeDatums(report: PerNodeReport, timestamp = new Date()): Datum[] {
   const base = { Location: report.location, Cluster: report.cluster };
+  if (report.error) {
+    if (report.errorCode) return [];
+    return report.operations.flatMap((op) => report.transports.map((t) => datum('NodesProbed', { ...base, Operation: op, Transport: t }, 0, timestamp)));
+  }
   return report.summary.flatMap((s) => {
     const dims = { ...base, Operation: s.operation, Transport: s.transport };
     return [datum('NodesProbed', dims, s.probed, timestamp), datum('NodesFailing', dims, s.failing.length, timestamp)];

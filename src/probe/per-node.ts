@@ -6,6 +6,7 @@
  * translating them itself, so "exec fails only for pods on some nodes" is a
  * real failure shape; the summary names those nodes, and what sets them apart.
  */
+import { errorCodeOf, errorMessage } from '../errors.js';
 import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import { NODE_TARGET_SELECTOR } from '../kube/target.js';
 import { OPERATIONS, TRANSPORTS, type Operation, type Transport } from '../vocabulary.js';
@@ -46,8 +47,13 @@ export interface PerNodeReport {
   readonly summary: readonly NodeFailureSummary[];
   /** Nodes with a target that were not probed (more than maxNodes). */
   readonly skippedNodes?: readonly string[];
+  /** The operations × transports each node was (or was to be) probed with. */
+  readonly operations: readonly Operation[];
+  readonly transports: readonly Transport[];
   /** Why nothing was probed (no per-node target found, or it could not be listed). */
   readonly error?: string;
+  /** Set when the targets could not be listed because the API server could not be reached (DIAL_REFUSED…): the main target's results say why. */
+  readonly errorCode?: string;
 }
 
 export interface PerNodeOptions extends RunOptions {
@@ -122,16 +128,20 @@ export function summarizeNodes(nodes: readonly NodeResult[], serverMinor: number
 export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}): Promise<PerNodeReport> {
   const selector = options.selector ?? NODE_TARGET_SELECTOR;
   const rest = new RestClient(plan.cluster.connection);
-  let targets: NodeTarget[] | { error: string };
+  let targets: NodeTarget[] | { error: string; errorCode?: string };
   let serverMinor: number | null = null;
   try {
-    targets = await discoverNodeTargets(rest, plan.cluster.namespace, selector);
-    serverMinor = minorVersion((await serverVersion(rest)).version?.gitVersion);
+    // An unreachable API server is a result, not an exception: it must not take the main target's down with it.
+    targets = await discoverNodeTargets(rest, plan.cluster.namespace, selector).catch((err: unknown) => ({
+      error: `the per-node targets could not be listed: ${errorMessage(err)}`,
+      errorCode: errorCodeOf(err),
+    }));
+    if (!('error' in targets)) serverMinor = minorVersion((await serverVersion(rest)).version?.gitVersion);
   } finally {
     await rest.close();
   }
-  const base = { probeVersion: VERSION, location: plan.location, cluster: plan.cluster.name, selector };
-  if ('error' in targets) return { ...base, nodes: [], summary: [], error: targets.error };
+  const base = { probeVersion: VERSION, location: plan.location, cluster: plan.cluster.name, selector, operations: plan.operations, transports: plan.transports };
+  if ('error' in targets) return { ...base, nodes: [], summary: [], ...targets };
   if (targets.length === 0) return { ...base, nodes: [], summary: [], error: `no Running pod labelled ${selector} in ${plan.cluster.namespace}: deploy them with \`kube-stream-probe manifest --per-node\`` };
   const results: NodeResult[] = [];
   const sorted = [...targets].sort((a, b) => a.node.localeCompare(b.node));

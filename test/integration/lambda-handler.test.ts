@@ -3,6 +3,7 @@
  * the cluster, and the real @aws-sdk clients sending to a loopback endpoint
  * that decodes and records PutMetricData and serves Secrets Manager. No AWS.
  */
+import net from 'node:net';
 import { LATEST_VERDICTS_QUERY } from '../../src/lambda/verdict-log.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { LocationSummary } from '../../src/lambda/run-location.js';
@@ -21,9 +22,16 @@ let eksLab: EmulatorWithKubeconfig;
 let handler: (event: unknown, ctx: { getRemainingTimeInMillis(): number }) => Promise<LocationSummary>;
 let logged: string[] = [];
 let nodeLab: EmulatorWithKubeconfig;
+let closedPort: number;
 const realWrite = process.stdout.write.bind(process.stdout);
 
 beforeAll(async () => {
+  closedPort = await new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
   aws = await startLocalAws();
   lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN, faults: { rejectWebSocket: 400 } });
   aws.secrets.set(SECRET_ARN, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
@@ -54,6 +62,9 @@ beforeAll(async () => {
         cluster('rotated', ROTATED_ARN),
         { name: 'eks', endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'eks', clusterName: 'prod-eu' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
         { name: 'nodes', endpoint: nodeLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'secret', secretArn: NODES_ARN }, target: { namespace: 'default', port: 8080, perNode: true } },
+        // Per-node probing of a cluster that does not answer, and of one without per-node targets.
+        { name: 'nodes-down', endpoint: `https://127.0.0.1:${closedPort}`, auth: { type: 'secret', secretArn: NODES_ARN }, target: { namespace: 'default', pod: 'probe-target', port: 8080, perNode: true } },
+        { ...cluster('nodes-none', SECRET_ARN), target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080, perNode: true } },
       ] }),
   });
   ({ handler } = await import('../../functions/probe.js'));
@@ -90,6 +101,31 @@ describe('the probe Lambda', () => {
     const line = logged.map((l) => JSON.parse(l)).find((l) => l.msg === 'per-node');
     expect(line).toMatchObject({ level: 'warn', cluster: 'nodes', nodes: 2 });
     expect(JSON.stringify(line.failing)).toContain('node-b: stream-error-after-upgrade');
+  });
+
+  it('per-node probing of a cluster that does not answer: the run still ends and publishes the main results, no NodesProbed (the outage is told once)', async () => {
+    const before = aws.puts.length;
+    const out = await handler({ clusters: ['nodes-down', 'lab'], holds: ['0s'], keepalives: ['kubectl'] }, ctx(120_000));
+    expect(out.reports.map((r) => r.cluster).sort()).toEqual(['lab', 'nodes-down']);
+    expect(out.reports.find((r) => r.cluster === 'nodes-down')!.results.every((r) => !r.ok && r.upgrade.errorCode === 'DIAL_REFUSED')).toBe(true);
+    expect(out.perNode?.[0]).toMatchObject({ cluster: 'nodes-down', nodes: [], errorCode: 'DIAL_REFUSED' });
+    expect(out.perNode?.[0]?.error).toMatch(/^the per-node targets could not be listed: /);
+    const data = aws.puts.slice(before).flatMap((p) => p.metricData) as any[];
+    const of = (cluster: string, name: string) => data.filter((d) => d.MetricName === name && d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Cluster' && x.Value === cluster));
+    expect(of('nodes-down', 'UpgradeSuccess').map((d) => d.Value)).toEqual([0, 0, 0, 0]);
+    expect(of('nodes-down', 'NodesProbed')).toEqual([]);
+    expect(of('lab', 'UpgradeSuccess')).toHaveLength(4);
+  });
+
+  it('per-node probing that finds no target: NodesProbed 0 for every operation × transport, the log says what to deploy', async () => {
+    const before = aws.puts.length;
+    const out = await handler({ clusters: ['nodes-none'], holds: ['0s'], keepalives: ['kubectl'] }, ctx(120_000));
+    expect(out.perNode?.[0]?.error).toMatch(/no Running pod labelled app\.kubernetes\.io\/name=kube-stream-probe-node .*manifest --per-node/);
+    expect(out.perNode?.[0]?.errorCode).toBeUndefined();
+    const data = aws.puts.slice(before).flatMap((p) => p.metricData) as any[];
+    expect(data.filter((d) => d.MetricName === 'NodesProbed').map((d) => d.Value)).toEqual([0, 0, 0, 0]);
+    expect(data.filter((d) => d.MetricName === 'NodesFailing')).toEqual([]);
+    expect(logged.map((l) => JSON.parse(l)).find((l) => l.msg === 'per-node')).toMatchObject({ level: 'warn', cluster: 'nodes-none' });
   });
 
   it('runs the plan, publishes metrics that match the results, and returns the CLI JSON', async () => {
