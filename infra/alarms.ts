@@ -5,11 +5,13 @@
  *   KubectlWorks alarms per operation (the kubectl model over keepalive-`kubectl` sessions: an upgrade
  *   failure kubectl does not fall back from, or a session that dies during a hold). An unreachable
  *   cluster is one page, not one per metric.
- * - TICKET, two composites per location: GA readiness (SilentFallback: works today only through the
- *   fallback KEP-4006 GA removes) and probe health (per cluster "not measured or not reporting":
- *   ProbeError, published by every run that reaches the cluster, with missing data breaching; and
- *   PublishFailures, the function's Errors, Throttles and Duration near its timeout, Scheduler target
- *   errors and dropped invocations).
+ * - TICKET, composites per location: GA readiness (SilentFallback: works today only through the
+ *   fallback KEP-4006 GA removes), nodes (clusters probed per node: NodesFailing ≥ 1 for an operation ×
+ *   transport, i.e. streaming to pods on some nodes fails; which nodes is in the function's `per-node`
+ *   log line) and probe health (per cluster "not measured or not reporting": ProbeError, published by
+ *   every run that reaches the cluster, with missing data breaching; per-node probing that finds no
+ *   node; PublishFailures, the function's Errors, Throttles and Duration near its timeout, Scheduler
+ *   target errors and dropped invocations).
  * - COMPONENTS that notify no one, for the dashboard's alarm panel: UpgradeSuccess per operation ×
  *   transport (missing data breaching: the probe did not run), HoldSurvived per kubectl-keepalive hold.
  * - MEASURED ONLY: holds without pings. They measure a path's idle timeout (published as IdleTimeout);
@@ -43,6 +45,8 @@ export interface ProbeAlarmsProps {
   readonly project: string;
   readonly locationName: string;
   readonly clusterNames: readonly string[];
+  /** Clusters probed node by node (target.perNode): they get the nodes alarms. @default none */
+  readonly perNodeClusters?: readonly string[];
   readonly schedules: readonly AlarmedSchedule[];
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm: number;
@@ -69,6 +73,7 @@ export class ProbeAlarms extends Construct {
     const ticket = new cwActions.SnsAction(p.ticketTopic);
     const page = new cwActions.SnsAction(p.pageTopic);
     const fallbacks: cloudwatch.IAlarm[] = [];
+    const nodes: cloudwatch.IAlarm[] = [];
     const health: cloudwatch.IAlarm[] = [];
 
     for (const cluster of p.clusterNames) {
@@ -128,6 +133,7 @@ export class ProbeAlarms extends Construct {
           }),
         );
       }
+      if (p.perNodeClusters?.includes(cluster)) this.nodeAlarms(cluster, name, nodes, health);
       const probeError = this.alarm(`probe-error/${cluster}`, {
         alarmName: name(cluster, 'not-measured'),
         alarmDescription: `The probe could not measure ${cluster} from ${p.locationName} (its credentials, target or port: see the function's log for the reason and the fix), or it stopped reporting (see the function's errors and the Scheduler).`,
@@ -175,6 +181,7 @@ export class ProbeAlarms extends Construct {
 
     for (const [key, components, label] of [
       ['ticket/ga-readiness', fallbacks, 'GA readiness: kubectl works only through its silent fallback to SPDY on some paths; they break when KEP-4006 reaches GA.'],
+      ['ticket/nodes', nodes, 'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).'],
       ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
     ] as const) {
       if (components.length === 0) continue;
@@ -187,6 +194,49 @@ export class ProbeAlarms extends Construct {
       this.tickets.push(composite);
       this.byKey.set(key, composite);
     }
+  }
+
+  /**
+   * A cluster probed per node: one alarm per operation × transport on NodesFailing (missing data is not
+   * breaching: a run that could not probe nodes says so below), and one probe-health alarm when per-node
+   * probing finds no node to probe (NodesProbed 0: the DaemonSet is not deployed, its label does not match,
+   * or the role cannot list pods; src/metrics/datums.ts). Every run probes every operation × transport of its
+   * schedule on the nodes, so one metric of the first operation stands for "nodes were probed".
+   */
+  private nodeAlarms(cluster: string, name: (...parts: (string | number)[]) => string, nodes: cloudwatch.IAlarm[], health: cloudwatch.IAlarm[]): void {
+    const p = this.props;
+    const dims = (op: string, transport: string) => ({ Location: p.locationName, Cluster: cluster, Operation: op, Transport: transport });
+    let first: { op: Operation; covering: AlarmedSchedule[] } | undefined;
+    for (const op of OPERATIONS) {
+      const covering = p.schedules.filter((s) => s.operations.includes(op));
+      if (covering.length === 0) continue;
+      first ??= { op, covering };
+      for (const transport of TRANSPORTS) {
+        nodes.push(
+          this.alarm(`nodes/${cluster}/${op}/${transport}`, {
+            alarmName: name(cluster, op, transport, 'nodes-failing'),
+            alarmDescription: `${transport} ${op} fails from ${p.locationName} to the per-node targets on some nodes of ${cluster}: the function's log line msg "per-node" names them and what sets them apart; \`kube-stream-probe run --per-node\` shows it ad hoc.`,
+            metric: probeMetric('NodesFailing', dims(op, transport), { statistic: 'Maximum', period: this.period(covering) }),
+            threshold: 1,
+            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+          }),
+        );
+      }
+    }
+    if (!first) return;
+    health.push(
+      this.alarm(`nodes-probed/${cluster}`, {
+        alarmName: name(cluster, 'no-nodes-probed'),
+        alarmDescription: `Per-node probing of ${cluster} from ${p.locationName} found no node to probe: check that the targets of \`kube-stream-probe manifest --per-node\` run (label app.kubernetes.io/name=kube-stream-probe-node) and that the probe's role may list pods and get nodes; the function's log line msg "per-node" has the error.`,
+        metric: probeMetric('NodesProbed', dims(first.op, 'spdy'), { statistic: 'Maximum', period: this.period(first.covering) }),
+        threshold: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        // Published as 0 when the API server answered but nothing could be probed; missing when it could not be
+        // reached (the page says so) or the probe did not run (ProbeError says so).
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
   }
 
   /** Every alarm, components first. */

@@ -174,6 +174,7 @@ export class StreamProbe extends Construct {
         project,
         locationName: location,
         clusterNames: clusters.map((c) => c.name),
+        perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
         schedules: this.plan.schedules,
         ...this.plan.alarms,
         fn: this.function,

@@ -17,7 +17,8 @@ import { LocationStack } from '../../infra/location-stack.js';
 import { loadProbeConfig } from '../../src/config/load.js';
 import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
-import { reportDatums } from '../../src/metrics/datums.js';
+import { perNodeDatums, reportDatums } from '../../src/metrics/datums.js';
+import type { PerNodeReport } from '../../src/probe/per-node.js';
 import type { ProbeReport, SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 import { verdicts } from '../../src/probe/verdicts.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
@@ -55,8 +56,25 @@ interface Counts {
   ticketAlarms: string[];
 }
 
+/** Per-node probing of three nodes at time `t`: how many fail this operation × transport, or why none was probed. */
+type NodesPath = (operation: Operation, transport: Transport, t: number) => number | 'no-targets' | 'unreachable';
+
+function perNodeReport(nodes: NodesPath, t: number): PerNodeReport {
+  const base = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, selector: 'x', nodes: [], operations: OPERATIONS, transports: TRANSPORTS };
+  const first = nodes(OPERATIONS[0], TRANSPORTS[0], t);
+  if (first === 'no-targets') return { ...base, summary: [], error: 'no Running pod labelled x' };
+  if (first === 'unreachable') return { ...base, summary: [], error: 'could not be listed', errorCode: 'DIAL_TIMEOUT' };
+  const summary = OPERATIONS.flatMap((operation) =>
+    TRANSPORTS.map((transport) => {
+      const n = nodes(operation, transport, t) as number;
+      return { operation, transport, probed: 3, failing: Array.from({ length: n }, (_, i) => ({ node: `node-${i}`, class: 'stream-error-after-upgrade', kubeletVersion: 'v1.36.0', extendWebSockets: true })), text: '' };
+    }),
+  );
+  return { ...base, summary };
+}
+
 /** Replays `hours` of `path` after the healthy warm-up, then `recoverHours` healthy, through the template's alarms. */
-function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]): Counts & { sim: AlarmSimulator; idleTimeouts: number[] } {
+function replay(config: ProbeConfig, template: unknown, phases: [Path, number][], nodes?: NodesPath): Counts & { sim: AlarmSimulator; idleTimeouts: number[] } {
   const sim = new AlarmSimulator(template);
   const idleTimeouts: number[] = [];
   const schedules = config.schedules.map((s) => ({
@@ -93,7 +111,8 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
       const report = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, server: { url: 'https://x', version: null }, target: { namespace: 'n', pod: 'p' }, rbac: [], results, verdicts: verdicts(results), findings: [], startedAt: '', durationMs: 0 } as ProbeReport;
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
-      for (const d of reportDatums(report, new Date(publishedAt * 1000))) {
+      const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t), new Date(publishedAt * 1000)) : [];
+      for (const d of [...reportDatums(report, new Date(publishedAt * 1000)), ...perNode]) {
         sim.put(METRIC_NAMESPACE, d.name, d.dimensions as Record<string, string>, d.value, publishedAt);
         if (d.name === 'IdleTimeout') idleTimeouts.push(d.value);
       }
@@ -189,5 +208,40 @@ describe('alarm storms: notifications per replayed history (single-location exam
     const wider = { ...config, alarms: { ...config.alarms, evaluationPeriods: 6, datapointsToAlarm: 3 } };
     const w = replay(wider, synth(wider), [[sparse, 3], [healthy, 3]]);
     expect(w).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
+  });
+});
+
+describe('alarm storms with per-node probing (the same example, its cluster probed per node)', () => {
+  let perNodeConfig: ProbeConfig;
+  let perNodeTemplate: unknown;
+  beforeAll(() => {
+    perNodeConfig = { ...config, clusters: config.clusters.map((c) => ({ ...c, target: { ...c.target, perNode: true } })) };
+    perNodeTemplate = synth(perNodeConfig);
+  }, 120_000);
+  const allWork: NodesPath = () => 0;
+  const HEALTH = 'kube-stream-probe-eu-west-1-public-probe-health';
+
+  it('a healthy day with three nodes: nothing', () => {
+    expect(replay(perNodeConfig, perNodeTemplate, [[healthy, 24]], allWork)).toMatchObject({ pages: 0, pageOks: 0, tickets: 0 });
+  });
+
+  it('one node of three breaks WebSocket exec (a 1.36 kubelet passthrough) for a day: one nodes ticket, no page (the main target works)', () => {
+    const oneBad: NodesPath = (op, transport, t) => (t >= WARM_UP && t < WARM_UP + 24 * HOUR && op === 'exec' && transport === 'websocket' ? 1 : 0);
+    const r = replay(perNodeConfig, perNodeTemplate, [[healthy, 24], [healthy, 3]], oneBad);
+    expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 1 });
+    expect(r.ticketAlarms).toEqual(['kube-stream-probe-eu-west-1-public-nodes']);
+  });
+
+  it('the per-node targets are removed for two hours: one probe-health ticket (no nodes probed)', () => {
+    const gone: NodesPath = (_op, _tr, t) => (t >= WARM_UP && t < WARM_UP + 2 * HOUR ? 'no-targets' : 0);
+    const r = replay(perNodeConfig, perNodeTemplate, [[healthy, 5]], gone);
+    expect(r).toMatchObject({ pages: 0, tickets: 1 });
+    expect(r.ticketAlarms).toEqual([HEALTH]);
+  });
+
+  it('the cluster unreachable for an hour: still one page and its OK, and no ticket (per-node probing does not tell the outage twice)', () => {
+    const down: NodesPath = (_op, _tr, t) => (t >= WARM_UP && t < WARM_UP + HOUR ? 'unreachable' : 0);
+    const r = replay(perNodeConfig, perNodeTemplate, [[() => unreachable, 1], [healthy, 3]], down);
+    expect(r).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
   });
 });

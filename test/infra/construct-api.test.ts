@@ -97,6 +97,28 @@ describe('StreamProbe as a construct', () => {
     expect(JSON.parse(Object.values(template().findResources('AWS::Lambda::Function')).find((f) => f.Properties.FunctionName)!.Properties.Environment.Variables.KSP_LOCATION_CONFIG).clusters[0].target.perNode).toBe(true);
   });
 
+  it('a cluster probed per node gets its nodes alarms: a ticket when some nodes fail, probe health when none was probed; never a page', () => {
+    const perNode = { name: 'prod', endpoint: 'https://10.0.0.1:6443', caData: 'QQ==', auth: { type: 'eks' as const, clusterName: 'prod' }, target: { namespace: 'kube-stream-probe', perNode: true } };
+    const plain = { ...perNode, name: 'dev', target: { namespace: 'kube-stream-probe' } };
+    const { template, probe } = build({ clusters: [perNode, plain] });
+    const keys = [...probe.alarms!.byKey.keys()];
+    expect(keys.filter((k) => k.startsWith('nodes/'))).toEqual(['nodes/prod/exec/websocket', 'nodes/prod/exec/spdy', 'nodes/prod/portforward/websocket', 'nodes/prod/portforward/spdy']);
+    expect(keys.filter((k) => k.startsWith('nodes-probed/'))).toEqual(['nodes-probed/prod']);
+    const t = template();
+    const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    const failing = alarms.find((a) => a.AlarmName === 'kube-stream-probe-office-vpn-prod-exec-websocket-nodes-failing')!;
+    expect(failing).toMatchObject({ MetricName: 'NodesFailing', Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    expect(failing.Dimensions).toEqual(expect.arrayContaining([{ Name: 'Cluster', Value: 'prod' }, { Name: 'Transport', Value: 'websocket' }]));
+    expect(alarms.find((a) => a.AlarmName === 'kube-stream-probe-office-vpn-prod-no-nodes-probed')).toMatchObject({ MetricName: 'NodesProbed', ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'notBreaching' });
+    const composites = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')).map((c) => c.Properties);
+    const rule = (name: string) => JSON.stringify(composites.find((c) => c.AlarmName === `kube-stream-probe-office-vpn-${name}`)!.AlarmRule);
+    expect(rule('nodes').match(/ALARM\(/g)).toHaveLength(4);
+    expect(rule('nodes')).toMatch(/nodesprodexecwebsocket/);
+    expect(rule('probe-health')).toMatch(/nodesprobedprod/);
+    expect(rule('prod-PAGE')).not.toMatch(/nodes/i);
+    expect(composites.find((c) => c.AlarmName === 'kube-stream-probe-office-vpn-nodes')!.OKActions).toBeUndefined();
+  });
+
   it('alarms: false and dashboard: false make neither; the metrics helpers still work', () => {
     const { template, probe } = build({ alarms: false, dashboard: false });
     const t = template();
