@@ -107,7 +107,12 @@ export interface StreamProbeProps {
 
   /** Where pages go: kubectl broken at this location. @default - a new encrypted topic, `pageEmail` subscribed */
   readonly pageTopic?: sns.ITopic;
-  /** Where tickets go: GA readiness (the fallback) and probe health. @default - a new encrypted topic, `ticketEmail` subscribed */
+  /**
+   * Where tickets go: GA readiness (the fallback), nodes, probe health, and long-hold tasks that stopped without
+   * finishing (from EventBridge: a topic of yours encrypted with a customer-managed key must let
+   * events.amazonaws.com use the key, as it must let cloudwatch.amazonaws.com). @default - a new encrypted topic,
+   * `ticketEmail` subscribed
+   */
   readonly ticketTopic?: sns.ITopic;
   /** Subscribed to the created page topic. @default - none */
   readonly pageEmail?: string;

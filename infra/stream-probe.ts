@@ -11,6 +11,8 @@ import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as eks from 'aws-cdk-lib/aws-eks';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as eventsTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -156,6 +158,8 @@ export class StreamProbe extends Construct {
     const key = !props.pageTopic || !props.ticketTopic ? this.topicKey() : undefined;
     this.pageTopic = props.pageTopic ?? this.topic('PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
     this.ticketTopic = props.ticketTopic ?? this.topic('TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
+
+    if (this.taskRunner) this.taskFailureTickets(this.taskRunner.cluster);
 
     // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
     // A failed run is a ticket instead (CDK grants the role sns:Publish and the key).
@@ -382,6 +386,41 @@ export class StreamProbe extends Construct {
     return { cluster, role, image };
   }
 
+  /**
+   * A long-hold task that stops without finishing its run is a ticket, as a failed Lambda run is: it failed to
+   * start (image pull, capacity, network: stopCode TaskFailedToStart…) or its container exited non-zero (the
+   * run itself failed; a broken path is a finding, published, and exits 0: functions/task.ts). Without this a
+   * broken task runner would only show as missing hold metrics, which alarm on no one. An EventBridge rule on
+   * ECS Task State Change for the task cluster (fields: docs.aws.amazon.com/AmazonECS/latest/developerguide/
+   * ecs_task_events.html), to the ticket topic; a task stopped by a person (UserInitiated) is not a ticket.
+   */
+  private taskFailureTickets(cluster: ecs.Cluster): void {
+    const field = (path: string) => events.EventField.fromPath(path);
+    const rule = new events.Rule(this, 'TaskFailed', {
+      description: `kube-stream-probe ${this.locationName}: a long-hold task stopped without finishing its run`,
+      eventPattern: {
+        source: ['aws.ecs'],
+        detailType: ['ECS Task State Change'],
+        detail: {
+          clusterArn: [cluster.clusterArn],
+          lastStatus: ['STOPPED'],
+          $or: [{ stopCode: [{ 'anything-but': ['EssentialContainerExited', 'UserInitiated'] }] }, { containers: { exitCode: [{ 'anything-but': 0 }] } }],
+        },
+      },
+    });
+    rule.addTarget(
+      new eventsTargets.SnsTopic(this.ticketTopic, {
+        message: events.RuleTargetInput.fromText(
+          `kube-stream-probe ${this.locationName}: a long-hold task stopped without finishing its run (${field('$.detail.stopCode')}: ${field('$.detail.stoppedReason')}; exit code ${field('$.detail.containers[0].exitCode')}), so its holds were not measured. Task ${field('$.detail.taskArn')} of ${field('$.detail.taskDefinitionArn')}: see the log group ${this.logGroup.logGroupName} (streams task/…) and the cluster's stopped tasks in the ECS console.`,
+        ),
+      }),
+    );
+    Validations.of(rule).acknowledge({
+      id: 'Serverless-EventBusDLQ',
+      reason: "The rule's one target is the ticket topic; a ticket it cannot deliver shows in the rule's FailedInvocations metric and the task's own stopped state, and a queue of undelivered tickets would have no reader.",
+    });
+  }
+
   private topic(id: string, displayName: string, masterKey: kms.IKey | undefined, email: string | undefined): sns.ITopic {
     const topic = new sns.Topic(this, id, { displayName, enforceSSL: true, masterKey });
     if (email) {
@@ -414,6 +453,19 @@ export class StreamProbe extends Construct {
         conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
       }),
     );
+    if (this.taskRunner) {
+      // The long-hold tasks' failures reach the ticket topic through EventBridge, which must use the key too
+      // and the topic policy must let it publish (CDK adds that): https://repost.aws/knowledge-center/sns-not-getting-eventbridge-notification
+      key.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: 'EventBridgePublishesTaskFailuresToTheEncryptedTopic',
+          principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+          resources: ['*'],
+          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+        }),
+      );
+    }
     return key;
   }
 }

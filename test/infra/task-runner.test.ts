@@ -9,6 +9,7 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
@@ -67,6 +68,30 @@ describe('the task runner', () => {
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements.map((s) => s.Action).sort()).toEqual(['cloudwatch:PutMetricData', 'secretsmanager:GetSecretValue']);
     for (const st of Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement)) for (const a of [st.Action].flat()) expect(a).not.toMatch(/(^|:)\*$/);
+  });
+
+  it('a task that stops without finishing its run is a ticket: an EventBridge rule on the task cluster to the ticket topic, which EventBridge may publish to and whose key it may use', () => {
+    const { template: t, stack, probe } = build([SHORT, HOUR_HOLD]);
+    const rules = Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties);
+    expect(rules).toHaveLength(1);
+    const pattern = rules[0]!.EventPattern;
+    expect(pattern).toMatchObject({ source: ['aws.ecs'], 'detail-type': ['ECS Task State Change'], detail: { lastStatus: ['STOPPED'] } });
+    expect(pattern.detail.clusterArn).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^ProbeTaskCluster/), 'Arn'] }]);
+    // Failed to start, or exited non-zero (a failed run); a clean exit (findings included) or a person's stop is not a ticket.
+    expect(pattern.detail.$or).toEqual([{ stopCode: [{ 'anything-but': ['EssentialContainerExited', 'UserInitiated'] }] }, { containers: { exitCode: [{ 'anything-but': 0 }] } }]);
+    const ticket = stack.getLogicalId(probe.ticketTopic.node.defaultChild as sns.CfnTopic);
+    expect(rules[0]!.Targets).toEqual([expect.objectContaining({ Arn: { Ref: ticket }, InputTransformer: expect.objectContaining({ InputPathsMap: expect.objectContaining({ 'detail-stopCode': '$.detail.stopCode' }) }) })]);
+    const topicPolicy = Object.values(t.findResources('AWS::SNS::TopicPolicy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(topicPolicy).toEqual(expect.arrayContaining([expect.objectContaining({ Action: 'sns:Publish', Principal: { Service: 'events.amazonaws.com' }, Resource: { Ref: ticket } })]));
+    const key = Object.values(t.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement;
+    expect(key).toEqual(expect.arrayContaining([expect.objectContaining({ Sid: 'EventBridgePublishesTaskFailuresToTheEncryptedTopic', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } } })]));
+  });
+
+  it('no long hold: no rule, and the key admits no EventBridge', () => {
+    const { template: t } = build([SHORT]);
+    t.resourceCountIs('AWS::Events::Rule', 0);
+    const key = Object.values(t.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement;
+    expect(JSON.stringify(key)).not.toContain('events.amazonaws.com');
   });
 
   it('cdk-nag AwsSolutions and Serverless: nothing unexplained', () => {
