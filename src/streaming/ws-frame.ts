@@ -19,16 +19,16 @@ const MASK_BIT = 0x80;
 
 type MaskFn = (source: Buffer, mask: Buffer, output: Buffer, offset: number, length: number) => void;
 
-/** `output[offset + i] = source[i] ^ mask[i & 3]`: the JavaScript loop ws falls back to. */
-const maskInJs: MaskFn = (source, key, output, offset, length) => {
+/** `output[offset + i] = source[i] ^ mask[i & 3]`: the JavaScript loop ws falls back to (exported for its test). */
+export const maskInJs: MaskFn = (source, key, output, offset, length) => {
   for (let i = 0; i < length; i++) output[offset + i] = source[i]! ^ key[i & 3]!;
 };
 
 /**
- * Masks as ws does: with the optional native bufferutil when it loads (required at run time: a native addon is
+ * Masks as ws does (exported for its test): with the optional native bufferutil when it loads (required at run time: a native addon is
  * never bundled, scripts/build.mjs), else in JavaScript; short pieces always in JavaScript (ws's threshold).
  */
-const mask: MaskFn = (() => {
+export const mask: MaskFn = (() => {
   try {
     const native = createRequire(import.meta.url)('bufferutil') as { mask: MaskFn };
     return (source, key, output, offset, length) => (length < 48 ? maskInJs : native.mask)(source, key, output, offset, length);

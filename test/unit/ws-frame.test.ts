@@ -7,7 +7,8 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import * as wsModule from 'ws';
-import { maskedBinaryFrame, writeUnmaskedBinaryFrame } from '../../src/streaming/ws-frame.js';
+import { createRequire } from 'node:module';
+import { mask, maskInJs, maskedBinaryFrame, writeUnmaskedBinaryFrame } from '../../src/streaming/ws-frame.js';
 
 const { Receiver } = wsModule as unknown as { Receiver: new (o: object) => NodeJS.WritableStream & { on(e: string, l: (...a: any[]) => void): void } };
 
@@ -94,3 +95,26 @@ async function framedOnSocket(pieces: Buffer[]): Promise<Buffer> {
   server.close();
   return wire;
 }
+
+describe('masking', () => {
+  it('uses the native bufferutil on this machine (CI installs it: an optional dependency with a linux-x64 prebuild)', () => {
+    expect(() => createRequire(import.meta.url)('bufferutil')).not.toThrow();
+    expect(mask).not.toBe(maskInJs);
+  });
+
+  it('the JavaScript fallback (arm64 Lambda and task) masks exactly as the native loop, at every offset and length', () => {
+    const key = Buffer.from([0x12, 0x9a, 0xff, 0x01]);
+    for (const length of [0, 1, 3, 47, 48, 49, 1000, 65537]) {
+      const source = bytes(length, length);
+      for (const offset of [0, 1, 5]) {
+        const a = Buffer.alloc(length + offset, 7);
+        const b = Buffer.alloc(length + offset, 7);
+        mask(source, key, a, offset, length);
+        maskInJs(source, key, b, offset, length);
+        expect(a.equals(b), `${length} at ${offset}`).toBe(true);
+        if (length > 0) expect(b[offset]).toBe(source[0]! ^ 0x12);
+        if (offset > 0) expect(b[0]).toBe(7); // nothing before the offset is touched
+      }
+    }
+  });
+});
