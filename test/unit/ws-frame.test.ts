@@ -105,13 +105,12 @@ describe('masking', () => {
   it('the JavaScript fallback (arm64 Lambda and task) masks exactly as the native loop, at every offset and length', () => {
     const key = Buffer.from([0x12, 0x9a, 0xff, 0x01]);
     for (const length of [0, 1, 3, 47, 48, 49, 1000, 65537]) {
-      const source = bytes(length, length);
-      for (const offset of [0, 1, 5]) {
+      for (const [source, offset] of [0, 1, 4, 5].flatMap((o) => [[bytes(length, length), o] as const, [bytes(length + 1, length).subarray(1), o] as const])) {
         const a = Buffer.alloc(length + offset, 7);
         const b = Buffer.alloc(length + offset, 7);
         mask(source, key, a, offset, length);
         maskInJs(source, key, b, offset, length);
-        expect(a.equals(b), `${length} at ${offset}`).toBe(true);
+        expect(a.equals(b), `${length} at ${offset}, source at ${source.byteOffset}`).toBe(true);
         if (length > 0) expect(b[offset]).toBe(source[0]! ^ 0x12);
         if (offset > 0) expect(b[0]).toBe(7); // nothing before the offset is touched
       }
