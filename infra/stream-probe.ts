@@ -444,28 +444,21 @@ export class StreamProbe extends Construct {
   private topicKey(): kms.Key {
     const stack = Stack.of(this);
     const key = new kms.Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it' });
-    key.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'CloudWatchAlarmsPublishToTheEncryptedTopic',
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-        resources: ['*'],
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
-      }),
-    );
-    if (this.taskRunner) {
-      // The long-hold tasks' failures reach the ticket topic through EventBridge, which must use the key too
-      // and the topic policy must let it publish (CDK adds that): https://repost.aws/knowledge-center/sns-not-getting-eventbridge-notification
+    // A service of this account may encrypt to the topics (publish) under this key.
+    const admit = (sid: string, service: string) =>
       key.addToResourcePolicy(
         new iam.PolicyStatement({
-          sid: 'EventBridgePublishesTaskFailuresToTheEncryptedTopic',
-          principals: [new iam.ServicePrincipal('events.amazonaws.com')],
+          sid,
+          principals: [new iam.ServicePrincipal(service)],
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
           conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
         }),
       );
-    }
+    admit('CloudWatchAlarmsPublishToTheEncryptedTopic', 'cloudwatch.amazonaws.com');
+    // The long-hold tasks' failures reach the ticket topic through EventBridge, which must use the key too, and
+    // the topic policy must let it publish (CDK adds that): https://repost.aws/knowledge-center/sns-not-getting-eventbridge-notification
+    if (this.taskRunner) admit('EventBridgePublishesTaskFailuresToTheEncryptedTopic', 'events.amazonaws.com');
     return key;
   }
 }
