@@ -15,7 +15,7 @@ import { withKubectlPortForward } from '../lab/kubectl.js';
 import { BenchFailure, echoThroughput, median, payload, type Row } from './common.js';
 
 /** A TCP echo server in a process of its own: the direct-TCP baseline. */
-async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
+export async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
   const script = "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
@@ -26,10 +26,15 @@ async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
 }
 
 /** The emulator as a separate process (`kube-stream-probe emulator`), with its URL, kubeconfig and echo port. */
-async function emulatorProcess(echoPort: number): Promise<{ url: URL; kubeconfig: string; echoPort: number; child: ChildProcess }> {
+export async function emulatorProcess(
+  echoPort: number,
+  options: { readonly nodeArgs?: readonly string[]; readonly relay?: boolean } = {},
+): Promise<{ url: URL; kubeconfig: string; echoPort: number; child: ChildProcess }> {
   // The pod's port echoes inside the emulator (--echo-in-stream): one TCP connection from the client, as in the
   // direct baseline, so "× direct" is what the streaming protocol costs on both ends, not a relay hop to a pod.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', '--echo-port', String(echoPort), '--echo-in-stream'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // `relay` forwards to the echo process instead (the setup before 2026-12-03, for profiling the relay).
+  const args = ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/cli/main.ts', 'emulator', '--echo-port', String(echoPort), ...(options.relay ? [] : ['--echo-in-stream'])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const t0 = Date.now();
@@ -57,7 +62,7 @@ const MIB = 64;
 const RUNS = 7;
 const WARM_UP = 3;
 
-function tcp(port: number): Promise<net.Socket> {
+export function tcp(port: number): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1', () => resolve(s));
     s.setNoDelay(true);
@@ -131,10 +136,15 @@ export async function throughputBench(): Promise<Row[]> {
       rows.push({ bench: 'port-forward CPU', what: `ours over ${transport}: our process, the client and the 64 MiB check included`, value: perGiB(ourCpu), unit: 'CPU s/GiB', ratio: `${(perGiB(ourCpu) / perGiB(theirCpu)).toFixed(2)}× kubectl's` });
     }
   } finally {
-    for (const c of [lab.child, echo.child]) {
-      c.kill('SIGTERM');
-      await new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)));
-    }
+    await stopProcesses(lab.child, echo.child);
   }
   return rows;
+}
+
+/** Stops the bench's own child processes (SIGTERM; an emulator started with --cpu-prof writes its profile on exit). */
+export async function stopProcesses(...children: ChildProcess[]): Promise<void> {
+  for (const c of children) {
+    c.kill('SIGTERM');
+    await new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)));
+  }
 }

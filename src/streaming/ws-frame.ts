@@ -84,9 +84,9 @@ function writeHeader(out: Buffer, length: number, maskKey: Buffer | undefined): 
   return at;
 }
 
-// Masking keys come from a pool of random bytes refilled 1 KiB at a time (ws does the same): RFC 6455 §5.3 wants
+// Masking keys come from a pool of random bytes refilled 8 KiB at a time (as ws does): RFC 6455 §5.3 wants
 // them unpredictable, and one randomFillSync per frame would cost more than the masking.
-const KEY_POOL_BYTES = 1024;
+const KEY_POOL_BYTES = 8 * 1024;
 const keyPool = Buffer.alloc(KEY_POOL_BYTES);
 let keyPoolAt = KEY_POOL_BYTES;
 
