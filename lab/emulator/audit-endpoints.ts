@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { minorVersion } from '../../src/kube/rest.js';
 import { sendJson, sendStatus } from './status.js';
-import type { EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
+import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 
 /** Gate → (minor it appeared, stage then, on by default then) and its later promotion (apiserver feature gates). */
 const GATES: readonly { name: string; steps: readonly (readonly [number, string, boolean])[] }[] = [
@@ -22,7 +22,7 @@ export function minorOf(version: string): number {
   return minorVersion(version) ?? 33;
 }
 
-export function metricsText(version: string, upgrades: readonly UpgradeRecord[]): string {
+export function metricsText(version: string, upgrades: readonly UpgradeRecord[], passesToKubelet: (node: string | undefined) => boolean = () => false): string {
   const minor = minorOf(version);
   const lines: string[] = ['# HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.', '# TYPE kubernetes_feature_enabled gauge'];
   for (const g of GATES) {
@@ -42,7 +42,28 @@ export function metricsText(version: string, upgrades: readonly UpgradeRecord[])
   if (minor >= 36) {
     const name = 'apiserver_websocket_streaming_requests_total';
     lines.push(`# HELP ${name} [ALPHA] Total number of WebSocket streaming requests, by subresource and how they were proxied`, `# TYPE ${name} counter`);
-    for (const sub of ['exec', 'attach', 'portforward']) lines.push(`${name}{proxy_type="translated_at_apiserver",subresource="${sub}"} ${ws.filter((u) => u.operation === sub).length}`);
+    for (const type of ['proxied_to_kubelet', 'translated_at_apiserver']) {
+      const mine = ws.filter((u) => passesToKubelet(u.node) === (type === 'proxied_to_kubelet'));
+      for (const sub of ['exec', 'attach', 'portforward']) lines.push(`${name}{proxy_type="${type}",subresource="${sub}"} ${mine.filter((u) => u.operation === sub).length}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * A kubelet's /metrics (through the API server's node proxy): from 1.36 `kubelet_websocket_streaming_requests_total`
+ * counts the WebSocket streams the API server passed to it, one sample per subresource seen (a labelled counter
+ * shows nothing before its first count). Older kubelets do not have it.
+ */
+export function kubeletMetricsText(node: EmulatorNode, serverVersion: string, upgrades: readonly UpgradeRecord[], passedThrough: boolean): string {
+  const lines = ['# HELP kubelet_node_name [ALPHA] The node\'s name. The count is always 1.', '# TYPE kubelet_node_name gauge', `kubelet_node_name{node="${node.name}"} 1`];
+  if (minorOf(node.kubeletVersion ?? serverVersion) < 36) return lines.join('\n') + '\n';
+  const name = 'kubelet_websocket_streaming_requests_total';
+  lines.push(`# HELP ${name} [ALPHA] Total number of WebSocket streaming requests served by the kubelet, by subresource`, `# TYPE ${name} counter`);
+  const mine = passedThrough ? upgrades.filter((u) => u.transport === 'websocket' && u.node === node.name && u.status === 101) : [];
+  for (const sub of ['exec', 'attach', 'portforward']) {
+    const n = mine.filter((u) => u.operation === sub).length;
+    if (n > 0) lines.push(`${name}{subresource="${sub}"} ${n}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -76,6 +76,8 @@ export interface EmulatorOptions {
   readonly metricsForbidden?: boolean;
   /** Answer 403 to the RBAC lists. */
   readonly rbacListForbidden?: boolean;
+  /** Answer 403 to GET nodes/NAME/proxy/… (a caller without get on nodes/proxy, as most should be). */
+  readonly nodeProxyForbidden?: boolean;
   /**
    * Forward the pod's ports to this TCP echo port on 127.0.0.1 (another process) instead of an echo server
    * in this process: the throughput benchmark keeps the echo's CPU out of the emulator's. @default - in-process

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
-import { metricsText, serveRbacList } from './audit-endpoints.js';
+import { kubeletMetricsText, metricsText, serveRbacList } from './audit-endpoints.js';
 
 export interface RestContext {
   readonly namespace: string;
@@ -23,6 +23,9 @@ export interface RestContext {
   readonly rbacObjects: Required<RbacObjects>;
   readonly metricsForbidden: boolean;
   readonly rbacListForbidden: boolean;
+  readonly nodeProxyForbidden: boolean;
+  /** Whether the API server passes this node's WebSockets to its kubelet (1.36+, declared by the node). */
+  readonly passesToKubelet: (node: string | undefined) => boolean;
   /** Every pod: the target first, then the per-node targets. */
   readonly pods: readonly EmulatorPod[];
   readonly nodes: readonly EmulatorNode[];
@@ -137,7 +140,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   if (get && p === '/metrics') {
     if (ctx.metricsForbidden) return sendStatus(res, 403, 'forbidden: User "lab" cannot get path "/metrics"');
     res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
-    res.end(metricsText(ctx.serverVersion, ctx.upgrades()));
+    res.end(metricsText(ctx.serverVersion, ctx.upgrades(), ctx.passesToKubelet));
     return;
   }
   if (get && serveRbacList(p, res, ctx.rbacObjects, ctx.rbacListForbidden)) return;
@@ -206,6 +209,15 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
     });
   }
   if (get && p === '/api/v1/nodes') return sendJson(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: ctx.nodes.map((n) => nodeObject(ctx, n)) });
+  const kubeletMetrics = /^\/api\/v1\/nodes\/([^/]+)\/proxy\/metrics$/.exec(p);
+  if (get && kubeletMetrics) {
+    const n = ctx.nodes.find((x) => x.name === kubeletMetrics[1]);
+    if (ctx.nodeProxyForbidden) return sendStatus(res, 403, `nodes "${kubeletMetrics[1]}" is forbidden: User "lab" cannot get resource "nodes/proxy" in API group "" at the cluster scope`);
+    if (!n) return sendStatus(res, 404, `nodes "${kubeletMetrics[1]}" not found`);
+    res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+    res.end(kubeletMetricsText(n, ctx.serverVersion, ctx.upgrades(), ctx.passesToKubelet(n.name)));
+    return;
+  }
   const node = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p);
   if (get && node) {
     const n = ctx.nodes.find((x) => x.name === node[1]);

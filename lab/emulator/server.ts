@@ -160,6 +160,8 @@ export class Emulator extends EventEmitter {
       rbacObjects: { ...defaultRbacObjects(o.rbac ?? DEFAULTS.rbac), ...(o.rbacObjects ?? {}) } as Required<RbacObjects>,
       metricsForbidden: o.metricsForbidden === true,
       rbacListForbidden: o.rbacListForbidden === true,
+      nodeProxyForbidden: o.nodeProxyForbidden === true,
+      passesToKubelet: (node) => this.passesWebSocketToKubelet(node),
       pods: this.pods,
       nodes: this.nodes,
     };

@@ -17,6 +17,7 @@ import { parseMetrics } from './prometheus.js';
 import { rbacFindings, roleGrants, type RbacFinding, type RoleGrant } from './rbac-audit.js';
 import { scanForToggles, type ScanResult } from './scan.js';
 import { counterReadings, gateStates, type CounterReading, type GateState } from './streaming-metrics.js';
+import { readKubeletCounters, type KubeletAudit } from './kubelet-metrics.js';
 
 /** Fix categories, in the order they are most likely to be the cause (the issue's list). */
 export const FIX_ORDER = ['idle timeouts', 'upgrade passthrough', 'buffering', 'HTTP/2 hops', 'RBAC', 'toggles', 'clients'] as const;
@@ -36,6 +37,8 @@ export interface AuditReport {
   readonly metrics: { readonly state: 'read' | 'forbidden' | 'failed'; readonly detail?: string };
   readonly gates: readonly GateState[];
   readonly counters: readonly CounterReading[];
+  /** The kubelets' own WebSocket pass-through counter (1.36+ kubelets only, through nodes/proxy when allowed). */
+  readonly kubelets: KubeletAudit;
   readonly rbac: { readonly state: 'read' | 'forbidden' | 'failed'; readonly detail?: string; readonly roles: readonly RoleGrant[]; readonly findings: readonly RbacFinding[] };
   readonly clients: { readonly local: readonly LocalClient[]; readonly proxyScheme: string | null; readonly findings: readonly string[] };
   readonly toggles: ScanResult | null;
@@ -101,9 +104,9 @@ async function readRbac(rest: RestClient): Promise<AuditReport['rbac']> {
 
 export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfig, options: AuditOptions): Promise<AuditReport> {
   const rest = new RestClient(connection);
-  let version, metrics, rbac;
+  let version, metrics, rbac, kubelets;
   try {
-    [version, metrics, rbac] = await Promise.all([serverVersion(rest), readMetrics(rest), readRbac(rest)]);
+    [version, metrics, rbac, kubelets] = await Promise.all([serverVersion(rest), readMetrics(rest), readRbac(rest), readKubeletCounters(rest)]);
   } finally {
     await rest.close();
   }
@@ -156,6 +159,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     metrics: { state: metrics.state, ...(metrics.detail ? { detail: metrics.detail } : {}) },
     gates,
     counters,
+    kubelets,
     rbac,
     clients: { local, proxyScheme, findings: clientFindings },
     toggles,

@@ -2,6 +2,13 @@
 import { table } from '../cli/format.js';
 import { htmlPage, reportSections } from '../report/html.js';
 import type { AuditReport } from './audit.js';
+import { KUBELET_COUNTER } from './kubelet-metrics.js';
+
+const KUBELET_STATE_WORDS: Record<AuditReport['kubelets']['nodes'][number]['state'], string> = {
+  read: 'yes',
+  'not-in-version': 'no: only from 1.36 (absent is not zero)',
+  'not-seen': 'no sample: nothing passed through yet',
+};
 
 const VERDICT_WORDS: Record<AuditReport['verdict'], string> = {
   ready: 'READY: nothing found that breaks kubectl exec or port-forward at the upgrade or at KEP-4006 GA.',
@@ -30,6 +37,11 @@ export function auditText(a: AuditReport): string {
     );
     if ((a.server.minor ?? 0) >= 36) out.push('  From 1.36 the translator and tunnel counters count only what the API server still translates; apiserver_websocket_streaming_requests_total counts all WebSocket streaming.');
   }
+  out.push('', `Kubelets (${KUBELET_COUNTER}, 1.36+: WebSocket streams the API server passed to the kubelet):`);
+  if (a.kubelets.state !== 'read') out.push(`  not read: ${a.kubelets.detail}`);
+  if (a.kubelets.nodes.length) out.push(table(['  NODE', 'KUBELET', 'READ', 'TOTAL', 'BY SUBRESOURCE'], a.kubelets.nodes.map((k) => [`  ${k.node}`, k.kubeletVersion ?? '?', KUBELET_STATE_WORDS[k.state], k.total === null ? '-' : String(k.total), Object.entries(k.bySubresource).map(([s, n]) => `${s}=${n}`).join(' ') || '-'])));
+  else if (a.kubelets.state === 'read') out.push('  no nodes listed');
+  if (a.kubelets.skippedNodes.length) out.push(`  ${a.kubelets.skippedNodes.length} more nodes not read (the first ${a.kubelets.nodes.length} by name are)`);
   out.push('', 'RBAC on pods/exec, pods/attach, pods/portforward (SPDY needs create; WebSocket needs get, and from 1.35 create too):');
   if (a.rbac.state !== 'read') out.push(`  not read: ${a.rbac.detail}`);
   else if (a.rbac.roles.length === 0) out.push('  no role grants them');
@@ -64,7 +76,8 @@ export function auditHtml(a: AuditReport): string {
       ? `<table class="gates"><caption>Feature gates</caption><thead><tr><th>gate</th><th>state</th><th>stage</th></tr></thead><tbody>${rows(a.gates.map((g) => [g.name, g.enabled === null ? 'absent' : g.enabled ? 'on' : 'off', g.stage ?? '-']))}</tbody></table>` +
         `<table class="counters"><caption>Streaming counters</caption><thead><tr><th>counter</th><th>read</th><th>total</th><th>failed</th></tr></thead><tbody>${rows(a.counters.map((c) => [c.name, c.state, c.total ?? '-', c.failed ?? '-']))}</tbody></table>`
       : `<p class="warn">/metrics not read: ${esc(a.metrics.detail ?? a.metrics.state)}</p>`,
-    `<table class="rbac-roles"><caption>RBAC on the streaming subresources</caption><thead><tr><th>role</th><th>grants</th><th>subjects</th></tr></thead><tbody>${rows(a.rbac.roles.map((r) => [`${r.kind} ${r.name}`, Object.entries(r.grants).map(([k, v]) => `${k}:${v}`).join(' '), r.subjects.join(', ')]))}</tbody></table>`,
+    `<table class="kubelets"><caption>Kubelets: ${KUBELET_COUNTER} (1.36+)${a.kubelets.state === 'read' ? '' : ` — not read: ${esc(a.kubelets.detail)}`}</caption><thead><tr><th>node</th><th>kubelet</th><th>read</th><th>total</th></tr></thead><tbody>${rows(a.kubelets.nodes.map((k) => [k.node, k.kubeletVersion ?? '?', KUBELET_STATE_WORDS[k.state], k.total ?? '-']))}</tbody></table>` +
+        `<table class="rbac-roles"><caption>RBAC on the streaming subresources</caption><thead><tr><th>role</th><th>grants</th><th>subjects</th></tr></thead><tbody>${rows(a.rbac.roles.map((r) => [`${r.kind} ${r.name}`, Object.entries(r.grants).map(([k, v]) => `${k}:${v}`).join(' '), r.subjects.join(', ')]))}</tbody></table>`,
     a.toggles ? `<table class="toggles"><caption>Toggles in automation</caption><tbody>${rows(a.toggles.hits.map((h) => [`${h.file}:${h.line}`, h.toggle, h.value ?? '']))}</tbody></table>` : '',
     '</section>',
     a.ab ? reportSections([{ report: a.ab }]) : '',

@@ -75,10 +75,47 @@ describe('server versions: gates and counters, read per version', () => {
     expect(gate(report, 'ExtendWebSocketsToKubelet')).toMatchObject({ enabled: true });
     const c = counter(report, 'apiserver_websocket_streaming_requests_total');
     expect(c).toMatchObject({ state: 'read', total: 0, failed: null });
-    expect(Object.keys(c.bySubresource ?? {}).sort()).toEqual(['attach/translated_at_apiserver', 'exec/translated_at_apiserver', 'portforward/translated_at_apiserver']);
+    expect(Object.keys(c.bySubresource ?? {}).sort()).toEqual(['attach/proxied_to_kubelet', 'attach/translated_at_apiserver', 'exec/proxied_to_kubelet', 'exec/translated_at_apiserver', 'portforward/proxied_to_kubelet', 'portforward/translated_at_apiserver']);
     expect(report.ab?.verdicts.every((v) => v.verdict === 'clean')).toBe(true);
     const again = await audit(l, ['--no-ab']);
     expect(counter(again.report, 'apiserver_websocket_streaming_requests_total').bySubresource).toMatchObject({ 'exec/translated_at_apiserver': 1, 'portforward/translated_at_apiserver': 1 });
+  });
+
+  it('1.36 with mixed kubelets: each kubelet\'s pass-through counter read through nodes/proxy where it exists, never below 1.36', async () => {
+    const nodes = [
+      { name: 'node-a', kubeletVersion: 'v1.35.2' },
+      { name: 'node-b', kubeletVersion: 'v1.36.0', declaredFeatures: ['ExtendWebSocketsToKubelet'] },
+      { name: 'node-c', kubeletVersion: 'v1.36.0' },
+    ];
+    const l = await lab({ serverVersion: 'v1.36.0', nodes });
+    const run = await cli(['run', '--per-node', '--kubeconfig', l.kubeconfig, '--hold', '0s', '-o', 'json']); // traffic to every node's target
+    expect(run.code).toBe(0);
+    const { report } = await audit(l, ['--no-ab']);
+    expect(report.kubelets.state).toBe('read');
+    expect(report.kubelets.nodes).toEqual([
+      { node: 'node-a', kubeletVersion: 'v1.35.2', state: 'not-in-version', total: null, bySubresource: {} },
+      // Only node-b declares the feature: the API server passed its WebSocket exec and port-forward to its kubelet.
+      { node: 'node-b', kubeletVersion: 'v1.36.0', state: 'read', total: 2, bySubresource: { exec: 1, portforward: 1 } },
+      { node: 'node-c', kubeletVersion: 'v1.36.0', state: 'not-seen', total: null, bySubresource: {} },
+    ]);
+    // The API server's own counter agrees: node-b's streams as proxied_to_kubelet, the rest translated.
+    const c = counter(report, 'apiserver_websocket_streaming_requests_total').bySubresource!;
+    expect([c['exec/proxied_to_kubelet'], c['portforward/proxied_to_kubelet']]).toEqual([1, 1]);
+    expect(c['exec/translated_at_apiserver']).toBeGreaterThanOrEqual(2);
+    const text = await cli(['audit', '--kubeconfig', l.kubeconfig, '--no-ab'], { PATH: '/nonexistent' });
+    expect(text.stdout).toMatch(/node-b\s+v1\.36\.0\s+yes\s+2\s+exec=1 portforward=1/);
+    expect(text.stdout).toMatch(/node-a\s+v1\.35\.2\s+no: only from 1\.36 \(absent is not zero\)/);
+  });
+
+  it('nodes/proxy forbidden: the kubelet counters are not read, with the warning that it is as strong as exec; below 1.36 it is never asked', async () => {
+    const l = await lab({ serverVersion: 'v1.36.0', nodes: [{ name: 'node-a' }], nodeProxyForbidden: true });
+    const { report } = await audit(l, ['--no-ab']);
+    expect(report.kubelets.state).toBe('forbidden');
+    expect(report.kubelets.detail).toMatch(/get nodes\/proxy .*as strong as exec on every pod/);
+    expect(report.verdict).toBe('ready'); // not a finding to fix by granting it
+    const old = await lab({ serverVersion: 'v1.33.4', nodeProxyForbidden: true });
+    const before = await audit(old, ['--no-ab']);
+    expect(before.report.kubelets).toMatchObject({ state: 'read', nodes: [{ state: 'not-in-version' }] });
   });
 
   it('/metrics forbidden: said so, with what to grant; nothing concluded from its absence', async () => {
