@@ -9,15 +9,15 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { openPortForward } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
+import { TRANSPORTS } from '../src/vocabulary.js';
 import { summarizeProfile, type ProfileSummary } from './cpuprofile.js';
-import { echoThroughput, median, payload } from './common.js';
-import { echoProcess, emulatorProcess, stopProcesses } from './throughput.js';
+import { median, payload } from './common.js';
+import { echoProcess, emulatorProcess, oursOnce, stopProcesses } from './throughput.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { transfers: { type: 'string', default: '8' }, relay: { type: 'boolean', default: false } } });
 const transport = (positionals[0] ?? 'websocket') as Transport;
-if (transport !== 'spdy' && transport !== 'websocket') throw new Error(`transport "${transport}" is not spdy or websocket`);
+if (!TRANSPORTS.includes(transport)) throw new Error(`transport "${transport}" is not one of ${TRANSPORTS.join(', ')}`);
 const transfers = Number(values.transfers);
 if (!Number.isInteger(transfers) || transfers < 1) throw new Error(`--transfers "${values.transfers}" is not a whole number ≥ 1`);
 const WARM_UP = 3;
@@ -27,7 +27,7 @@ mkdirSync(join(dir, 'emulator'), { recursive: true });
 
 const echo = await echoProcess();
 const lab = await emulatorProcess(echo.port, { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', join(dir, 'emulator')], relay: values.relay });
-const { data, sha } = payload(64 * 1024 * 1024);
+const data = payload(64 * 1024 * 1024);
 const session = new Session();
 session.connect();
 const rates: number[] = [];
@@ -37,12 +37,8 @@ try {
       await session.post('Profiler.enable');
       await session.post('Profiler.start');
     }
-    const pf = await openPortForward(transport, { server: lab.url }, { namespace: 'default', pod: 'probe-target', keepalive: 'none' });
-    const conn = await pf.openConnection(8080);
-    const rate = await echoThroughput(conn.stream, data, sha, `ours ${transport}`);
-    if (i >= WARM_UP) rates.push(rate);
-    conn.close();
-    pf.close();
+    const { mibs } = await oursOnce(transport, lab.url, data);
+    if (i >= WARM_UP) rates.push(mibs);
   }
   const { profile } = await session.post('Profiler.stop');
   writeFileSync(join(dir, `client-${transport}.cpuprofile`), JSON.stringify(profile));

@@ -70,10 +70,25 @@ export function tcp(port: number): Promise<net.Socket> {
   });
 }
 
+/** One transfer of `data` through our port-forward to the emulator's pod port: MiB/s and our process's CPU seconds. */
+export async function oursOnce(transport: Transport, server: URL, data: Buffer): Promise<{ mibs: number; cpuSeconds: number }> {
+  const pf = await openPortForward(transport, { server }, { namespace: 'default', pod: 'probe-target', keepalive: 'none' });
+  try {
+    const conn = await pf.openConnection(8080);
+    const c0 = process.cpuUsage();
+    const mibs = await echoThroughput(conn.stream, data, `ours ${transport}`);
+    const c = process.cpuUsage(c0);
+    conn.close();
+    return { mibs, cpuSeconds: (c.user + c.system) / 1e6 };
+  } finally {
+    pf.close();
+  }
+}
+
 export async function throughputBench(): Promise<Row[]> {
   const echo = await echoProcess();
   const lab = await emulatorProcess(echo.port);
-  const { data, sha } = payload(MIB * 1024 * 1024);
+  const data = payload(MIB * 1024 * 1024);
   const rows: Row[] = [];
   try {
     const echoPort = lab.echoPort;
@@ -82,7 +97,7 @@ export async function throughputBench(): Promise<Row[]> {
     const direct: number[] = [];
     const directRun = async (count: boolean) => {
       const s = await tcp(echoPort);
-      const v = await echoThroughput(s, data, sha, 'direct TCP');
+      const v = await echoThroughput(s, data, 'direct TCP');
       s.destroy();
       if (count) direct.push(v);
     };
@@ -99,22 +114,16 @@ export async function throughputBench(): Promise<Row[]> {
       for (let i = 0; i < WARM_UP + RUNS; i++) {
         const count = i >= WARM_UP;
         if (transport === 'spdy') await directRun(count);
-        const pf = await openPortForward(transport, { server: lab.url }, { namespace: 'default', pod: 'probe-target', keepalive: 'none' });
-        const conn = await pf.openConnection(8080);
-        const c0 = process.cpuUsage();
-        const mine = await echoThroughput(conn.stream, data, sha, `ours ${transport}`);
-        const c = process.cpuUsage(c0);
+        const mine = await oursOnce(transport, lab.url, data);
         if (count) {
-          ours.push(mine);
-          ourCpu.push((c.user + c.system) / 1e6);
+          ours.push(mine.mibs);
+          ourCpu.push(mine.cpuSeconds);
         }
-        conn.close();
-        pf.close();
         const env = { KUBECTL_PORT_FORWARD_WEBSOCKETS: transport === 'websocket' ? 'true' : 'false' };
         const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, async (port, pid) => {
           const s = await tcp(port);
           const k0 = processCpuSeconds(pid);
-          const v = await echoThroughput(s, data, sha, `kubectl ${transport}`);
+          const v = await echoThroughput(s, data, `kubectl ${transport}`);
           if (count) theirCpu.push(processCpuSeconds(pid) - k0);
           s.destroy();
           return v;

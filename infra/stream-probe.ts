@@ -173,12 +173,13 @@ export class StreamProbe extends Construct {
       reason: "Each run's timings are its product and are published as metrics and structured log lines; X-Ray would add cost per run and CPU inside the function whose handshake latency it measures.",
     });
 
+    const perNodeClusters = clusters.filter((c) => c.target.perNode).map((c) => c.name);
     if (this.plan.alarms) {
       this.alarms = new ProbeAlarms(this, 'Alarms', {
         project,
         locationName: location,
         clusterNames: clusters.map((c) => c.name),
-        perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
+        perNodeClusters,
         schedules: this.plan.schedules,
         ...this.plan.alarms,
         fn: this.function,
@@ -197,7 +198,7 @@ export class StreamProbe extends Construct {
         period: this.periodOf(this.plan.schedules),
         logGroup: this.logGroup,
         alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
-        perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
+        perNodeClusters,
       }).dashboard;
     }
 

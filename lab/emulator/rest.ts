@@ -211,8 +211,8 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   if (get && p === '/api/v1/nodes') return sendJson(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: ctx.nodes.map((n) => nodeObject(ctx, n)) });
   const kubeletMetrics = /^\/api\/v1\/nodes\/([^/]+)\/proxy\/metrics$/.exec(p);
   if (get && kubeletMetrics) {
-    const n = ctx.nodes.find((x) => x.name === kubeletMetrics[1]);
     if (ctx.nodeProxyForbidden) return sendStatus(res, 403, `nodes "${kubeletMetrics[1]}" is forbidden: User "lab" cannot get resource "nodes/proxy" in API group "" at the cluster scope`);
+    const n = ctx.nodes.find((x) => x.name === kubeletMetrics[1]);
     if (!n) return sendStatus(res, 404, `nodes "${kubeletMetrics[1]}" not found`);
     res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
     res.end(kubeletMetricsText(n, ctx.serverVersion, ctx.upgrades(), ctx.passesToKubelet(n.name)));

@@ -82,7 +82,7 @@ export class Emulator extends EventEmitter {
 
   /** The nodes: the configured ones, or one healthy lab-node. */
   get nodes(): readonly EmulatorNode[] {
-    return this.options.nodes?.length ? this.options.nodes : [{ name: 'lab-node' }];
+    return this.options.nodes?.length ? this.options.nodes : LAB_NODES;
   }
 
   /** The target on the first node, then (with nodes configured) one per-node target on each; built once. */
@@ -440,6 +440,9 @@ export function cutSocket(socket: net.Socket, mode: 'fin' | 'rst'): void {
   socket.end();
   setTimeout(() => socket.destroy(), 200).unref();
 }
+
+/** The one node of an emulator without configured nodes. */
+const LAB_NODES: readonly EmulatorNode[] = [{ name: 'lab-node' }];
 
 /** An echo server in another process: only its port is known here. */
 function externalEcho(port: number): EchoServer {

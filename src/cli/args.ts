@@ -42,3 +42,23 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
   if (!(allowed as readonly string[]).includes(value)) throw probeError('USAGE', `--${flag}: "${value}" is not one of ${allowed.join(', ')}`, { field: flag });
   return value as T;
 }
+
+/** The flags that choose the matrix (operations, transports, holds, keepalives): run, audit and invoke. */
+export const MATRIX_FLAGS = {
+  ops: { type: 'string' },
+  transports: { type: 'string' },
+  hold: { type: 'string' },
+  keepalive: { type: 'string' },
+} as const;
+
+/** The flags that choose the cluster, the target and the matrix, shared by run and audit. */
+export const PLAN_FLAGS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  namespace: { type: 'string', short: 'n' },
+  pod: { type: 'string' },
+  selector: { type: 'string' },
+  container: { type: 'string' },
+  port: { type: 'string' },
+  ...MATRIX_FLAGS,
+} as const;

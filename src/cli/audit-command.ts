@@ -8,9 +8,9 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
-import { integer, parse } from './args.js';
+import { PLAN_FLAGS, integer, parse } from './args.js';
 import { emit, outputFormat } from './output.js';
-import { PLAN_FLAGS, selection } from './run-command.js';
+import { selection } from './run-command.js';
 
 export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
 

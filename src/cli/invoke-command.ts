@@ -12,7 +12,7 @@ import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
 import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
-import { holds, list, oneOf, parse } from './args.js';
+import { MATRIX_FLAGS, holds, list, oneOf, parse } from './args.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { EXIT } from './exit-codes.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-model.js';
@@ -69,10 +69,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     config: { type: 'string' },
     locations: { type: 'string' },
     clusters: { type: 'string' },
-    ops: { type: 'string' },
-    transports: { type: 'string' },
-    hold: { type: 'string' },
-    keepalive: { type: 'string' },
+    ...MATRIX_FLAGS,
     runner: { type: 'string' },
     output: { type: 'string', short: 'o' },
     out: { type: 'string' },

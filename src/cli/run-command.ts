@@ -12,7 +12,7 @@ import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
-import { holds, integer, list, oneOf, parse } from './args.js';
+import { PLAN_FLAGS, holds, integer, list, oneOf, parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
@@ -97,21 +97,6 @@ export function renderReports(reports: readonly { path?: string; report: ProbeRe
 export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: OutputFormat, redactor: SecretRedactor, out?: string): void {
   emit(io, renderReports(reports, output, redactor), out);
 }
-
-/** The flags that choose the cluster, the target and the plan, shared by run and audit. */
-export const PLAN_FLAGS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  namespace: { type: 'string', short: 'n' },
-  pod: { type: 'string' },
-  selector: { type: 'string' },
-  container: { type: 'string' },
-  port: { type: 'string' },
-  ops: { type: 'string' },
-  transports: { type: 'string' },
-  hold: { type: 'string' },
-  keepalive: { type: 'string' },
-} as const;
 
 export async function runCommand(argv: readonly string[], io: CommandIO): Promise<number> {
   const { values } = parse(argv, {

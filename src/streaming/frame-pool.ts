@@ -30,10 +30,8 @@ export interface FrameBuffer {
 
 export function frameBuffer(bytes: number): FrameBuffer {
   if (bytes < POOLED_MIN_BYTES || bytes > SLAB_BYTES) return { buf: Buffer.allocUnsafe(bytes), release: noop };
-  if (!current || current.used + bytes > SLAB_BYTES) {
-    if (current && current.live === 0 && free.length < KEEP_FREE_SLABS) free.push(current.buf);
-    current = { buf: free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, live: 0 };
-  }
+  // A full slab is left to its frames (the last release keeps it for reuse); the current one rewinds when it empties.
+  if (!current || current.used + bytes > SLAB_BYTES) current = { buf: free.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES), used: 0, live: 0 };
   const slab = current;
   const buf = slab.buf.subarray(slab.used, slab.used + bytes);
   // Frames start 8-byte aligned, so a 32 KiB frame's payload (after its 8-byte header) can be masked a word at a time.

@@ -29,9 +29,7 @@ export class WebSocketByteStream extends Duplex {
     private readonly ws: WsLike,
     private readonly options: WebSocketByteStreamOptions = {},
   ) {
-    // A 32 KiB SPDY DATA frame is one write: with Node's default 16 KiB buffer every frame would wait
-    // for the previous one to reach the socket (stop-and-wait). 256 KiB lets frames pipeline.
-    super({ allowHalfOpen: false, writableHighWaterMark: 256 * 1024 });
+    super({ allowHalfOpen: false });
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
         this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));

@@ -37,7 +37,8 @@ export interface SpdySessionOptions {
 
 /**
  * A transport that takes whole messages: the WebSocket tunnel (ws-byte-stream.ts), where each SPDY frame is one
- * binary message, as kubectl sends it, and its header and payload leave together without being joined.
+ * binary message (kubectl splits a frame over several; boundaries mean nothing in the tunnel), its header and
+ * payload leaving together without being joined.
  */
 interface MessageTransport {
   writeMessage(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void;
