@@ -64,6 +64,10 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
           vpc.endpoints.mode === 'existing'
             ? vpc.endpoints.securityGroupIds.map((id) => ec2.SecurityGroup.fromSecurityGroupId(scope, `EndpointGroup-${id}`, id, { mutable: false }))
             : vpc.endpoints.mode,
+        s3Gateway:
+          vpc.endpoints.mode === 'none' || (!vpc.endpoints.s3PrefixListId && !(vpc.endpoints.mode === 'create' && vpc.endpoints.routeTableIds))
+            ? undefined
+            : { prefixListId: vpc.endpoints.s3PrefixListId ?? '', routeTableIds: vpc.endpoints.mode === 'create' ? vpc.endpoints.routeTableIds : undefined },
       }
     : {};
   return {

@@ -93,6 +93,15 @@ export interface StreamProbeProps {
    * @default 'none'
    */
   readonly interfaceEndpoints?: 'create' | 'none' | readonly ec2.ISecurityGroup[];
+  /**
+   * With vpc, endpoints ('create' or existing ones) and a schedule that runs as a task: how the task reaches S3,
+   * where ECR keeps its image layers. Fargate pulls them through an S3 gateway endpoint, which a security group
+   * without allow-all egress must reach by the region's S3 prefix list (`aws ec2 describe-managed-prefix-lists
+   * --filters Name=prefix-list-name,Values=com.amazonaws.REGION.s3`). With 'create' the gateway endpoint is made
+   * in `routeTableIds` (@default the subnets' route tables, when CDK knows them: imported subnets do not); with
+   * existing endpoints it must exist already. @default - required in those cases, unused otherwise
+   */
+  readonly s3Gateway?: { readonly prefixListId: string; readonly routeTableIds?: readonly string[] };
 
   /**
    * The longest hold the container task runner accepts. Schedules with a hold longer than a Lambda run allows

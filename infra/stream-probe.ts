@@ -12,7 +12,6 @@ import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as eks from 'aws-cdk-lib/aws-eks';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as eventsTargets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -36,6 +35,7 @@ import { ProbeDashboard } from './dashboard.js';
 import { probeMetric } from './metrics.js';
 import { ProbeNetwork } from './network.js';
 import type { StreamProbeProps } from './props.js';
+import { admitPublisher, alarmArnPattern, cloudWatchAlarmsPublisher, eventBridgeRulePublisher, keyStatementFor, snsRuleTarget } from './topic-access.js';
 
 export type { ProbeAlarmOptions, ProbeCluster, ProbeClusterAuth, ProbeSchedule, StreamProbeProps } from './props.js';
 
@@ -57,6 +57,8 @@ interface Plan {
   readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task' })[];
   readonly longestHold: number;
   readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
+  /** How a long-hold task reaches S3 (ECR's layers) when the subnets use endpoints; undefined when not needed. */
+  readonly s3Gateway?: { readonly prefixListId: string; readonly routeTableIds: readonly string[] };
 }
 
 export class StreamProbe extends Construct {
@@ -117,6 +119,8 @@ export class StreamProbe extends Construct {
         securityGroups: props.securityGroups,
         apiServerPeers: props.apiServerPeers,
         interfaceEndpoints: props.interfaceEndpoints,
+        taskRunner: this.plan.schedules.some((s) => s.runner === 'task'),
+        s3Gateway: this.plan.s3Gateway,
       });
       vpcProps = { vpc: props.vpc, vpcSubnets: { subnets: [...props.subnets!] }, securityGroups: this.network.securityGroups };
       // CDK adds this policy only to roles it creates; without it CreateFunction fails: the role cannot make the function's network interfaces.
@@ -158,8 +162,15 @@ export class StreamProbe extends Construct {
     const key = !props.pageTopic || !props.ticketTopic ? this.topicKey() : undefined;
     this.pageTopic = props.pageTopic ?? this.topic('PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
     this.ticketTopic = props.ticketTopic ?? this.topic('TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
+    // The topic policies: enforceSSL makes CDK write a TopicPolicy, which *replaces* SNS's default policy, so every
+    // service that publishes must be admitted by name (infra/topic-access.ts).
+    const alarmArns = this.plan.alarms ? alarmArnPattern(stack, project, location) : undefined;
+    if (alarmArns) {
+      admitPublisher(this, this.pageTopic, !props.pageTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
+      admitPublisher(this, this.ticketTopic, !props.ticketTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
+    }
 
-    if (this.taskRunner) this.taskFailureTickets(this.taskRunner.cluster);
+    if (this.taskRunner) this.taskFailureTickets(this.taskRunner.cluster, !props.ticketTopic);
 
     // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
     // A failed run is a ticket instead (CDK grants the role sns:Publish and the key).
@@ -395,7 +406,7 @@ export class StreamProbe extends Construct {
    * ECS Task State Change for the task cluster (fields: docs.aws.amazon.com/AmazonECS/latest/developerguide/
    * ecs_task_events.html), to the ticket topic; a task stopped by a person (UserInitiated) is not a ticket.
    */
-  private taskFailureTickets(cluster: ecs.Cluster): void {
+  private taskFailureTickets(cluster: ecs.Cluster, ownTopic: boolean): void {
     const field = (path: string) => events.EventField.fromPath(path);
     const rule = new events.Rule(this, 'TaskFailed', {
       description: `kube-stream-probe ${this.locationName}: a long-hold task stopped without finishing its run`,
@@ -409,8 +420,11 @@ export class StreamProbe extends Construct {
         },
       },
     });
+    // Not CDK's SnsTopic target: it admits events.amazonaws.com to the topic with no condition (any rule of any
+    // account could publish). This rule's ARN as aws:SourceArn instead (infra/topic-access.ts).
+    admitPublisher(this, this.ticketTopic, ownTopic, eventBridgeRulePublisher(Stack.of(this), rule.ruleArn));
     rule.addTarget(
-      new eventsTargets.SnsTopic(this.ticketTopic, {
+      snsRuleTarget(this.ticketTopic, {
         message: events.RuleTargetInput.fromText(
           `kube-stream-probe ${this.locationName}: a long-hold task stopped without finishing its run (${field('$.detail.stopCode')}: ${field('$.detail.stoppedReason')}; exit code ${field('$.detail.containers[0].exitCode')}), so its holds were not measured. Task ${field('$.detail.taskArn')} of ${field('$.detail.taskDefinitionArn')}: see the log group ${this.logGroup.logGroupName} (streams task/…) and the cluster's stopped tasks in the ECS console.`,
         ),
@@ -445,21 +459,10 @@ export class StreamProbe extends Construct {
   private topicKey(): kms.Key {
     const stack = Stack.of(this);
     const key = new kms.Key(this, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it' });
-    // A service of this account may encrypt to the topics (publish) under this key.
-    const admit = (sid: string, service: string) =>
-      key.addToResourcePolicy(
-        new iam.PolicyStatement({
-          sid,
-          principals: [new iam.ServicePrincipal(service)],
-          actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
-          resources: ['*'],
-          conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
-        }),
-      );
-    admit('CloudWatchAlarmsPublishToTheEncryptedTopic', 'cloudwatch.amazonaws.com');
-    // The long-hold tasks' failures reach the ticket topic through EventBridge, which must use the key too, and
-    // the topic policy must let it publish (CDK adds that): https://repost.aws/knowledge-center/sns-not-getting-eventbridge-notification
-    if (this.taskRunner) admit('EventBridgePublishesTaskFailuresToTheEncryptedTopic', 'events.amazonaws.com');
+    // The services that publish to the topics must use the key too (the topic policy is the other gate).
+    if (this.plan.alarms) key.addToResourcePolicy(keyStatementFor(cloudWatchAlarmsPublisher(stack, alarmArnPattern(stack, this.plan.project, this.locationName))));
+    // The long-hold tasks' failures reach the ticket topic through EventBridge: https://repost.aws/knowledge-center/sns-not-getting-eventbridge-notification
+    if (this.taskRunner) key.addToResourcePolicy(keyStatementFor(eventBridgeRulePublisher(stack, undefined)));
     return key;
   }
 }
@@ -543,5 +546,31 @@ function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (props.pageEmail && props.pageTopic) throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
   if (props.ticketEmail && props.ticketTopic) throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
   const lambdaHolds = schedules.filter((s) => s.runner === 'lambda').flatMap((s) => s.holdsSeconds);
-  return { project, clusters, schedules, longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0, alarms: alarmOptions };
+  const task = schedules.find((s) => s.runner === 'task');
+  const s3Gateway = task ? taskS3Gateway(props, task.name) : undefined;
+  return { project, clusters, schedules, longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0, alarms: alarmOptions, s3Gateway };
+}
+
+/**
+ * A long-hold task in subnets without NAT pulls its image from ECR, whose layers come from S3 through a gateway
+ * endpoint (src/config/aws-apis.ts): the route tables to put it in ('create'), and the S3 prefix list its
+ * security group must reach (either mode). Undefined behind NAT ('none'), where none of it is needed.
+ */
+function taskS3Gateway(props: StreamProbeProps, schedule: string): Plan['s3Gateway'] {
+  const mode = props.interfaceEndpoints ?? 'none';
+  if (mode === 'none') return undefined;
+  const why = `schedule "${schedule}" runs as an ECS task, whose image layers Fargate pulls from S3 through a gateway endpoint`;
+  const prefixListId = props.s3Gateway?.prefixListId ?? '';
+  if (!Token.isUnresolved(prefixListId) && !/^pl-[0-9a-f]{8,17}$/.test(prefixListId)) {
+    throw invalid('s3Gateway.prefixListId', `"${prefixListId}" is required and must be a prefix list id: ${why}, and the task's security group reaches S3 only by its prefix list (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.REGION.s3)`);
+  }
+  if (mode !== 'create') {
+    if (props.s3Gateway?.routeTableIds) throw invalid('s3Gateway.routeTableIds', 'are only used with interfaceEndpoints "create": with existing endpoints the S3 gateway endpoint must exist already');
+    return { prefixListId, routeTableIds: [] };
+  }
+  const routeTableIds = props.s3Gateway?.routeTableIds ?? props.subnets!.map((s) => s.routeTable?.routeTableId);
+  if (routeTableIds.length === 0 || routeTableIds.some((id) => id === undefined)) {
+    throw invalid('s3Gateway.routeTableIds', `are required: ${why}, made in the subnets' route tables, and these subnets do not say theirs (imported subnets do not know them: give their route table ids)`);
+  }
+  return { prefixListId, routeTableIds: [...new Set(routeTableIds as string[])] };
 }

@@ -47,6 +47,8 @@ export interface CostEstimate {
   readonly totalUsd: number;
   readonly metrics: number;
   readonly alarms: number;
+  /** Interface endpoints × the subnets (zones) they are in: what is billed by the hour. */
+  readonly interfaceEndpoints: number;
 }
 
 /** One task run of `durationSeconds` at the task runner's size (0.25 vCPU, 512 MB); Fargate bills at least a minute. */
@@ -73,11 +75,13 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;
   const otherUsd = (runs * PRICES.schedulerPerMillion) / 1e6 + ((runs * 2048) / 1e9) * PRICES.logsIngestPerGb;
   const alarmsUsd = alarms * PRICES.alarmPerMonth + composites * PRICES.compositeAlarmPerMonth;
-  const endpoints = location.vpc?.endpoints.mode === 'create' ? neededEndpointServices(runtimeConfigFor(config, location).clusters).length * location.vpc.subnetIds.length : 0;
+  // A long-hold task in private subnets also needs ECR (api, dkr) and Logs endpoints (the S3 gateway endpoint is free).
+  const taskRunner = config.schedules.some((s) => Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h))) > LAMBDA_MAX_HOLD_SECONDS);
+  const endpoints = location.vpc?.endpoints.mode === 'create' ? neededEndpointServices(runtimeConfigFor(config, location).clusters, { taskRunner }).length * location.vpc.subnetIds.length : 0;
   const networkUsd = endpoints * PRICES.interfaceEndpointPerAzHour * (SECONDS_PER_MONTH / 3600) + PRICES.kmsKeyPerMonth;
   const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd;
   const r2 = (n: number) => Math.round(n * 100) / 100;
-  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms: alarms + composites };
+  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms: alarms + composites, interfaceEndpoints: endpoints };
 }
 
 /**

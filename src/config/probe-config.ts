@@ -55,10 +55,13 @@ export interface LocationConfig {
 
 /** How the interface endpoints for the AWS APIs the function calls are reached from private subnets. */
 export type EndpointsConfig =
-  /** Create them (monitoring; secretsmanager and eks when needed) with their own security group. */
-  | { readonly mode: 'create' }
-  /** They exist: the function may reach them through these security groups. */
-  | { readonly mode: 'existing'; readonly securityGroupIds: readonly string[] }
+  /**
+   * Create them (monitoring; secretsmanager and eks when needed; with a long-hold task also ecr.api, ecr.dkr,
+   * logs and an S3 gateway endpoint in `routeTableIds`) with their own security group.
+   */
+  | { readonly mode: 'create'; readonly routeTableIds?: readonly string[]; readonly s3PrefixListId?: string }
+  /** They exist: the function may reach them through these security groups (and S3 through its prefix list). */
+  | { readonly mode: 'existing'; readonly securityGroupIds: readonly string[]; readonly s3PrefixListId?: string }
   /** None: the AWS APIs are reached through a NAT gateway or an egress proxy (HTTPS to anywhere). */
   | { readonly mode: 'none' };
 
@@ -222,8 +225,13 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       const SG = /^sg-[0-9a-f]{8,17}$/;
       const eo = vo.endpoints === undefined ? { mode: 'none' } : c.obj(vo.endpoints, `${f}.vpc.endpoints`);
       let endpoints: EndpointsConfig;
-      if (eo.mode === 'create' || eo.mode === 'none') endpoints = { mode: eo.mode };
-      else if (eo.mode === 'existing') endpoints = { mode: 'existing', securityGroupIds: c.strings(eo, 'securityGroupIds', `${f}.vpc.endpoints`, 1, SG, 'is not a security group id') };
+      const PL = /^pl-[0-9a-f]{8,17}$/;
+      const s3PrefixListId = c.optStr(eo, 's3PrefixListId', `${f}.vpc.endpoints`, PL, 'is not a prefix list id (pl-…)');
+      if (eo.mode === 'none') endpoints = { mode: 'none' };
+      else if (eo.mode === 'create') {
+        const routeTableIds = eo.routeTableIds === undefined ? undefined : c.strings(eo, 'routeTableIds', `${f}.vpc.endpoints`, 1, /^rtb-[0-9a-f]{8,17}$/, 'is not a route table id');
+        endpoints = { mode: 'create', routeTableIds, s3PrefixListId };
+      } else if (eo.mode === 'existing') endpoints = { mode: 'existing', securityGroupIds: c.strings(eo, 'securityGroupIds', `${f}.vpc.endpoints`, 1, SG, 'is not a security group id'), s3PrefixListId };
       else c.fail(`${f}.vpc.endpoints.mode`, 'must be "create", "existing" or "none"');
       vpc = {
         vpcId: c.str(vo, 'vpcId', `${f}.vpc`, /^vpc-[0-9a-f]{8,17}$/, 'is not a VPC id'),

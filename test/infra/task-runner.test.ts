@@ -14,6 +14,9 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
 
+/** eu-west-1's S3 prefix list (the subnets of this CDK VPC know their route tables). */
+const S3_PREFIX_LIST = 'pl-6da54004';
+
 function build(schedules: StreamProbeProps['schedules'], withVpc = true) {
   const app = new App();
   const stack = new Stack(app, 'LongHolds', { env: { account: '123456789012', region: 'eu-west-1' } });
@@ -23,7 +26,7 @@ function build(schedules: StreamProbeProps['schedules'], withVpc = true) {
     locationName: 'corp',
     clusters: [{ name: 'prod', endpoint: 'https://10.0.0.1:6443', auth: { type: 'secret', secret }, target: { namespace: 'kube-stream-probe' } }],
     schedules,
-    ...(vpc ? { vpc, subnets: vpc.isolatedSubnets, interfaceEndpoints: 'create' as const } : {}),
+    ...(vpc ? { vpc, subnets: vpc.isolatedSubnets, interfaceEndpoints: 'create' as const, s3Gateway: { prefixListId: S3_PREFIX_LIST } } : {}),
   });
   return { app, stack, probe, template: Template.fromStack(stack) };
 }
@@ -70,7 +73,7 @@ describe('the task runner', () => {
     for (const st of Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement)) for (const a of [st.Action].flat()) expect(a).not.toMatch(/(^|:)\*$/);
   });
 
-  it('a task that stops without finishing its run is a ticket: an EventBridge rule on the task cluster to the ticket topic, which EventBridge may publish to and whose key it may use', () => {
+  it('a task that stops without finishing its run is a ticket: an EventBridge rule on the task cluster to the ticket topic, which only that rule may publish to; EventBridge may use the key', () => {
     const { template: t, stack, probe } = build([SHORT, HOUR_HOLD]);
     const rules = Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties);
     expect(rules).toHaveLength(1);
@@ -82,9 +85,19 @@ describe('the task runner', () => {
     const ticket = stack.getLogicalId(probe.ticketTopic.node.defaultChild as sns.CfnTopic);
     expect(rules[0]!.Targets).toEqual([expect.objectContaining({ Arn: { Ref: ticket }, InputTransformer: expect.objectContaining({ InputPathsMap: expect.objectContaining({ 'detail-stopCode': '$.detail.stopCode' }) }) })]);
     const topicPolicy = Object.values(t.findResources('AWS::SNS::TopicPolicy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
-    expect(topicPolicy).toEqual(expect.arrayContaining([expect.objectContaining({ Action: 'sns:Publish', Principal: { Service: 'events.amazonaws.com' }, Resource: { Ref: ticket } })]));
+    const ruleId = Object.keys(t.findResources('AWS::Events::Rule'))[0]!;
+    // Only this rule (confused deputy: not any rule of any account).
+    expect(topicPolicy.filter((st) => st.Principal?.Service === 'events.amazonaws.com')).toEqual([
+      expect.objectContaining({
+        Action: 'sns:Publish',
+        Resource: { Ref: ticket },
+        Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' }, ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [ruleId, 'Arn'] } } },
+      }),
+    ]);
     const key = Object.values(t.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement;
-    expect(key).toEqual(expect.arrayContaining([expect.objectContaining({ Sid: 'EventBridgePublishesTaskFailuresToTheEncryptedTopic', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } } })]));
+    // No source condition on the key: EventBridge's KMS calls do not carry aws:SourceArn/SourceAccount (infra/topic-access.ts).
+    const forEvents = key.filter((st: any) => st.Principal?.Service === 'events.amazonaws.com');
+    expect(forEvents).toEqual([{ Sid: 'EventBridgeTaskFailedRuleUsesTheTopicKey', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' }]);
   });
 
   it('no long hold: no rule, and the key admits no EventBridge', () => {
