@@ -390,11 +390,8 @@ export class StreamProbe extends Construct {
       description: `kube-stream-probe ${this.locationName}: the long-hold task, same least privilege as the function`,
     });
     this.grantProbeAccess(this.props, stack, role, 'TaskAccessEntry');
-    const image = ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), {
-      file: 'container/Dockerfile',
-      platform: Platform.LINUX_ARM64,
-      exclude: ['node_modules', 'cdk.out', '.git', '.tmp', 'dist', 'coverage', '**/*.log'],
-    });
+    // The context is the repository root cut down by its .dockerignore to what the bundle is built from.
+    const image = ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), { file: 'container/Dockerfile', platform: Platform.LINUX_ARM64 });
     return { cluster, role, image };
   }
 

@@ -20,6 +20,9 @@ const common = {
   external: ['bufferutil', 'utf-8-validate'],
 };
 
-await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' });
+// `node scripts/build.mjs task` builds the task alone: the container image's build context holds only src/ and
+// functions/ (.dockerignore), not the lab the CLI's demo ships.
+const only = process.argv[2];
+if (only !== 'task') await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' });
 await build({ ...common, entryPoints: ['functions/task.ts'], outfile: 'dist/task.mjs' });
-console.log('built dist/cli.js and dist/task.mjs');
+console.log(only === 'task' ? 'built dist/task.mjs' : 'built dist/cli.js and dist/task.mjs');

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LocationStack } from '../../infra/location-stack.js';
 import { loadProbeConfig } from '../../src/config/load.js';
 import type { ProbeConfig } from '../../src/config/probe-config.js';
@@ -23,6 +23,8 @@ import type { ProbeReport, SessionResult, UpgradeOutcome } from '../../src/probe
 import { verdicts } from '../../src/probe/verdicts.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
 import { AlarmSimulator } from '../helpers/cloudwatch-alarms.js';
+import { deployedTemplate } from '../helpers/deployed-template.js';
+import { LocalSns } from '../helpers/local-sns.js';
 
 const HOUR = 3600;
 const WARM_UP = 6 * HOUR;
@@ -76,6 +78,7 @@ function perNodeReport(nodes: NodesPath, t: number): PerNodeReport {
 /** Replays `hours` of `path` after the healthy warm-up, then `recoverHours` healthy, through the template's alarms. */
 function replay(config: ProbeConfig, template: unknown, phases: [Path, number][], nodes?: NodesPath): Counts & { sim: AlarmSimulator; idleTimeouts: number[] } {
   const sim = new AlarmSimulator(template);
+  replayed.push({ template, sim });
   const idleTimeouts: number[] = [];
   const schedules = config.schedules.map((s) => ({
     every: s.expression === 'rate(5 minutes)' ? 300 : s.expression === 'rate(1 hour)' ? HOUR : NaN,
@@ -123,8 +126,35 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
   const page = counted.filter((n) => /PageTopic/.test(n.topic));
   const ticket = counted.filter((n) => /TicketTopic/.test(n.topic));
   expect(counted.length).toBe(page.length + ticket.length);
-  return { sim, idleTimeouts, pages: page.filter((n) => n.state === 'ALARM').length, pageOks: page.filter((n) => n.state === 'OK').length, tickets: ticket.filter((n) => n.state === 'ALARM').length, ticketAlarms: [...new Set(ticket.map((n) => n.alarm))] };
+  return { sim, idleTimeouts, counted, pages: page.filter((n) => n.state === 'ALARM').length, pageOks: page.filter((n) => n.state === 'OK').length, tickets: ticket.filter((n) => n.state === 'ALARM').length, ticketAlarms: [...new Set(ticket.map((n) => n.alarm))] };
 }
+
+/**
+ * Delivery: every notification a replay counted is published the way CloudWatch publishes an alarm action (as
+ * cloudwatch.amazonaws.com, for that alarm's ARN, in this account) to the SNS stand-in, which delivers only what
+ * the deployed topic and key policies admit (AWS's rules: test/helpers/local-sns.ts).
+ */
+const ACCOUNT = '111111111111';
+const replayed: { template: unknown; sim: AlarmSimulator }[] = [];
+async function deliver(template: unknown, notifications: AlarmSimulator['notifications']): Promise<LocalSns> {
+  const deployed = deployedTemplate(template, { account: ACCOUNT, region: 'eu-west-1', stackName: 'S' });
+  const sns = new LocalSns(deployed);
+  const alarmArn = (name: string) => [...deployed.ofType('AWS::CloudWatch::Alarm'), ...deployed.ofType('AWS::CloudWatch::CompositeAlarm')].find((a) => a.name === name)!.arn!;
+  for (const n of notifications) {
+    await sns
+      .publishAs('cloudwatch.amazonaws.com', deployed.get(n.topic).arn!, `${n.alarm} ${n.state}`, { arn: alarmArn(n.alarm), account: ACCOUNT })
+      .catch((e: Error) => e);
+  }
+  return sns;
+}
+afterEach(async () => {
+  for (const { template, sim } of replayed.splice(0)) {
+    const counted = sim.notifications.filter((n) => n.at >= WARM_UP);
+    const sns = await deliver(template, counted);
+    expect(sns.refusals).toEqual([]);
+    expect(sns.deliveries).toHaveLength(counted.length);
+  }
+});
 
 let config: ProbeConfig;
 let template: unknown;
@@ -160,6 +190,20 @@ describe('alarm storms: notifications per replayed history (single-location exam
     expect(page.alarm).toBe('kube-stream-probe-eu-west-1-public-prod-eu-PAGE');
     expect(page.at - WARM_UP).toBeGreaterThanOrEqual(10 * 60);
     expect(page.at - WARM_UP).toBeLessThanOrEqual(20 * 60);
+  });
+
+  it('the page reaches the page topic\'s subscribers; with the topic policy CDK writes for enforceSSL alone (no CloudWatch statement) SNS refuses it and nobody is paged', async () => {
+    const r = replay(config, template, [[() => unreachable, 1], [healthy, 3]]);
+    const page = r.sim.notifications.filter((n) => n.at >= WARM_UP && n.state === 'ALARM');
+    const sns = await deliver(template, page);
+    expect(sns.deliveries).toEqual([expect.objectContaining({ topicArn: expect.stringMatching(/^arn:aws:sns:eu-west-1:111111111111:.*PageTopic/), message: 'kube-stream-probe-eu-west-1-public-prod-eu-PAGE ALARM' })]);
+    const withoutStatement = structuredClone(template) as { Resources: Record<string, any> };
+    for (const res of Object.values(withoutStatement.Resources)) {
+      if (res.Type === 'AWS::SNS::TopicPolicy') res.Properties.PolicyDocument.Statement = res.Properties.PolicyDocument.Statement.filter((st: any) => st.Principal?.Service !== 'cloudwatch.amazonaws.com');
+    }
+    const refused = await deliver(withoutStatement, page);
+    expect(refused.deliveries).toEqual([]);
+    expect(refused.refusals).toEqual([expect.stringMatching(/sns:Publish on .*PageTopic.* by cloudwatch\.amazonaws\.com: ImplicitlyDenied/)]);
   });
 
   it('a hop that refuses WebSocket upgrades for a day: no page (kubectl works through its fallback), one GA-readiness ticket', () => {
