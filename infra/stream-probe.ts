@@ -76,10 +76,19 @@ export class StreamProbe extends Construct {
   readonly alarms?: ProbeAlarms;
   readonly dashboard?: cloudwatch.Dashboard;
   readonly locationName: string;
+  /** The schedules by their configured name. */
+  readonly schedulesByName = new Map<string, scheduler.Schedule>();
+  /** The long-hold schedules' task definitions by schedule name (empty without a task runner). */
+  readonly taskDefinitions = new Map<string, ecs.FargateTaskDefinition>();
   private readonly plan: Plan;
   private readonly props: StreamProbeProps;
   private readonly envJson: string;
   private taskRunner: { cluster: ecs.Cluster; role: iam.Role; image: ecs.ContainerImage } | undefined;
+
+  /** The ECS cluster long-hold tasks run in (undefined without a task runner). */
+  get taskCluster(): ecs.ICluster | undefined {
+    return this.taskRunner?.cluster;
+  }
 
   constructor(scope: Construct, id: string, props: StreamProbeProps) {
     super(scope, id);
@@ -326,6 +335,7 @@ export class StreamProbe extends Construct {
       // The group is named by a literal, which makes no reference: without this CloudFormation may create a
       // schedule before its group, and CreateSchedule fails (ResourceNotFoundException).
       schedule.node.addDependency(group);
+      this.schedulesByName.set(s.name, schedule);
     }
     return group;
   }
@@ -346,6 +356,7 @@ export class StreamProbe extends Construct {
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
       taskRole: runner.role,
     });
+    this.taskDefinitions.set(name, definition);
     definition.addContainer('probe', {
       image: runner.image,
       logging: ecs.LogDrivers.awsLogs({ logGroup: this.logGroup, streamPrefix: 'task' }),

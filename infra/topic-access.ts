@@ -22,7 +22,7 @@
  * A topic the construct does not own (pageTopic/ticketTopic props) cannot be
  * changed here: the statements its owner must add are a synth-time warning.
  */
-import { Annotations, ArnFormat, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Stack, Token } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -43,7 +43,14 @@ export interface TopicPublisher {
 
 /** Every alarm of one location: their names all start with `<project>-<location>-` (infra/alarms.ts). */
 export function alarmArnPattern(stack: Stack, project: string, location: string): string {
-  return stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: `${project}-${location}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  return stack.formatArn({ partition: partitionOf(stack), service: 'cloudwatch', resource: 'alarm', resourceName: `${project}-${location}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+}
+
+/** The partition as a literal when the stack's region is known (so a note to a topic's owner reads as a plain ARN). */
+function partitionOf(stack: Stack): string {
+  const region = stack.region;
+  if (Token.isUnresolved(region)) return stack.partition;
+  return region.startsWith('cn-') ? 'aws-cn' : region.startsWith('us-gov-') ? 'aws-us-gov' : 'aws';
 }
 
 export function cloudWatchAlarmsPublisher(stack: Stack, alarmArns: string): TopicPublisher {

@@ -6,7 +6,9 @@
  * region it was signed for), and rejects what AWS rejects: an unsigned call,
  * a call signed for another service, a secret asked for outside its ARN's
  * region, a cluster asked for outside its region. It can be told to fail the
- * next CloudWatch calls.
+ * next CloudWatch calls. SNS, as services publish to it (an alarm action, a
+ * rule target), is test/helpers/local-sns.ts: it delivers only what the
+ * deployed topic and key policies admit.
  */
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';

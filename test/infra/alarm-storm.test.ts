@@ -126,7 +126,7 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
   const page = counted.filter((n) => /PageTopic/.test(n.topic));
   const ticket = counted.filter((n) => /TicketTopic/.test(n.topic));
   expect(counted.length).toBe(page.length + ticket.length);
-  return { sim, idleTimeouts, counted, pages: page.filter((n) => n.state === 'ALARM').length, pageOks: page.filter((n) => n.state === 'OK').length, tickets: ticket.filter((n) => n.state === 'ALARM').length, ticketAlarms: [...new Set(ticket.map((n) => n.alarm))] };
+  return { sim, idleTimeouts, pages: page.filter((n) => n.state === 'ALARM').length, pageOks: page.filter((n) => n.state === 'OK').length, tickets: ticket.filter((n) => n.state === 'ALARM').length, ticketAlarms: [...new Set(ticket.map((n) => n.alarm))] };
 }
 
 /**

@@ -6,7 +6,7 @@
  * the routing rules: which alarm notifies which topic, on which transitions.
  */
 import { App, Duration, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -28,6 +28,18 @@ function build(over: Partial<StreamProbeProps> = {}, setup?: (stack: Stack) => P
   };
   const probe = new StreamProbe(stack, 'Probe', props);
   return { stack, probe, template: () => Template.fromStack(stack) };
+}
+
+/** The top-level JSON objects written in a text (balanced braces; no braces inside the strings here). */
+function jsonObjectsIn(text: string): any[] {
+  const out: any[] = [];
+  let depth = 0;
+  let start = -1;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '{' && depth++ === 0) start = i;
+    else if (text[i] === '}' && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
+  }
+  return out;
 }
 
 describe('StreamProbe as a construct', () => {
@@ -54,6 +66,21 @@ describe('StreamProbe as a construct', () => {
     expect(Object.values(t.findResources('AWS::EC2::VPCEndpoint')).map((e) => JSON.stringify(e.Properties.ServiceName)).join()).toMatch(/monitoring.*secretsmanager|secretsmanager.*monitoring/);
     expect(probe.alarms!.byKey.get('hold/onprem/exec/websocket/kubectl/360')).toBeDefined();
     expect(probe.alarms!.byKey.get('hold/onprem/exec/websocket/none/360')).toBeUndefined();
+  });
+
+  it('injected page and ticket topics: their policies are not ours to change, so synth warns with the exact statements their owner must add', () => {
+    const { stack } = build({}, (s) => ({ pageTopic: sns.Topic.fromTopicArn(s, 'Oncall', 'arn:aws:sns:eu-west-1:123456789012:oncall'), ticketTopic: new sns.Topic(s, 'Backlog') }));
+    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('cloudwatch\\.amazonaws\\.com')).map((w) => String(w.entry.data));
+    expect(warnings).toHaveLength(2); // one per topic
+    const onPage = warnings.find((w) => w.includes('arn:aws:sns:eu-west-1:123456789012:oncall'))!;
+    const [topicStatement, keyStatement] = jsonObjectsIn(onPage);
+    expect(topicStatement).toMatchObject({
+      Action: 'sns:Publish',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Resource: 'arn:aws:sns:eu-west-1:123456789012:oncall',
+      Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' }, ArnLike: { 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:kube-stream-probe-office-vpn-*' } },
+    });
+    expect(keyStatement).toMatchObject({ Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Principal: { Service: 'cloudwatch.amazonaws.com' } });
   });
 
   it('injected page and ticket topics: no topic or key of its own; the page composite notifies on ALARM and OK, tickets on ALARM only, components never', () => {

@@ -316,6 +316,40 @@ describe('every run-time call is allowed by AWS\'s rules, as deployed', () => {
   }, 120_000);
 });
 
+describe("the operator's `invoke`, with the IAM policy the README gives", () => {
+  const readmePolicy = (account: string): Json => {
+    const m = /<!-- operator-policy -->\s*```json\n([\s\S]*?)```\s*<!-- \/operator-policy -->/.exec(readFileSync('README.md', 'utf8'));
+    expect(m).not.toBeNull();
+    return JSON.parse(m![1]!.replaceAll('ACCOUNT', account));
+  };
+
+  it.each(['single-location#0', 'task, endpoints create'])('%s: every call `invoke` makes is allowed on the deployed resources', async (name) => {
+    const t = deploy(stacks.get(name)!);
+    const operator = { principal: `arn:aws:iam::${t.account}:role/platform-oncall`, identityPolicies: [readmePolicy(t.account)] };
+    const fn = t.ofType('AWS::Lambda::Function')[0]!;
+    const calls: Call[] = [{ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn! }];
+    const td = t.ofType('AWS::ECS::TaskDefinition')[0];
+    if (td) {
+      const cluster = t.ofType('AWS::ECS::Cluster')[0]!;
+      const container = t.resolve(td.props.ContainerDefinitions[0]);
+      const group = t.ofType('AWS::Logs::LogGroup').find((g) => g.name === container.LogConfiguration.Options['awslogs-group'])!;
+      calls.push(
+        { ...operator, action: 'ecs:ListTaskDefinitionFamilies', resource: '*' },
+        { ...operator, action: 'ecs:DescribeTaskDefinition', resource: '*' },
+        { ...operator, action: 'ecs:RunTask', resource: td.arn!, context: { 'ecs:cluster': cluster.arn! } },
+        ...[td.props.TaskRoleArn, td.props.ExecutionRoleArn].map((r): Call => ({ ...operator, action: 'iam:PassRole', resource: t.resolve(r), context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } })),
+        { ...operator, action: 'ecs:DescribeTasks', resource: `arn:aws:ecs:${t.region}:${t.account}:task/${cluster.name}/0123456789abcdef0123456789abcdef` },
+        { ...operator, action: 'logs:GetLogEvents', resource: `${group.arn!.replace(/:\*$/, '')}:log-stream:task/probe/0123456789abcdef0123456789abcdef` },
+      );
+      // Every operator call the code makes is among them.
+      expect(Object.keys(CALLERS).filter((a) => CALLERS[a] === 'operator').every((a) => calls.some((c) => c.action === a))).toBe(true);
+    }
+    expect(await expectAllowed(calls)).toEqual([]);
+    // And not more than that: another project's function is refused.
+    expect((await evaluate({ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn!.replace('function:kube-stream-probe-', 'function:payroll-') })).decision).toBe('ImplicitlyDenied');
+  }, 120_000);
+});
+
 describe('private subnets without NAT: every API each runner calls has an endpoint it can reach', () => {
   it.each<[string, 'create' | 'existing']>([
     ['private-vpc#0', 'create'],
