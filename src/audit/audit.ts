@@ -120,7 +120,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
   const local = await localKubectls(options.pathEnv);
   const clientFindings = local
     .filter((c) => proxyScheme === 'https' && c.minor !== null && c.minor < 33)
-    .map((c) => `${c.path} (${c.version}) reaches this cluster through an https:// proxy: below 1.33 kubectl cannot dial WebSocket through it and works only by falling back to SPDY, which GA removes; upgrade it to 1.33+.`);
+    .map((c) => `${c.path} (${c.version}) reaches this cluster through an https:// proxy: below 1.33 kubectl cannot dial WebSocket through it and works only by falling back to SPDY (1.30.0–1.30.3 not even that); upgrade it to 1.33+.`);
   const toggles = options.scan?.length ? scanForToggles(options.scan) : null;
 
   const ab = options.skipAb ? null : await runPlan({ ...options.plan, cluster: { ...options.plan.cluster, connection } }, { signal: options.signal });
@@ -129,8 +129,9 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
   const fixes: AuditFix[] = [];
   for (const v of ab?.verdicts ?? []) {
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL)?.outcome;
-    const ga = v.kubectl?.find((k) => k.client === 'ga')?.outcome;
-    if (v.verdict === 'clean' || (today !== 'breaks' && ga !== 'breaks' && v.verdict !== 'both-broken')) continue;
+    // A path only the fallback carries is a fix too: at 1.38 nothing can force SPDY, and WebSocket-only clients fail there now.
+    const wsOnly = v.kubectl?.find((k) => k.client === 'websocket-only')?.outcome;
+    if (v.verdict === 'clean' || (today !== 'breaks' && wsOnly !== 'breaks' && v.verdict !== 'both-broken')) continue;
     for (const d of v.diagnosis) {
       if (d.code === 'silent-fallback' || d.code === 'kubectl-breaks-today') continue; // they restate the failure above them
       // A refusal no rule names is still a path that must pass the WebSocket upgrade.
@@ -139,7 +140,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     }
   }
   for (const f of rbac.findings) fixes.push({ category: 'RBAC', what: f.fix, evidence: `${f.role} grants ${f.shape} on ${f.resource}: ${f.meaning}${f.subjects.length ? ` (bound to ${f.subjects.join(', ')})` : ''}` });
-  for (const h of toggles?.hits ?? []) fixes.push({ category: 'toggles', what: `remove ${h.toggle} from ${h.file}:${h.line} (GA stops honouring it) and make the path work over WebSocket`, evidence: `${h.file}:${h.line}: ${h.text}` });
+  for (const h of toggles?.hits ?? []) fixes.push({ category: 'toggles', what: `remove ${h.toggle} from ${h.file}:${h.line} (kubectl 1.38, KEP-4006 GA, ignores it with a warning) and make the path work over WebSocket`, evidence: `${h.file}:${h.line}: ${h.text}` });
   for (const c of clientFindings) fixes.push({ category: 'clients', what: 'upgrade kubectl to 1.33 or later', evidence: c });
   for (const c of counters) {
     if (c.failed) fixes.push({ category: 'upgrade passthrough', what: `find who gets non-101 answers on ${c.name}`, evidence: `the API server counted ${c.failed} failed WebSocket streaming requests (${Object.entries(c.byCode).map(([k, n]) => `${k}: ${n}`).join(', ')})` });

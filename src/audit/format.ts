@@ -11,7 +11,7 @@ const KUBELET_STATE_WORDS: Record<AuditReport['kubelets']['nodes'][number]['stat
 };
 
 const VERDICT_WORDS: Record<AuditReport['verdict'], string> = {
-  ready: 'READY: nothing found that breaks kubectl exec or port-forward at the upgrade or at KEP-4006 GA.',
+  ready: 'READY: nothing found that breaks kubectl exec or port-forward at the upgrade, at 1.38 (KEP-4006 GA), or for WebSocket-only clients.',
   'ready-after-fixes': 'READY AFTER FIXES: fix these first, most likely causes first.',
   blocked: 'BLOCKED: the audit could not establish readiness.',
 };

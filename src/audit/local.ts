@@ -2,7 +2,7 @@
  * The kubectl clients on this machine's PATH (what people here really run)
  * and what the kubeconfig's proxy means for them: kubectl < 1.33 cannot dial
  * WebSocket through an https:// proxy-url and works there only by falling
- * back to SPDY (client-go IsHTTPSProxyError; fixed in 1.33), which GA removes.
+ * back to SPDY (client-go IsHTTPSProxyError, from 1.30.4; fixed in 1.33).
  */
 import { execFile } from 'node:child_process';
 import { accessSync, constants, readdirSync, realpathSync } from 'node:fs';

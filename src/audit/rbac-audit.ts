@@ -97,7 +97,7 @@ export function rbacFindings(grants: readonly RoleGrant[]): RbacFinding[] {
         meaning:
           shape === 'get-only'
             ? `WebSocket ${resource} works before 1.35 and is refused (403) on a 1.35+ server; SPDY never worked (it is a POST, which needs create)`
-            : `SPDY ${resource} works; WebSocket (a GET) never did, so kubectl works only by falling back to SPDY, which GA removes`,
+            : `SPDY ${resource} works; WebSocket (a GET) never did, so kubectl works only by falling back to SPDY (kubectl 1.38, KEP-4006 GA, can no longer be forced onto SPDY), and WebSocket-only clients fail`,
         fix: `add ${shape === 'get-only' ? 'create' : 'get'} on ${resource} to ${g.kind} ${g.name}`,
       })),
   );

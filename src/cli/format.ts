@@ -69,7 +69,8 @@ export function verdictTable(reports: readonly { path?: string; report: ProbeRep
 /** What the KUBECTL columns mean, under the table. */
 export const KUBECTL_LEGEND =
   `${KUBECTL_CLIENTS.map((c) => c.label).join(', ')}: what that kubectl does here. ok works; fallback works only through the silent\n` +
-  'fallback to SPDY that KEP-4006 GA removes; BREAKS fails; "-" a hold without pings (kubectl always pings): it measures the path.';
+  'fallback to SPDY (1.38, KEP-4006 GA, keeps it but can no longer be forced onto SPDY); BREAKS fails; WS-only: clients with no\n' +
+  'fallback (browser terminals, SDKs, client-go ≥ 0.36 tools); "-" a hold without pings (kubectl always pings): it measures the path.';
 
 export function diagnosisText(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const out: string[] = [];

@@ -1,8 +1,9 @@
 /**
- * What each kubectl would experience on a path, from what the probe measured
- * over each transport. The rules are kubectl's own:
+ * What each kubectl (and each client without a fallback) would experience on
+ * a path, from what the probe measured over each transport. Every forecast
+ * names its source (`source`, in the JSON and docs/architecture.md):
  *
- * - ≤1.29 speaks SPDY only (exec and port-forward; KEP-4006 opt-in aside).
+ * - ≤1.29 speaks SPDY only (KEP-4006 alpha in 1.29 was opt-in).
  * - 1.30 tries WebSocket first for exec (KUBECTL_REMOTE_COMMAND_WEBSOCKETS
  *   defaults on) and keeps SPDY for port-forward.
  * - 1.31–1.37 try WebSocket first for both and fall back to SPDY only when
@@ -14,19 +15,46 @@
  *   without an offered subprotocol (client-go transport/websocket/
  *   roundtripper.go). A refused CONNECT, a dial or TLS error, a timeout, or a
  *   session that upgraded and died later never falls back.
- * - A GA client speaks WebSocket only: no fallback, KUBECTL_*_WEBSOCKETS ignored.
+ * - 1.38 is GA as KEP-4006 plans it (keps/sig-api-machinery/4006-transition-
+ *   spdy-to-websockets/README.md, "GA" graduation criteria; the GA PR
+ *   kubernetes/enhancements#6364, milestone v1.38): kubectl's
+ *   KUBECTL_*_WEBSOCKETS variables and the API server's gates are locked on and
+ *   deprecated (kubectl warns when one is set and ignores it). No criterion
+ *   removes client-go's FallbackExecutor/FallbackDialer, and the KEP's version
+ *   skew section still relies on them: a 1.38 kubectl behaves as 1.31–1.37 do
+ *   on the wire, but nobody can force it onto SPDY any more.
+ * - websocket-only: clients that never had the fallback, and fail on such a
+ *   path today: browser terminals, SDK clients, and tools built on client-go ≥
+ *   0.36, whose upgrade error type moved to k8s.io/streaming so apimachinery's
+ *   IsUpgradeFailure no longer matches it (piraeus-operator#1036,
+ *   troubleshoot#2037). Also any future kubectl without SPDY.
  * - IsHTTPSProxyError ("proxy: unknown scheme: https"): gorilla before the
  *   bump in kubectl 1.33 (k/k PR #129872) cannot dial WebSocket through an
- *   https:// proxy, and 1.30.4+ / 1.31–1.32 fall back to SPDY there.
+ *   https:// proxy; 1.30.4+ and 1.31–1.32 fall back to SPDY there, 1.30.0–1.30.3
+ *   do not (the fallback came with kubernetes#126231) and break.
  */
 import type { KeepaliveMode, Operation } from '../vocabulary.js';
 import type { SessionResult } from './types.js';
 
+const KEP = 'KEP-4006 (kubernetes/enhancements keps/sig-api-machinery/4006-transition-spdy-to-websockets)';
+const FALLBACK_SOURCE = 'kubectl pkg/cmd/exec/exec.go and pkg/cmd/portforward/portforward.go: client-go FallbackExecutor/FallbackDialer on httpstream.IsUpgradeFailure or IsHTTPSProxyError';
+
 export const KUBECTL_CLIENTS = [
-  { id: '1.29', label: '≤1.29', speaks: 'SPDY only' },
-  { id: '1.30', label: '1.30', speaks: 'exec WebSocket first with fallback; port-forward SPDY' },
-  { id: '1.31-1.37', label: '1.31–1.37', speaks: 'WebSocket first, falls back to SPDY only when the upgrade is refused' },
-  { id: 'ga', label: 'GA', speaks: 'WebSocket only, no fallback' },
+  { id: '1.29', label: '≤1.29', speaks: 'SPDY only', source: `${KEP}: WebSockets alpha in 1.29, opt-in only` },
+  { id: '1.30', label: '1.30', speaks: 'exec WebSocket first with fallback; port-forward SPDY', source: `${KEP}: exec beta (on by default) in 1.30, port-forward in 1.31; ${FALLBACK_SOURCE}; the https-proxy fallback from 1.30.4 (kubernetes#126231)` },
+  { id: '1.31-1.37', label: '1.31–1.37', speaks: 'WebSocket first, falls back to SPDY only when the upgrade is refused', source: `${KEP}: port-forward beta in 1.31; ${FALLBACK_SOURCE}` },
+  {
+    id: '1.38',
+    label: '1.38 (GA)',
+    speaks: 'as 1.31–1.37 on the wire (the fallback stays), but KUBECTL_*_WEBSOCKETS are ignored and the server gates locked on: SPDY can no longer be forced',
+    source: `${KEP}, "GA" graduation criteria (env variables and gates locked on and deprecated; no criterion removes the fallback, and its version-skew section relies on it); GA PR kubernetes/enhancements#6364, milestone v1.38`,
+  },
+  {
+    id: 'websocket-only',
+    label: 'WS-only',
+    speaks: 'WebSocket only, no fallback: browser terminals, SDK clients, tools on client-go ≥ 0.36, any future kubectl without SPDY',
+    source: 'client-go ≥ 0.36 moved the upgrade error type to k8s.io/streaming, so apimachinery IsUpgradeFailure no longer matches and such tools stop falling back (piraeus-operator#1036, troubleshoot#2037); clients written for WebSocket have no SPDY at all',
+  },
 ] as const;
 
 export type KubectlClient = (typeof KUBECTL_CLIENTS)[number]['id'];
@@ -40,6 +68,8 @@ export interface KubectlExperience {
   readonly outcome: KubectlOutcome;
   /** Why, in plain words, with what was measured. */
   readonly reason: string;
+  /** Where the client's behaviour comes from (kubectl's code, the KEP's text, the issues that show it). */
+  readonly source: string;
 }
 
 export interface ModelContext {
@@ -76,13 +106,16 @@ export function failureOf(r: SessionResult): { readonly fallback: boolean; reado
   return { fallback: false, why: r.error ?? 'the session failed' };
 }
 
-function spdyOnly(spdy: SessionResult | undefined, note: string): Omit<KubectlExperience, 'client'> {
+/** A forecast before its client and source are attached. */
+type Forecast = Omit<KubectlExperience, 'client' | 'source'>;
+
+function spdyOnly(spdy: SessionResult | undefined, note: string): Forecast {
   if (!spdy) return { outcome: 'unknown', reason: 'SPDY was not probed' };
   if (spdy.ok) return { outcome: 'works', reason: `${note}, and SPDY works here` };
   return { outcome: 'breaks', reason: `${note}, and over SPDY ${failureOf(spdy).why}` };
 }
 
-function webSocketFirst(spdy: SessionResult | undefined, ws: SessionResult | undefined, httpsProxyFallback: boolean): Omit<KubectlExperience, 'client'> {
+function webSocketFirst(spdy: SessionResult | undefined, ws: SessionResult | undefined, httpsProxyFallback: boolean): Forecast {
   if (httpsProxyFallback) {
     // kubectl < 1.33 cannot dial WebSocket through an https:// proxy; IsHTTPSProxyError sends it to SPDY.
     if (!spdy) return { outcome: 'unknown', reason: 'SPDY was not probed' };
@@ -109,27 +142,36 @@ export function modelsKubectl(keepalive: KeepaliveMode, holdSeconds: number): bo
   return keepalive === 'kubectl' || holdSeconds === 0;
 }
 
-/** Each kubectl's experience of one operation on this path. */
+/** Each kubectl's (and a WebSocket-only client's) experience of one operation on this path. */
 export function kubectlExperience(operation: Operation, spdy: SessionResult | undefined, ws: SessionResult | undefined, context: ModelContext = {}): KubectlExperience[] {
   const httpsProxy = context.proxyScheme === 'https:';
-  return KUBECTL_CLIENTS.map(({ id }): KubectlExperience => {
-    switch (id) {
-      case '1.29':
-        return { client: id, ...spdyOnly(spdy, 'it speaks only SPDY') };
-      case '1.30':
-        if (operation === 'portforward') return { client: id, ...spdyOnly(spdy, 'its port-forward speaks only SPDY') };
-        return { client: id, ...webSocketFirst(spdy, ws, httpsProxy) };
-      case '1.31-1.37': {
-        const e = webSocketFirst(spdy, ws, false);
-        // 1.31-1.32 share this row; through an https:// proxy they cannot dial WebSocket at all.
-        const note = httpsProxy && e.outcome === 'works' ? ' (1.31–1.32 cannot dial WebSocket through an https:// proxy and fall back to SPDY)' : '';
-        return { client: id, ...e, reason: e.reason + note };
+  return KUBECTL_CLIENTS.map(({ id, source }): KubectlExperience => {
+    const e = ((): Forecast => {
+      switch (id) {
+        case '1.29':
+          return spdyOnly(spdy, 'it speaks only SPDY');
+        case '1.30': {
+          if (operation === 'portforward') return spdyOnly(spdy, 'its port-forward speaks only SPDY');
+          const f = webSocketFirst(spdy, ws, httpsProxy);
+          // 1.30.0–1.30.3 have no IsHTTPSProxyError fallback: through an https:// proxy their exec fails outright.
+          return httpsProxy && f.outcome === 'works-via-fallback' ? { ...f, reason: `${f.reason} (1.30.4 and later; 1.30.0–1.30.3 have no such fallback and fail here: kubernetes#126231)` } : f;
+        }
+        case '1.31-1.37': {
+          const f = webSocketFirst(spdy, ws, false);
+          // 1.31-1.32 share this row; through an https:// proxy they cannot dial WebSocket at all.
+          const note = httpsProxy && f.outcome === 'works' ? ' (1.31–1.32 cannot dial WebSocket through an https:// proxy and fall back to SPDY)' : '';
+          return { ...f, reason: f.reason + note };
+        }
+        case '1.38': {
+          const f = webSocketFirst(spdy, ws, false);
+          const hatch = f.outcome === 'works-via-fallback' ? '; KUBECTL_*_WEBSOCKETS=false no longer forces SPDY, and the fallback is all that keeps it working' : '';
+          return { ...f, reason: f.reason + hatch };
+        }
+        case 'websocket-only':
+          if (!ws) return { outcome: 'unknown', reason: 'WebSocket was not probed' };
+          return ws.ok ? { outcome: 'works', reason: 'WebSocket works here' } : { outcome: 'breaks', reason: `over WebSocket ${failureOf(ws).why}, and it has no SPDY to fall back to` };
       }
-      case 'ga':
-        if (!ws) return { client: id, outcome: 'unknown', reason: 'WebSocket was not probed' };
-        return ws.ok
-          ? { client: id, outcome: 'works', reason: 'WebSocket works here' }
-          : { client: id, outcome: 'breaks', reason: `over WebSocket ${failureOf(ws).why}, and a GA client has no fallback` };
-    }
+    })();
+    return { client: id, ...e, source };
   });
 }

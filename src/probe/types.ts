@@ -102,8 +102,23 @@ export interface SessionResult extends SessionSpec {
  * The A/B of one operation × keepalive × hold: `not-measured` when the probe
  * could not measure the path (its credentials, target or port), never a path verdict.
  */
-export type VerdictName = 'clean' | 'websocket-broken' | 'spdy-broken' | 'both-broken' | 'not-measured' | 'interrupted';
-export const BROKEN_VERDICTS: readonly VerdictName[] = ['websocket-broken', 'spdy-broken', 'both-broken'];
+/**
+ * The A/B of one operation × keepalive × hold. With one transport probed (`--transports websocket`) there is
+ * nothing to compare: `websocket-ok` / `websocket-fails` (`spdy-…`) say what that transport did, never which one a
+ * hop breaks.
+ */
+export type VerdictName =
+  | 'clean'
+  | 'websocket-broken'
+  | 'spdy-broken'
+  | 'both-broken'
+  | 'websocket-ok'
+  | 'websocket-fails'
+  | 'spdy-ok'
+  | 'spdy-fails'
+  | 'not-measured'
+  | 'interrupted';
+export const BROKEN_VERDICTS: readonly VerdictName[] = ['websocket-broken', 'spdy-broken', 'both-broken', 'websocket-fails', 'spdy-fails'];
 
 export interface Diagnosis {
   /** Stable code (DIAGNOSIS_CODES, docs/diagnoses.md), e.g. hop-refused-upgrade, idle-timeout. */
@@ -124,7 +139,7 @@ export interface Verdict {
   readonly spdy: SessionCell;
   readonly websocket: SessionCell;
   readonly verdict: VerdictName;
-  /** What each kubectl would experience (≤1.29, 1.30, 1.31–1.37, GA); null for holds without kubectl's keepalive and when not measured. */
+  /** What each kubectl (≤1.29, 1.30, 1.31–1.37, 1.38) and a WebSocket-only client would experience; null for holds without kubectl's keepalive and when not measured. */
   readonly kubectl: readonly KubectlExperience[] | null;
   readonly diagnosis: Diagnosis[];
 }

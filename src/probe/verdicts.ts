@@ -19,8 +19,12 @@ export interface VerdictContext extends ModelContext {
   readonly notMeasured?: Diagnosis;
 }
 
+/** The A/B; undefined is a transport not probed, which is never read as working (nor as failing). */
 export function verdictName(spdyOk: boolean | undefined, wsOk: boolean | undefined): VerdictName {
-  if (spdyOk !== false && wsOk !== false) return 'clean';
+  if (spdyOk === undefined && wsOk === undefined) throw new Error('verdictName: neither transport was probed');
+  if (spdyOk === undefined) return wsOk ? 'websocket-ok' : 'websocket-fails';
+  if (wsOk === undefined) return spdyOk ? 'spdy-ok' : 'spdy-fails';
+  if (spdyOk && wsOk) return 'clean';
   if (spdyOk !== false) return 'websocket-broken';
   if (wsOk !== false) return 'spdy-broken';
   return 'both-broken';
@@ -123,14 +127,24 @@ export function verdicts(results: readonly SessionResult[], context: VerdictCont
       diagnosis.push({
         code: 'silent-fallback',
         summary: `kubectl ${op} (1.31–1.37) works on this path today only through its silent fallback to SPDY: ${today.reason}.`,
-        check: 'When the fallback and KUBECTL_*_WEBSOCKETS go away (KEP-4006 GA), this path breaks: fix the hop above first.',
+        check:
+          'Fix the hop above. kubectl 1.38 (KEP-4006 GA) keeps this fallback, so it still hides the hop, but ignores KUBECTL_*_WEBSOCKETS: nobody can force SPDY there any more. Clients without a fallback (browser terminals, SDK clients, tools on client-go ≥ 0.36) fail on this path now.',
       });
     } else if (today?.outcome === 'breaks' && spdy?.ok) {
       const env = first.operation === 'exec' ? 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false' : 'KUBECTL_PORT_FORWARD_WEBSOCKETS=false';
       diagnosis.push({
         code: 'kubectl-breaks-today',
         summary: `kubectl ${op} (1.31–1.37) fails on this path today although SPDY works: ${today.reason}.`,
-        check: `Fix the hop above. Until then, ${env} makes kubectl use SPDY, which works here (GA ignores it).`,
+        check: `Fix the hop above. Until then, ${env} makes kubectl 1.30–1.37 use SPDY, which works here; kubectl 1.38 (KEP-4006 GA) ignores it, so only the fix helps there.`,
+      });
+    }
+    const only = spdy && ws ? undefined : (spdy ?? ws)!.transport;
+    if (only) {
+      const other: Transport = only === 'spdy' ? 'websocket' : 'spdy';
+      diagnosis.push({
+        code: 'not-compared',
+        summary: `Only ${TRANSPORT_WORDS[only]} was probed for ${op}: this says what ${TRANSPORT_WORDS[only]} does on this path, not which transport a hop breaks.`,
+        check: `Probe ${TRANSPORT_WORDS[other]} too (--transports websocket,spdy) for the A/B: ${TRANSPORT_WORDS[other]} may fail the same way (then the path is broken for both), or work (then a hop breaks only ${TRANSPORT_WORDS[only]}).`,
       });
     }
     out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: verdictName(spdy?.ok, ws?.ok), kubectl, diagnosis });

@@ -13,7 +13,7 @@
 import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
 import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
-import type { ProbeReport, SessionResult, Verdict } from '../probe/types.js';
+import type { ProbeReport, SessionResult, Verdict, VerdictName } from '../probe/types.js';
 import { VERSION } from '../version.js';
 
 export interface ReportEntry {
@@ -25,7 +25,18 @@ export interface ReportEntry {
 const esc = (s: unknown) =>
   String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-const VERDICT_CLASS: Record<string, string> = { clean: 'ok', 'websocket-broken': 'bad', 'spdy-broken': 'bad', 'both-broken': 'bad', 'not-measured': 'warn', interrupted: 'warn' };
+const VERDICT_CLASS: Record<VerdictName, string> = {
+  clean: 'ok',
+  'websocket-broken': 'bad',
+  'spdy-broken': 'bad',
+  'both-broken': 'bad',
+  'websocket-ok': 'ok',
+  'spdy-ok': 'ok',
+  'websocket-fails': 'bad',
+  'spdy-fails': 'bad',
+  'not-measured': 'warn',
+  interrupted: 'warn',
+};
 const OUTCOME: Record<KubectlOutcome, [string, string]> = { works: ['works', 'ok'], 'works-via-fallback': ['fallback', 'warn'], breaks: ['BREAKS', 'bad'], unknown: ['?', 'muted'] };
 const CELL_CLASS: Record<string, string> = { ok: 'ok', fail: 'bad', 'not-run': 'muted', interrupted: 'warn' };
 
@@ -53,7 +64,7 @@ function kubectlMatrix(e: ReportEntry): string {
     return `<td class="${cls}" title="${esc(x.reason)}">${word}<div class="why">${esc(x.reason)}</div></td>`;
   };
   const rows = modelled.map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${v.holdSeconds} s</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`).join('');
-  return `<table class="kubectl"><caption>What each kubectl does on this path (kubectl model: fallback to SPDY only when the WebSocket upgrade is refused)</caption><thead><tr><th>operation</th><th>hold</th>${KUBECTL_CLIENTS.map((c) => `<th title="${esc(c.speaks)}">kubectl ${esc(c.label)}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
+  return `<table class="kubectl"><caption>What each kubectl does on this path (kubectl model: fallback to SPDY only when the WebSocket upgrade is refused; 1.38 is KEP-4006 GA as planned: the fallback stays, SPDY can no longer be forced), and clients that have no fallback</caption><thead><tr><th>operation</th><th>hold</th>${KUBECTL_CLIENTS.map((c) => `<th title="${esc(`${c.speaks}. Source: ${c.source}`)}">${c.id === 'websocket-only' ? 'WebSocket-only clients' : `kubectl ${esc(c.label)}`}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
 /** One bar per held session: how long it lived, against the known idle timeouts. */

@@ -21,30 +21,45 @@ const cutAfter = (s: number): Partial<SessionResult> => ({ ok: false, echoMs: nu
 const outcomes = (op: 'exec' | 'portforward', spdy: Partial<SessionResult>, ws: Partial<SessionResult>, proxyScheme?: string): KubectlOutcome[] =>
   kubectlExperience(op, session('spdy', { operation: op, ...spdy }), session('websocket', { operation: op, ...ws }), { proxyScheme }).map((e) => e.outcome);
 
-describe('what each kubectl (≤1.29, 1.30, 1.31–1.37, GA) experiences', () => {
+describe('what each kubectl (≤1.29, 1.30, 1.31–1.37, 1.38) and a WebSocket-only client experience', () => {
   it.each([
-    ['both work', 'exec', {}, {}, ['works', 'works', 'works', 'works']],
-    ['a hop refuses the WebSocket upgrade (non-101): fallback', 'exec', {}, refused(403, false), ['works', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['same for port-forward: 1.30 is still SPDY there', 'portforward', {}, refused(403, false), ['works', 'works', 'works-via-fallback', 'breaks']],
-    ['the 1.35 RBAC 403 from the API server is an upgrade failure too', 'exec', {}, refused(403, true), ['works', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['a 101 without the subprotocol: fallback', 'exec', {}, failedWith('UPGRADE_BAD_RESPONSE'), ['works', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['a refused CONNECT: no fallback', 'exec', failedWith('DIAL_PROXY'), failedWith('DIAL_PROXY'), ['breaks', 'breaks', 'breaks', 'breaks']],
-    ['no answer to the upgrade: no fallback', 'exec', {}, failedWith('UPGRADE_TIMEOUT'), ['works', 'breaks', 'breaks', 'breaks']],
-    ['cut after the upgrade: no fallback, although SPDY survives', 'portforward', {}, cutAfter(6.1), ['works', 'works', 'breaks', 'breaks']],
-    ['a hop refusing SPDY: ≤1.29 breaks, and 1.30 port-forward', 'portforward', refused(400, false), {}, ['breaks', 'breaks', 'works', 'works']],
-    ['fallback to a SPDY that fails too', 'exec', refused(400, false), refused(403, false), ['breaks', 'breaks', 'breaks', 'breaks']],
+    ['both work', 'exec', {}, {}, ['works', 'works', 'works', 'works', 'works']],
+    ['a hop refuses the WebSocket upgrade (non-101): fallback, at 1.38 too; WebSocket-only clients break', 'exec', {}, refused(403, false), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
+    ['same for port-forward: 1.30 is still SPDY there', 'portforward', {}, refused(403, false), ['works', 'works', 'works-via-fallback', 'works-via-fallback', 'breaks']],
+    ['the 1.35 RBAC 403 from the API server is an upgrade failure too', 'exec', {}, refused(403, true), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
+    ['a 101 without the subprotocol: fallback', 'exec', {}, failedWith('UPGRADE_BAD_RESPONSE'), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
+    ['a refused CONNECT: no fallback', 'exec', failedWith('DIAL_PROXY'), failedWith('DIAL_PROXY'), ['breaks', 'breaks', 'breaks', 'breaks', 'breaks']],
+    ['no answer to the upgrade: no fallback', 'exec', {}, failedWith('UPGRADE_TIMEOUT'), ['works', 'breaks', 'breaks', 'breaks', 'breaks']],
+    ['cut after the upgrade: no fallback, although SPDY survives', 'portforward', {}, cutAfter(6.1), ['works', 'works', 'breaks', 'breaks', 'breaks']],
+    ['a hop refusing SPDY: ≤1.29 breaks, and 1.30 port-forward', 'portforward', refused(400, false), {}, ['breaks', 'breaks', 'works', 'works', 'works']],
+    ['fallback to a SPDY that fails too', 'exec', refused(400, false), refused(403, false), ['breaks', 'breaks', 'breaks', 'breaks', 'breaks']],
   ] as const)('%s', (_name, op, spdy, ws, want) => {
     expect(outcomes(op, spdy, ws)).toEqual(want);
   });
 
-  it('through an https:// proxy, 1.30 cannot dial WebSocket and falls back; 1.31–1.37 works (1.33+) and says 1.31–1.32 fall back', () => {
+  it('1.38 is never "breaks" where 1.31–1.37 works through the fallback (KEP-4006 GA keeps it); it says SPDY can no longer be forced', () => {
+    const e = kubectlExperience('exec', session('spdy'), session('websocket', refused(403, false)));
+    const ga = e.find((x) => x.client === '1.38')!;
+    expect(ga.outcome).toBe('works-via-fallback');
+    expect(ga.reason).toMatch(/KUBECTL_\*_WEBSOCKETS=false no longer forces SPDY/);
+  });
+
+  it('every forecast carries its source: the KEP section and the GA PR for 1.38, the client-go issues for WebSocket-only clients', () => {
+    const e = kubectlExperience('exec', session('spdy'), session('websocket'));
+    for (const x of e) expect(x.source.length).toBeGreaterThan(20);
+    expect(e.find((x) => x.client === '1.38')!.source).toMatch(/"GA" graduation criteria.*kubernetes\/enhancements#6364, milestone v1\.38/);
+    expect(e.find((x) => x.client === 'websocket-only')!.source).toMatch(/piraeus-operator#1036, troubleshoot#2037/);
+  });
+
+  it('through an https:// proxy, 1.30 cannot dial WebSocket and falls back (1.30.4+; 1.30.0–1.30.3 fail); 1.31–1.37 works (1.33+) and says 1.31–1.32 fall back', () => {
     const e = kubectlExperience('exec', session('spdy'), session('websocket'), { proxyScheme: 'https:' });
-    expect(e.map((x) => x.outcome)).toEqual(['works', 'works-via-fallback', 'works', 'works']);
+    expect(e.map((x) => x.outcome)).toEqual(['works', 'works-via-fallback', 'works', 'works', 'works']);
+    expect(e[1]!.reason).toMatch(/1\.30\.0–1\.30\.3 have no such fallback and fail here: kubernetes#126231/);
     expect(e[2]!.reason).toMatch(/1\.31–1\.32 cannot dial WebSocket through an https:\/\/ proxy/);
   });
 
   it('a transport that was not probed is unknown, not guessed', () => {
     const e = kubectlExperience('exec', undefined, session('websocket', refused(403, false)));
-    expect(e.map((x) => x.outcome)).toEqual(['unknown', 'unknown', 'unknown', 'breaks']);
+    expect(e.map((x) => x.outcome)).toEqual(['unknown', 'unknown', 'unknown', 'unknown', 'breaks']);
   });
 });

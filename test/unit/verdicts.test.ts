@@ -1,0 +1,35 @@
+/**
+ * The A/B rule of verdicts(): a transport that was not probed is neither
+ * "ok" nor "failed", so a one-transport run never blames the other transport.
+ */
+import { describe, expect, it } from 'vitest';
+import { verdictName, verdicts } from '../../src/probe/verdicts.js';
+import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
+
+const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
+const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => ({
+  operation: 'exec', transport, keepalive: 'kubectl', holdSeconds: 0, subprotocol: 'x', upgrade: OK_UPGRADE, firstEchoMs: 1,
+  hold: { survived: true, disconnectSeconds: null, cause: null }, echoMs: 1, exitCode: 0, ok: true, error: null, errorCode: null, durationMs: 1, ...over,
+});
+/** A hop that refuses every upgrade with its own 403 (WebSocket and SPDY alike). */
+const refusedByHop: Partial<SessionResult> = { ok: false, firstEchoMs: null, echoMs: null, upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false } };
+
+describe('verdicts with one transport probed', () => {
+  it('a hop breaking both, probed over WebSocket only: websocket-fails, "not compared", never websocket-broken', () => {
+    const [v] = verdicts([session('websocket', refusedByHop)]);
+    expect(v!.verdict).toBe('websocket-fails');
+    expect(v!.spdy).toBe('not-run');
+    expect(v!.diagnosis.map((d) => d.code)).toEqual(['hop-refused-upgrade', 'not-compared']);
+    expect(v!.diagnosis.map((d) => d.summary).join(' ')).not.toMatch(/SPDY works|falls back to SPDY, which works/);
+  });
+
+  it('over SPDY only, a working path is spdy-ok, not clean (WebSocket was not measured)', () => {
+    expect(verdicts([session('spdy')])[0]!.verdict).toBe('spdy-ok');
+    expect(verdicts([session('spdy', refusedByHop)])[0]!.verdict).toBe('spdy-fails');
+  });
+
+  it('the A/B itself is unchanged with both', () => {
+    expect([verdictName(true, true), verdictName(true, false), verdictName(false, true), verdictName(false, false)]).toEqual(['clean', 'websocket-broken', 'spdy-broken', 'both-broken']);
+    expect(verdicts([session('spdy'), session('websocket', refusedByHop)])[0]!.diagnosis.map((d) => d.code)).not.toContain('not-compared');
+  });
+});
