@@ -105,6 +105,8 @@ export interface ErrorContexts {
     readonly kubeStatus?: KubeStatus;
     /** The reply's Server header, when it names the software that answered. */
     readonly server?: string;
+    /** The reply's Via header (Varnish, squid and other proxies add it). */
+    readonly via?: string;
   };
   UPGRADE_BAD_RESPONSE: UpgradeContext;
   UPGRADE_TIMEOUT: UpgradeContext & { readonly timeoutMs: number };
@@ -124,7 +126,15 @@ export interface ErrorContexts {
     /** Whose certificate: the API server's or the https:// proxy's. */
     readonly peer?: 'server' | 'proxy';
   };
-  DIAL_PROXY: DialContext & { readonly proxy: string; readonly status?: number; readonly reply?: number };
+  DIAL_PROXY: DialContext & {
+    readonly proxy: string;
+    readonly status?: number;
+    readonly reply?: number;
+    /** A refused CONNECT's Server and Via headers and the first bytes of its page: they name the proxy and its rule. */
+    readonly server?: string;
+    readonly via?: string;
+    readonly bodyPrefix?: string;
+  };
   DIAL_FAILED: DialContext;
   EXEC_FAILED: { readonly subprotocol: string; readonly reason?: string; readonly statusCode?: number };
   EXEC_STATUS: { readonly subprotocol: string };

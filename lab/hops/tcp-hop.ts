@@ -19,6 +19,8 @@ export interface TcpHopOptions {
   readonly activityMinBytes?: number;
   /** Stop forwarding (both ways, no close) after this many seconds. */
   readonly blackHoleAfterSeconds?: number;
+  /** Hold every chunk from the upstream this long before passing it on (a slow path: a slow first exchange). */
+  readonly upstreamDelayMs?: number;
 }
 
 export function startTcpHop(name: string, o: TcpHopOptions): Promise<Hop> {
@@ -29,17 +31,22 @@ export function startTcpHop(name: string, o: TcpHopOptions): Promise<Hop> {
     server.setNoDelay(true);
     let last = performance.now();
     let blackHole = false;
-    const relay = (from: net.Socket, to: net.Socket) =>
+    const relay = (from: net.Socket, to: net.Socket, delayMs = 0) =>
       from.on('data', (chunk: Buffer) => {
         if (blackHole) return;
-        if (chunk.length >= (o.activityMinBytes ?? 0)) last = performance.now();
-        if (!to.write(chunk)) {
-          from.pause();
-          to.once('drain', () => from.resume());
-        }
+        const pass = () => {
+          // Activity is what the hop forwards, when it forwards it.
+          if (chunk.length >= (o.activityMinBytes ?? 0)) last = performance.now();
+          if (!to.destroyed && !to.write(chunk)) {
+            from.pause();
+            to.once('drain', () => from.resume());
+          }
+        };
+        if (delayMs > 0) setTimeout(pass, delayMs);
+        else pass();
       });
     relay(client, server);
-    relay(server, client);
+    relay(server, client, o.upstreamDelayMs);
     client.on('end', () => server.end());
     server.on('end', () => client.end());
     client.on('close', () => server.destroy());

@@ -28,6 +28,8 @@ export const DIAGNOSIS_CODES = {
   'keepalive-dependent': "kubectl's pings keep the session alive; clients without pings break",
   'pings-ignored': 'the session was cut as early with pings as without',
   'exec-portforward-disagree': 'one operation works on this path and the other does not',
+  'verb-acl': "SPDY's POST passed and WebSocket's GET was refused by a hop's rule: a method ACL written for SPDY",
+  'http2-leg': 'WebSocket passed and SPDY reached the API server without its Upgrade: a hop that carries only WebSocket (an HTTP/2 leg)',
   'silent-fallback': "today's kubectl works here only because it falls back to SPDY",
   'kubectl-breaks-today': "today's kubectl fails here although SPDY works: the WebSocket failure is one it does not fall back from",
   'not-compared': 'only one transport was probed: what it did, not which transport a hop breaks',

@@ -4,9 +4,10 @@
  * diagnosis"; codes in docs/diagnoses.md).
  */
 import net from 'node:net';
-import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/keepalive.js';
+import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/keepalive.js';
 import { clip } from '../text.js';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
+import { hopFix, identifyHop } from './hop-products.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
@@ -35,22 +36,6 @@ export function bodyGist(body: string): string {
   const title = /<title>([^<]{1,120})<\/title>/i.exec(body)?.[1]?.trim();
   if (title) return title;
   return clip(body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim(), 80);
-}
-
-/** The hop software a refusal names, from its Server header or its error page. */
-export function hopProduct(server: string | undefined, body: string | undefined): string | undefined {
-  if (server) return server;
-  const b = body ?? '';
-  const known: ReadonlyArray<[RegExp, string]> = [
-    [/nginx/i, 'nginx'],
-    [/haproxy/i, 'HAProxy'],
-    [/envoy|upstream connect error|no healthy upstream/i, 'Envoy'],
-    [/squid/i, 'Squid'],
-    [/awselb|elastic load balanc/i, 'an AWS load balancer'],
-    [/cloudflare/i, 'Cloudflare'],
-    [/apache/i, 'Apache'],
-  ];
-  return known.find(([re]) => re.test(b))?.[1];
 }
 
 /** The session's error without the "WebSocket exec: " its message starts with (the diagnosis says it already). */
@@ -88,41 +73,69 @@ function tlsDiagnosis(r: SessionResult, t: NonNullable<SessionResult['upgrade'][
   };
 }
 
-/** A session cut during its hold: an idle timeout, one shorter than kubectl's ping interval, or a hop that ignores pings. */
-function holdCut(r: SessionResult): Diagnosis | undefined {
+/** What one session sits next to in its run: the other sessions, for the no-ping twin of a kubectl-keepalive hold. */
+export interface DiagnosisContext {
+  readonly proxy?: string;
+  readonly serverVersion?: string | null;
+  /** Every session of the run (the same cluster). */
+  readonly peers?: readonly SessionResult[];
+}
+
+/** The same session held without pings, when it was cut during its hold: it measured the hop's own idle timeout. */
+export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = []): SessionResult | undefined {
+  return peers.find((x) => x !== r && x.keepalive === 'none' && x.operation === r.operation && x.transport === r.transport && x.holdSeconds === r.holdSeconds && x.upgrade.ok && x.hold.survived === false && x.hold.disconnectSeconds !== null);
+}
+
+/** Seconds nothing moved before a cut (the hop's idle timer): since the last byte, else since the last data. */
+export const idleBeforeCut = (r: SessionResult): number => r.hold.idleSeconds ?? r.hold.sinceDataSeconds ?? r.hold.disconnectSeconds ?? 0;
+
+/**
+ * Whether kubectl itself reports nothing when a hop cuts this kind of session. Proven with real kubectl through
+ * real nginx and HAProxy idle cuts (test/lab/silent-exit.test.ts): SPDY exec exits 0 with empty stderr
+ * (client-go reads EOF on every stream as a clean end); WebSocket exec exits 1 ("close 1006 (abnormal closure)");
+ * port-forward prints "lost connection to pod".
+ */
+export function exitsSilently(r: SessionResult): boolean {
+  return r.operation === 'exec' && r.transport === 'spdy' && (r.hold.cause === 'fin' || r.hold.cause === 'rst');
+}
+
+/** A session cut during its hold: an idle timeout, or one shorter than kubectl's ping interval on this session. */
+function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis | undefined {
   const h = r.hold;
   if (h.disconnectSeconds === null) return undefined;
   const sinceData = h.sinceDataSeconds ?? h.disconnectSeconds;
-  const idle = h.idleSeconds ?? sinceData;
-  const near = knownTimeoutNear(sinceData);
+  const idle = idleBeforeCut(r);
+  const twin = r.keepalive === 'kubectl' ? noPingTwin(r, peers) : undefined;
+  // Every stated timeout comes from the no-ping measurement when the run has one: pings shorten "idle" here.
+  const timeout = twin ? idleBeforeCut(twin) : idle;
+  const measured = twin ? `measured without pings: about ${Math.round(timeout)} s` : `about ${Math.round(timeout)} s`;
+  const near = knownTimeoutNear(timeout);
   const where = `during ${/^(8|11$|18$)/.test(String(r.holdSeconds)) ? 'an' : 'a'} ${r.holdSeconds} s hold (${h.cause})`;
-  // kubectl's SPDY exec reports nothing when this happens (client-go: EOF on every stream is a clean end).
-  const silentExit = r.operation === 'exec' && r.transport === 'spdy' ? " kubectl's SPDY exec exits 0 with no message when a hop cuts it like this, so scripts do not notice." : '';
+  const silent = exitsSilently(r) ? " kubectl's SPDY exec exits 0 with no message when a hop cuts it like this, so scripts do not notice." : '';
   const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
-  if (r.keepalive === 'kubectl' && (idle + 0.5 < sinceData || idle < pingSeconds)) {
-    if (idle + 0.5 < sinceData) {
-      // Bytes were still moving shortly before the cut: kubectl's pings flowed, and the hop cut anyway.
-      return {
-        code: 'pings-ignored',
-        summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, although kubectl's pings (every ${pingSeconds} s) had moved bytes ${fmt(idle)} s before the cut.`,
-        check: `The hop counts only application data as activity and ignores keepalive frames: only its idle timeout (about ${Math.round(sinceData)} s) decides. Raise it above the longest quiet period you need.${silentExit}`,
-      };
-    }
+  if (r.keepalive === 'kubectl' && timeout < pingSeconds) {
     return {
       code: 'idle-timeout',
       summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}: kubectl's keepalive on this session sends its first ping after ${pingSeconds} s.`,
-      check: `The hop's idle timeout (about ${Math.round(idle)} s) is shorter than kubectl's ping interval (${seconds(SPDY_PING_PERIOD_MS)} on SPDY and WebSocket exec; ${seconds(TUNNEL_PING_PERIOD_MS)} in the WebSocket port-forward tunnel), so kubectl's own keepalive cannot keep it open. Raise it well above ${seconds(TUNNEL_PING_PERIOD_MS)}.${silentExit}`,
+      check: `The hop's idle timeout (${measured}) is shorter than kubectl's ping interval on this session (${pingSeconds} s), so kubectl's own keepalive cannot keep it open. Raise it well above ${pingSeconds} s.${silent}`,
+    };
+  }
+  if (r.keepalive === 'kubectl') {
+    return {
+      code: 'idle-timeout',
+      summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, with kubectl's keepalive (a ping every ${pingSeconds} s; the last byte moved ${fmt(idle)} s before the cut, ${fmt(h.disconnectSeconds)} s after the 101).`,
+      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it: its idle timeout is ${measured}.`} ${twin ? 'Compare the rows without pings: when they are cut as early, the hop does not count kubectl\'s pings as activity.' : 'Probe with --keepalive none too: without pings the same hold measures the hop\'s own idle timeout.'} Raise the timeout above the longest quiet period you need.${silent}`,
     };
   }
   return {
     code: 'idle-timeout',
-    summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, ${r.keepalive === 'none' ? 'without pings' : 'with kubectl\'s keepalive'} (${fmt(h.disconnectSeconds)} s after the 101).`,
-    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl's pings (every ${seconds(WS_PING_PERIOD_MS)}; ${seconds(TUNNEL_PING_PERIOD_MS)} in the port-forward tunnel) may keep it open: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${silentExit}`,
+    summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, without pings (${fmt(h.disconnectSeconds)} s after the 101).`,
+    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl pings this session every ${pingSeconds} s, which keeps it open only if the timeout is longer than that: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${silent}`,
   };
 }
 
 /** Why one failed session failed. */
-export function explainFailure(r: SessionResult, context: { readonly proxy?: string; readonly serverVersion?: string | null }): Diagnosis | undefined {
+export function explainFailure(r: SessionResult, context: DiagnosisContext): Diagnosis | undefined {
   if (r.ok) return undefined;
   const u = r.upgrade;
   if (!u.ok) {
@@ -131,20 +144,22 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
     const err = errorText(r, u.error);
     switch (u.errorCode) {
       case 'UPGRADE_REJECTED': {
+        const hop = identifyHop(u);
         if (!u.kubernetesStatus) {
-          const product = hopProduct(u.server, u.bodyPrefix);
           const gist = u.bodyPrefix ? `: "${bodyGist(u.bodyPrefix)}"` : '';
+          // 403/405 is a rule refusing the request; anything else a hop that cannot (or will not) carry the upgrade.
+          const byRule = u.status === 403 || u.status === 405;
           return {
             code: 'hop-refused-upgrade',
-            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by ${product ? `${product}, not the API server` : 'something that is not the API server'} (the body is not a Kubernetes Status${gist}).`,
-            check: `An L7 hop (proxy, ingress, load balancer, WAF) between here and the API server refuses it. It must pass the ${UPGRADE_LINE[r.transport]} and answer 101.${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
+            summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by ${hop ? `${hop.product.name} (${hop.evidence}), not the API server` : 'something that is not the API server'} (the body is not a Kubernetes Status${gist}).`,
+            check: `A hop between here and the API server refuses the ${UPGRADE_LINE[r.transport]}${byRule ? ' by a rule' : ''}. ${hopFix(byRule ? 'rule' : 'upgrade', hop)}${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
           };
         }
         if (u.status === 400 && /upgrade request required|missing upgrade headers/i.test(err)) {
           return {
             code: 'hop-stripped-upgrade',
-            summary: `The API server received the ${what(r)} request without its upgrade headers and answered 400 (${u.statusReason ?? 'BadRequest'}).`,
-            check: `An L7 hop dropped \`Connection: Upgrade\` / \`Upgrade\` on the way (nginx without \`proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection "upgrade"\` and \`proxy_http_version 1.1\`, for example).`,
+            summary: `The API server received the ${what(r)} request without its upgrade headers and answered 400 (${u.statusReason ?? 'BadRequest'})${hop ? `; the reply came through ${hop.product.name} (${hop.evidence})` : ''}.`,
+            check: `A hop dropped \`Connection: Upgrade\` / \`Upgrade\` on the way. ${hopFix('upgrade', hop)}`,
           };
         }
         if (u.status === 403 && r.transport === 'websocket') {
@@ -172,12 +187,15 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
           summary: `A 101 came back for the ${what(r)} upgrade, but not the one the protocol needs: ${err}`,
           check: 'A hop rewrote the handshake (dropped Sec-WebSocket-Protocol or X-Stream-Protocol-Version). kubectl treats this as an upgrade failure and falls back to SPDY.',
         };
-      case 'DIAL_PROXY':
+      case 'DIAL_PROXY': {
+        const hop = identifyHop(u);
+        const gist = u.bodyPrefix && !hop?.evidence.includes(bodyGist(u.bodyPrefix)) ? ` Its page: "${bodyGist(u.bodyPrefix)}".` : '';
         return {
           code: 'proxy-refused-tunnel',
-          summary: `The forward proxy refused the tunnel for the ${what(r)}: ${err}`,
-          check: 'kubectl tunnels every upgrade through the proxy with CONNECT and does not fall back when the proxy refuses it. Allow CONNECT to the API server (its port too) in the proxy.',
+          summary: `The forward proxy${hop ? `, ${hop.product.name} (${hop.evidence}),` : ''} refused the tunnel for the ${what(r)}: ${err}.${gist}`,
+          check: `kubectl tunnels every upgrade through the proxy with CONNECT and does not fall back when the proxy refuses it. ${hopFix('connect', hop)}`,
         };
+      }
       case 'DIAL_DNS':
       case 'DIAL_REFUSED':
       case 'DIAL_TIMEOUT':
@@ -214,7 +232,7 @@ export function explainFailure(r: SessionResult, context: { readonly proxy?: str
     if (h.cause === 'no-pong') {
       return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for ${seconds(WS_PONG_DEADLINE_MS)}.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
     }
-    const cut = holdCut(r);
+    const cut = holdCut(r, context.peers ?? []);
     if (cut) return cut;
     return { code: 'lost-during-hold', summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`, check: 'Look for idle timeouts on the path.' };
   }
@@ -228,28 +246,48 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
     results.find((x) => (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])));
   for (const r of results) {
-    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok || !r.ok) continue;
-    const bare = find(r, { keepalive: 'none' });
-    if (!bare || !bare.upgrade.ok || bare.hold.survived !== false) continue;
-    const at = bare.hold.idleSeconds ?? bare.hold.disconnectSeconds;
-    out.push({
-      code: 'keepalive-dependent',
-      summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut${at !== null && at !== undefined ? ` after ${fmt(at)} s idle` : ''}.`,
-      check: `kubectl itself is fine on this path, but clients that send no pings (browser terminals, SDK clients) will break${at !== null && at !== undefined ? ` at about ${Math.round(at)} s` : ''}. Raise the hop's idle timeout if they matter.`,
-    });
+    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
+    const twin = noPingTwin(r, results);
+    if (!twin) continue;
+    const at = idleBeforeCut(twin);
+    const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
+    if (r.ok) {
+      out.push({
+        code: 'keepalive-dependent',
+        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut after ${fmt(at)} s idle.`,
+        check: `kubectl's own pings (every ${pingSeconds} s on this session) keep it open here; clients that send no pings (browser terminals, SDK clients) break at about ${Math.round(at)} s. Raise the hop's idle timeout if they matter.`,
+      });
+      continue;
+    }
+    // Pings are ignored only when they should have kept it open (the hop's timeout, measured without pings, is longer
+    // than the ping interval) and the session with pings was cut all the same, about as late as the one without.
+    const cutWithPings = r.hold.survived === false ? (r.hold.sinceDataSeconds ?? r.hold.disconnectSeconds) : null;
+    if (cutWithPings !== null && cutWithPings !== undefined && at > pingSeconds && Math.abs(cutWithPings - at) <= Math.max(1.5, at * 0.25)) {
+      out.push({
+        code: 'pings-ignored',
+        summary: `${what(r)}: cut ${fmt(cutWithPings)} s after its last data with kubectl's pings (every ${pingSeconds} s), and after ${fmt(at)} s without pings.`,
+        check: `The hop counts only application data as activity and ignores keepalive frames: its idle timeout (about ${Math.round(at)} s, measured without pings) decides for kubectl too. Raise it above the longest quiet period you need.`,
+      });
+    }
   }
   for (const r of results) {
     if (r.operation !== 'exec') continue;
     const pf = find(r, { operation: 'portforward' });
     if (!pf || pf.ok === r.ok) continue;
     const [good, bad] = r.ok ? [r, pf] : [pf, r];
+    const refused = !bad.upgrade.ok;
+    const goodPing = kubectlPingPeriodMs(good.operation, good.transport) / 1000;
+    const badPing = kubectlPingPeriodMs(bad.operation, bad.transport) / 1000;
     out.push({
       code: 'exec-portforward-disagree',
-      summary: `${TRANSPORT_WORDS[r.transport]} ${opWords(good)} works but ${opWords(bad)} does not (keepalive "${r.keepalive}", hold ${r.holdSeconds} s).`,
-      check:
-        r.transport === 'websocket'
-          ? `They are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and use different keepalives (${seconds(WS_PING_PERIOD_MS)} WebSocket pings vs ${seconds(TUNNEL_PING_PERIOD_MS)} SPDY pings in the tunnel). Check both gates and the idle timeout against ${seconds(TUNNEL_PING_PERIOD_MS)}.`
-          : 'They use different subresources and RBAC (pods/exec vs pods/portforward); check both.',
+      summary: `${TRANSPORT_WORDS[r.transport]} ${opWords(good)} works but ${opWords(bad)} does not (keepalive "${r.keepalive}", hold ${r.holdSeconds} s)${refused ? '' : `: ${opWords(bad)} upgraded, then was lost during the hold`}.`,
+      check: refused
+        ? r.transport === 'websocket'
+          ? `The ${opWords(bad)} upgrade was refused: they are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and separate RBAC subresources (pods/exec, pods/portforward). Check both.`
+          : 'They use different subresources and RBAC (pods/exec vs pods/portforward); check both.'
+        : r.keepalive === 'kubectl' && goodPing !== badPing
+          ? `Not a feature gate (it upgraded): kubectl pings ${opWords(good)} every ${goodPing} s but ${opWords(bad)} only every ${badPing} s, so a hop with an idle timeout between the two cuts only ${opWords(bad)}. Raise the idle timeout well above ${Math.max(goodPing, badPing)} s.`
+          : `Not a feature gate (it upgraded): see the ${opWords(bad)} session's diagnosis.`,
     });
   }
   const seen = new Set<string>();

@@ -12,6 +12,7 @@ import { crossFindings } from './diagnosis.js';
 import { checkTarget, resolveTarget } from './preflight.js';
 import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
+import { operationsToProbe, probePlainGet } from './method-probe.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
 import type { AccessSummary, ClusterTarget, ProbePlan, ProbeReport, SessionSpec } from './types.js';
 
@@ -85,7 +86,10 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       Promise.all(expandPlan(plan).map((s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal }))),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
-    const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured });
+    // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?
+    const toProbe = notMeasured || signal?.aborted ? [] : operationsToProbe(results);
+    const methodProbes = toProbe.length ? await unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [];
+    const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured, methodProbes });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
     const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds));
     const findings = crossFindings(measured);

@@ -88,6 +88,23 @@ export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) 
       statusReason: c.kubeStatus?.reason,
       bodyPrefix: scrub(c.bodyPrefix).slice(0, 200),
       ...(c.server ? { server: c.server } : {}),
+      ...(c.via ? { via: c.via } : {}),
+    };
+  }
+  if (isProbeError(err, 'DIAL_PROXY') && err.context.status !== undefined) {
+    // The forward proxy's own refusal: who it is and what it said are the clues to its rule.
+    const c = err.context;
+    return {
+      ok: false,
+      status: null,
+      handshakeMs: null,
+      phases: (c as { phases?: UpgradeOutcome['phases'] }).phases ?? {},
+      error: scrub(errorMessage(err)),
+      errorCode: err.code,
+      kubernetesStatus: null,
+      ...(c.bodyPrefix ? { bodyPrefix: scrub(c.bodyPrefix).slice(0, 200) } : {}),
+      ...(c.server ? { server: c.server } : {}),
+      ...(c.via ? { via: c.via } : {}),
     };
   }
   const context = isProbeError(err) ? (err.context as { phases?: UpgradeOutcome['phases'] }) : {};

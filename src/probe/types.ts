@@ -56,8 +56,12 @@ export interface UpgradeOutcome {
   readonly kubernetesStatus: boolean | null;
   readonly statusReason?: string;
   readonly bodyPrefix?: string;
-  /** The reply's Server header, when a refusal carried one (it often names the hop). */
+  /** The reply's Server header, when a refusal (or a refused CONNECT) carried one (it often names the hop). */
   readonly server?: string;
+  /** The reply's Via header, when a refusal carried one (Varnish, squid and other proxies add it). */
+  readonly via?: string;
+  /** The hop that answered, when the reply names it (Server, Via, its error page): `hopIdentity()`. */
+  readonly hop?: string;
   /** For a certificate that was refused (DIAL_TLS): whose, the name checked, what it holds, who issued it. */
   readonly tls?: { readonly peer: 'server' | 'proxy'; readonly checkedName: string; readonly certificateNames?: string; readonly issuer?: string; readonly untrusted: boolean };
 }

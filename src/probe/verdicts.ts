@@ -5,18 +5,19 @@
  * it from measuring the path.
  */
 import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
-import { explainFailure } from './diagnosis.js';
+import { explainFailure, type DiagnosisContext } from './diagnosis.js';
 import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
+import { refusedByHopRule, type MethodProbe } from './method-probe.js';
+import { hopFix, identifyHop } from './hop-products.js';
 import type { AccessSummary, Diagnosis, SessionCell, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
 
-export interface VerdictContext extends ModelContext {
-  /** The forward proxy, for messages (scheme://host:port). */
-  readonly proxy?: string;
-  readonly serverVersion?: string | null;
+export interface VerdictContext extends ModelContext, DiagnosisContext {
   /** The target's port (port-forward), for messages. */
   readonly port?: number;
   /** Set when the probe could not measure anything (the preflight found why). */
   readonly notMeasured?: Diagnosis;
+  /** Plain GETs on subresources whose WebSocket upgrade a hop refused by a rule (method-probe.ts). */
+  readonly methodProbes?: readonly MethodProbe[];
 }
 
 /** The A/B; undefined is a transport not probed, which is never read as working (nor as failing). */
@@ -87,8 +88,10 @@ export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosi
   });
 }
 
-export function verdicts(results: readonly SessionResult[], context: VerdictContext = {}): Verdict[] {
+export function verdicts(results: readonly SessionResult[], given: VerdictContext = {}): Verdict[] {
   const out: Verdict[] = [];
+  // Each session's diagnosis may read the others of its run (the no-ping twin of a kubectl-keepalive hold).
+  const context: VerdictContext = { peers: results, ...given };
   const keys = new Set(results.map((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}`));
   for (const key of keys) {
     const group = results.filter((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}` === key);
@@ -119,7 +122,10 @@ export function verdicts(results: readonly SessionResult[], context: VerdictCont
       out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: 'not-measured', kubectl: null, diagnosis: [unmeasured, ...(unmeasured.code === 'target-port-closed' ? others : [])] });
       continue;
     }
-    const diagnosis = [ws, spdy].flatMap((r) => (r ? [explainFailure(r, context)].filter((d) => d !== undefined) : []));
+    const signatures = pathSignatures(spdy, ws, context);
+    const replaced = new Set(signatures.map((x) => x.replaces));
+    const diagnosis = [ws, spdy].flatMap((r) => (r ? [explainFailure(r, context)].filter((d): d is Diagnosis => d !== undefined && !replaced.has(d.code)) : []));
+    diagnosis.push(...signatures.map((x) => x.diagnosis));
     const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context) : null;
     const today = kubectl?.find((k) => k.client === TODAYS_KUBECTL);
     const op = OPERATION_WORDS[first.operation];
@@ -148,6 +154,64 @@ export function verdicts(results: readonly SessionResult[], context: VerdictCont
       });
     }
     out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: verdictName(spdy?.ok, ws?.ok), kubectl, diagnosis });
+  }
+  return out;
+}
+
+/** A diagnosis drawn from both transports, and the one-session diagnosis it explains (and so replaces). */
+interface Signature {
+  readonly diagnosis: Diagnosis;
+  readonly replaces: string;
+}
+
+/**
+ * What the two transports together say about the hop, beyond each failure:
+ * - verb-acl: SPDY's POST passed, WebSocket's GET was refused by a hop with 403/405, and a plain GET (no Upgrade)
+ *   was refused by the hop too (or could not be tried): a method rule written for SPDY. When the plain GET reaches
+ *   the API server, the rule is on the Upgrade header: the hop refuses WebSocket, said so with that evidence;
+ * - http2-leg: WebSocket upgraded, SPDY reached the API server without its Upgrade (400): a hop carries
+ *   WebSocket (HTTP/2 has a mapping for it, RFC 8441 extended CONNECT) but not SPDY/3.1, which has none.
+ */
+function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | undefined, context: VerdictContext): Signature[] {
+  if (!spdy || !ws) return [];
+  const out: Signature[] = [];
+  if (spdy.upgrade.ok && refusedByHopRule(ws)) {
+    const hop = identifyHop(ws.upgrade);
+    const by = hop ? `${hop.product.name} (${hop.evidence})` : 'a hop, not the API server';
+    const sub = `pods/${ws.operation === 'exec' ? 'exec' : 'portforward'}`;
+    const plain = context.methodProbes?.find((m) => m.operation === ws.operation);
+    const fallbackNote = 'kubectl 1.30–1.38 hide it by falling back to SPDY; WebSocket-only clients fail.';
+    if (plain?.byApiServer) {
+      out.push({
+        replaces: 'hop-refused-upgrade',
+        diagnosis: {
+          code: 'hop-refused-upgrade',
+          summary: `On ${sub}, SPDY's POST passed and WebSocket's upgrade was refused with ${ws.upgrade.status} by ${by}; a plain GET (no Upgrade) to ${sub} reached the API server (${plain.status}): the rule matches the WebSocket Upgrade, not the method.`,
+          check: `A rule refuses WebSocket upgrades (\`Upgrade: websocket\`) on the way: allow them for ${sub}. ${fallbackNote} ${hopFix('rule', hop)}`,
+        },
+      });
+    } else {
+      const evidence = plain && plain.status !== null ? ` A plain GET (no Upgrade) to ${sub} was refused with ${plain.status} by the hop too: the rule is on the method.` : '';
+      out.push({
+        replaces: 'hop-refused-upgrade',
+        diagnosis: {
+          code: 'verb-acl',
+          summary: `On ${sub}, SPDY's POST passed and WebSocket's GET was refused with ${ws.upgrade.status} by ${by}.${evidence}`,
+          check: `A rule (WAF, egress ACL, proxy policy) allows POST and not GET on ${sub}, as written when kubectl spoke only SPDY: allow GET with \`Upgrade: websocket\` there too. ${fallbackNote} ${hopFix('rule', hop)}`,
+        },
+      });
+    }
+  }
+  if (ws.upgrade.ok && spdy.upgrade.errorCode === 'UPGRADE_REJECTED' && spdy.upgrade.kubernetesStatus && spdy.upgrade.status === 400 && /upgrade request required|missing upgrade headers/i.test(spdy.upgrade.error ?? '')) {
+    const hop = identifyHop(spdy.upgrade);
+    out.push({
+      replaces: 'hop-stripped-upgrade',
+      diagnosis: {
+        code: 'http2-leg',
+        summary: `WebSocket ${OPERATION_WORDS[ws.operation]} upgraded through the path, but SPDY's request reached the API server without its Upgrade (400 ${spdy.upgrade.statusReason ?? 'BadRequest'})${hop ? `, through ${hop.product.name} (${hop.evidence})` : ''}.`,
+        check: `A hop carries WebSocket and not SPDY/3.1: typically an HTTP/2 leg (WebSocket has an HTTP/2 mapping, RFC 8441 extended CONNECT; SPDY/3.1 has none), or a proxy told to tunnel only websocket upgrades. kubectl 1.31+ is unaffected; kubectl ≤1.29, and 1.30's port-forward, fail here. ${hopFix('upgrade', hop)}`,
+      },
+    });
   }
   return out;
 }

@@ -14,8 +14,12 @@ export function startSpdyKeepalive(session: SpdySession, periodMs: number): { st
 
 export function spdyEnd(session: SpdySession, raw: Socket): Promise<ConnectionEnd> {
   let sawRst = false;
+  let sawFin = false;
+  raw.once('end', () => (sawFin = true));
   raw.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'ECONNRESET' || err.code === 'EPIPE') sawRst = true;
+    // Only a reset that came before the peer's FIN: after a FIN our own ping write fails with EPIPE/ECONNRESET,
+    // and the cut is still a FIN (as the WebSocket transport says of the same hop, ws-connection.ts).
+    if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !sawFin) sawRst = true;
   });
   return session.closed.then((end) => {
     const cause = end.cause === 'error' && sawRst ? 'rst' : end.cause === 'fin' && sawRst ? 'rst' : end.cause;

@@ -56,9 +56,10 @@ async function readRejection(res: IncomingMessage, what: string, phases: Upgrade
   const bodyPrefix = printable(body, REJECTION_BODY_KEEP);
   const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
   const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
+  const via = typeof res.headers.via === 'string' ? res.headers.via.slice(0, 120) : undefined;
   const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
   const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${clip(bodyPrefix, 120)}"` : '';
-  return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, phases });
+  return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, via, phases });
 }
 
 export interface UpgradeRequest {

@@ -41,7 +41,9 @@ export class WebSocketConnection {
     this.lastPongAt = performance.now();
     this.ended = new Promise((r) => (this.resolveEnded = r));
     raw.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ECONNRESET' || err.code === 'EPIPE') this.sawRst = true;
+      // A reset counts only when it came first: after the peer's FIN, our own ping or close write fails with
+      // EPIPE/ECONNRESET, which is a consequence of the FIN (the same cut is `fin` on every transport).
+      if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !this.sawFin) this.sawRst = true;
     });
     raw.on('end', () => (this.sawFin = true));
     ws.on('error', (err: Error & { code?: string }) => {
@@ -52,7 +54,7 @@ export class WebSocketConnection {
       } else if (err.code?.startsWith('WS_ERR')) {
         this.pending ??= { cause: 'protocol-error', error: probeError('WS_PROTOCOL', `the server broke the WebSocket protocol: ${err.message}`, { wsCode: err.code }, err) };
       }
-      else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET') this.sawRst = true;
+      else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' && !this.sawFin) this.sawRst = true;
     });
     ws.on('pong', () => (this.lastPongAt = performance.now()));
     ws.on('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));

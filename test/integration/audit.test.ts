@@ -150,7 +150,7 @@ describe('RBAC shapes', () => {
     expect(byRole('dev-get-only')[0]).toMatchObject({ subjects: ['Group developers'], fix: 'add create on pods/exec to ClusterRole dev-get-only' });
     expect(byRole('dev-get-only')[0]!.meaning).toMatch(/refused \(403\) on a 1\.35\+ server; SPDY never worked/);
     expect(byRole('ops-create-only')[0]).toMatchObject({ shape: 'create-only', subjects: ['ServiceAccount ci/deployer'] });
-    expect(byRole('ops-create-only')[0]!.meaning).toMatch(/only by falling back to SPDY, which GA removes/);
+    expect(byRole('ops-create-only')[0]!.meaning).toMatch(/only by falling back to SPDY \(kubectl 1\.38, KEP-4006 GA, can no longer be forced onto SPDY\), and WebSocket-only clients fail/);
     expect(byRole('sre-both')).toEqual([]);
     expect(byRole('all')).toEqual([]);
     expect(report.verdict).toBe('ready-after-fixes');

@@ -89,6 +89,27 @@ describe('diagnoses from real loopback setups', () => {
     expect(allCodes(r)).toEqual(['idle-timeout']);
   });
 
+  it('a slow first exchange (1.5 s) behind a 4 s idle hop: no pings-ignored; every stated timeout is the 4 s measured without pings, each with its own session\'s ping interval', async () => {
+    const r = await probeEmulator({}, { operations: ['exec', 'portforward'], holdsSeconds: [8], keepalives: ['kubectl', 'none'], echoTimeoutMs: 5000 }, (api) =>
+      startTcpHop('slow-idle-4s', { upstream: upstreamOf(api), idleCutSeconds: 4, upstreamDelayMs: 1500 }),
+    );
+    const all = [...r.verdicts.flatMap((v) => v.diagnosis), ...r.findings];
+    expect(all.map((d) => d.code)).not.toContain('pings-ignored');
+    const idle = all.filter((d) => d.code === 'idle-timeout');
+    expect(idle.length).toBeGreaterThan(0);
+    for (const d of idle) expect(`${d.summary} ${d.check}`).not.toMatch(/about (?:[5-9]|1\d) s/);
+    const shorter = idle.filter((d) => /shorter than kubectl's ping interval/.test(d.check));
+    expect(shorter.length).toBeGreaterThan(0);
+    for (const d of shorter) {
+      expect(d.check).toMatch(/measured without pings: about 4 s/);
+      // Only the interval of the session that died (5 s for exec and SPDY, 10 s in the WebSocket port-forward tunnel), never both.
+      expect(d.check).toMatch(/on this session \((5|10) s\)/);
+      expect(d.check).not.toMatch(/5 s on SPDY and WebSocket exec; 10 s/);
+    }
+    // kubectl's pings survive nothing here: nothing says "kubectl itself is fine".
+    expect(all.map((d) => d.check).join(' ')).not.toMatch(/kubectl itself is fine/);
+  }, 60_000);
+
   it('a server whose 101s lack the negotiated protocol: bad-upgrade-response on both transports', async () => {
     raw = await rawServer((s, req) => s.write(req.method === 'GET' ? ws101(req) : spdy101('bogus.k8s.io')));
     const r = await runPlan(plan(raw.url), { skipPreflight: true });

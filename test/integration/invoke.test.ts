@@ -62,7 +62,7 @@ describe('invoke', () => {
     expect(received.map((x) => x.name).sort()).toEqual(['ksp-lab-a', 'ksp-lab-b']);
     expect(received[0]!.payload).toEqual({ operations: ['exec'], holds: ['0s'] });
     expect(r.stdout).toMatch(/^LOCATION\s+CLUSTER\s+OPERATION/m);
-    expect(r.stdout).toMatch(/^lab-a\s+lab\s+exec\s+kubectl\s+0s\s+ok\s+fail\s+ok\s+fallback\s+fallback\s+BREAKS\s+websocket-broken$/m);
+    expect(r.stdout).toMatch(/^lab-a\s+lab\s+exec\s+kubectl\s+0s\s+ok\s+fail\s+ok\s+fallback\s+fallback\s+fallback\s+BREAKS\s+websocket-broken$/m);
     expect(r.stdout).toMatch(/^lab-b\s+.*ERROR ksp-lab-b failed \(Unhandled\)/m);
     expect(r.code).toBe(1);
   });
