@@ -12,7 +12,9 @@ export type NginxVariant =
   /** Upgrades proxied, but SPDY refused by policy (a WebSocket-only gateway). */
   | { readonly kind: 'refuse-spdy' }
   /** Upgrades proxied, but WebSocket refused with nginx's own 403 (a WAF rule against WebSocket). */
-  | { readonly kind: 'refuse-websocket' };
+  | { readonly kind: 'refuse-websocket' }
+  /** Upgrades proxied, but GET refused on exec/portforward (a method rule written when kubectl spoke only SPDY). */
+  | { readonly kind: 'verb-acl' };
 
 export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): string[] {
   const upgrade = ['proxy_http_version 1.1;', 'proxy_set_header Upgrade $http_upgrade;', 'proxy_set_header Connection $connection_upgrade;', 'proxy_buffering off;'];
@@ -25,6 +27,15 @@ export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): s
       return ['if ($http_upgrade ~* "spdy") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
     case 'refuse-websocket':
       return ['if ($http_upgrade ~* "websocket") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+    case 'verb-acl':
+      return [
+        'set $streaming "";',
+        'if ($uri ~ "/(exec|portforward)$") { set $streaming "S"; }',
+        'if ($request_method = GET) { set $streaming "${streaming}G"; }',
+        'if ($streaming = "SG") { return 403; }',
+        ...upgrade,
+        `proxy_pass http://127.0.0.1:${upstreamPort};`,
+      ];
   }
 }
 
@@ -64,19 +75,22 @@ export type HaproxyVariant =
   /** L4: opaque bytes; only `timeout client/server` bites. */
   | { readonly kind: 'tcp'; readonly timeoutSeconds: number }
   /** L7: HTTP mode; upgraded connections live by `timeout tunnel`. */
-  | { readonly kind: 'http-tunnel'; readonly tunnelTimeoutSeconds: number };
+  | { readonly kind: 'http-tunnel'; readonly tunnelTimeoutSeconds: number }
+  /** L7, with `http-request deny` on GET to exec/portforward (a method rule written for SPDY's POST). */
+  | { readonly kind: 'verb-acl' };
 
 export function startHaproxy(variant: HaproxyVariant, upstreamPort: number): Promise<RealHop> {
   const defaults =
     variant.kind === 'tcp'
       ? ['mode tcp', 'timeout connect 5s', `timeout client ${variant.timeoutSeconds}s`, `timeout server ${variant.timeoutSeconds}s`]
-      : ['mode http', 'option http-server-close', 'timeout connect 5s', 'timeout client 60s', 'timeout server 60s', `timeout tunnel ${variant.tunnelTimeoutSeconds}s`];
+      : ['mode http', 'option http-server-close', 'timeout connect 5s', 'timeout client 60s', 'timeout server 60s', `timeout tunnel ${variant.kind === 'http-tunnel' ? variant.tunnelTimeoutSeconds : 600}s`];
+  const rules = variant.kind === 'verb-acl' ? ['  http-request deny if METH_GET { path_end /exec /portforward }'] : [];
   return startRealHop({
     name: `haproxy-${variant.kind}`,
     binary: 'haproxy',
     debianPackage: 'haproxy',
     files: (_dir, [port]) => ({
-      'haproxy.cfg': ['global', '  maxconn 512', 'defaults', ...defaults.map((l) => `  ${l}`), 'frontend fe', `  bind 127.0.0.1:${port}`, '  default_backend be', 'backend be', `  server api 127.0.0.1:${upstreamPort}`, ''].join('\n'),
+      'haproxy.cfg': ['global', '  maxconn 512', 'defaults', ...defaults.map((l) => `  ${l}`), 'frontend fe', `  bind 127.0.0.1:${port}`, ...rules, '  default_backend be', 'backend be', `  server api 127.0.0.1:${upstreamPort}`, ''].join('\n'),
     }),
     args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
   });

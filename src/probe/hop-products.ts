@@ -46,7 +46,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     match: { server: /^apache/i, body: /<address>apache/i },
     fixes: {
       upgrade:
-        'Apache 2.4.47+: add `upgrade=websocket` to the `ProxyPass` of the API server (mod_proxy_http tunnels the upgrade); the SPDY/3.1 upgrade of older kubectl needs `upgrade=ANY` (or `upgrade=spdy/3.1`); older Apache: mod_proxy_wstunnel with a `ws://` ProxyPass for WebSocket',
+        'Apache 2.4.47+: add `upgrade=ANY` to the `ProxyPass` of the API server so mod_proxy_http tunnels both upgrades (`upgrade=websocket` passes WebSocket only, and drops the SPDY/3.1 upgrade of kubectl ≤1.29 and 1.30 port-forward); older Apache: mod_proxy_wstunnel with a `ws://` ProxyPass for WebSocket',
       rule: 'find the `<Limit>`/`<LimitExcept>`, `Require` or mod_security rule that refuses GET (or upgrades) on pods/exec and pods/portforward, and allow GET with `Upgrade: websocket` as well as POST',
       idle: '`ProxyTimeout` (or `timeout=` on the ProxyPass) for tunnelled upgrades',
     },
@@ -125,7 +125,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Squid',
     match: { server: /squid/i, via: /squid/i, body: /squid/i },
     fixes: {
-      connect: 'allow CONNECT to the API server\'s port: add it to the `SSL_ports` ACL (`acl SSL_ports port 6443`) or an `http_access allow CONNECT` rule for its address, above `http_access deny CONNECT !SSL_ports`',
+      connect: 'the stock squid.conf refuses CONNECT to any port but 443 (`http_access deny CONNECT !SSL_ports`): add the API server\'s port to the `SSL_ports` ACL (e.g. `acl SSL_ports port 6443`) or an `http_access allow CONNECT` rule for its address above that line',
       upgrade: 'as a forward proxy Squid tunnels HTTPS with CONNECT; for an http:// API server it must not strip `Upgrade` (`http_upgrade_request_protocols WebSocket allow all` and `SPDY/3.1`, Squid 5+)',
       idle: '`read_timeout` / `client_idle_pconn_timeout` for tunnels',
     },
@@ -136,7 +136,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'tinyproxy',
     match: { server: /tinyproxy/i, body: /tinyproxy/i },
     fixes: {
-      connect: 'tinyproxy allows CONNECT only to its `ConnectPort`s (443 and 563 in the shipped config): add `ConnectPort 6443` (the API server\'s port)',
+      connect: 'when tinyproxy.conf has `ConnectPort` lines, CONNECT is allowed only to those ports (the shipped file has 443 and 563 as commented examples): add one for the API server\'s port, e.g. `ConnectPort 6443`',
       idle: '`Timeout` (idle seconds before a connection is closed)',
     },
     source: 'tinyproxy.github.io/ (tinyproxy.conf(5): ConnectPort, Timeout)',
@@ -146,7 +146,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Privoxy',
     match: { server: /privoxy/i, body: /privoxy/i },
     fixes: {
-      connect: 'Privoxy allows CONNECT only to port 443 by default (`limit-connect`): add `{+limit-connect{443,6443}}` for the API server in an actions file',
+      connect: 'a `limit-connect` action (often `{+limit-connect{443}}`) limits CONNECT to the ports it lists: add the API server\'s port, e.g. `{+limit-connect{443,6443}}`, in the actions file that sets it',
     },
     source: 'privoxy.org/user-manual/actions-file.html#LIMIT-CONNECT',
   },
@@ -165,7 +165,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     id: 'cloudflare',
     name: 'Cloudflare',
     match: { server: /cloudflare/i, body: /cloudflare/i },
-    fixes: { upgrade: 'enable WebSockets for the zone; SPDY/3.1 upgrades are not proxied: bypass Cloudflare for the API server (DNS only)', idle: 'Cloudflare closes idle WebSocket connections after 100 s without data' },
+    fixes: { upgrade: 'enable WebSockets for the zone; SPDY/3.1 upgrades are not proxied: bypass Cloudflare for the API server (DNS only)' },
     source: 'developers.cloudflare.com/network/websockets/',
   },
 ];

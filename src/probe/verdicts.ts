@@ -204,12 +204,14 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
   }
   if (ws.upgrade.ok && spdy.upgrade.errorCode === 'UPGRADE_REJECTED' && spdy.upgrade.kubernetesStatus && spdy.upgrade.status === 400 && /upgrade request required|missing upgrade headers/i.test(spdy.upgrade.error ?? '')) {
     const hop = identifyHop(spdy.upgrade);
+    // A Via entry with protocol version 2 ("2 nghttpx", "2.0 envoy") is the HTTP/2 leg itself, named by the hop.
+    const h2 = spdy.upgrade.via?.split(',').map((v) => v.trim()).find((v) => /^(HTTP\/)?2(\.0)? /i.test(v));
     out.push({
       replaces: 'hop-stripped-upgrade',
       diagnosis: {
         code: 'http2-leg',
-        summary: `WebSocket ${OPERATION_WORDS[ws.operation]} upgraded through the path, but SPDY's request reached the API server without its Upgrade (400 ${spdy.upgrade.statusReason ?? 'BadRequest'})${hop ? `, through ${hop.product.name} (${hop.evidence})` : ''}.`,
-        check: `A hop carries WebSocket and not SPDY/3.1: typically an HTTP/2 leg (WebSocket has an HTTP/2 mapping, RFC 8441 extended CONNECT; SPDY/3.1 has none), or a proxy told to tunnel only websocket upgrades. kubectl 1.31+ is unaffected; kubectl ≤1.29, and 1.30's port-forward, fail here. ${hopFix('upgrade', hop)}`,
+        summary: `WebSocket ${OPERATION_WORDS[ws.operation]} upgraded through the path, but SPDY's request reached the API server without its Upgrade (400 ${spdy.upgrade.statusReason ?? 'BadRequest'})${hop ? `, through ${hop.product.name} (${hop.evidence})` : ''}.${h2 ? ` The reply's Via header names an HTTP/2 leg ("${h2}").` : ''}`,
+        check: `A hop carries WebSocket and not SPDY/3.1: ${h2 ? 'an HTTP/2 leg' : 'typically an HTTP/2 leg'} (WebSocket has an HTTP/2 mapping, RFC 8441 extended CONNECT; SPDY/3.1 has none), or a proxy told to tunnel only websocket upgrades. kubectl 1.31+ is unaffected; kubectl ≤1.29, and 1.30's port-forward, fail here. ${hopFix('upgrade', hop)}`,
       },
     });
   }

@@ -1,8 +1,12 @@
 /**
  * The kubectl model against kubectl itself: for each real hop, the probe's
- * prediction for kubectl 1.29, 1.30, 1.33, 1.34 and 1.35 must equal what that
- * kubectl did through the same hop: works, works only through its fallback to
- * SPDY, or breaks. Exec and port-forward, each held idle as a user holds them.
+ * prediction for kubectl 1.29, 1.30, 1.33, 1.34, 1.35 and 1.36 must equal what
+ * that kubectl did through the same hop: works, works only through its
+ * fallback to SPDY, or breaks. Exec and port-forward, each held idle as a user
+ * holds them. And the diagnosis names the product the wire names (Server, Via,
+ * its page) and gives that product's fix: real nginx, Apache, Varnish, HAProxy,
+ * nghttpx, squid, tinyproxy and Privoxy, each with the misconfiguration that
+ * breaks it in the field.
  *
  * What kubectl did is read from the outside: the command worked (both echoes
  * came back) or not, and which transport reached the API server (the
@@ -14,7 +18,8 @@ import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { Emulator } from '../../lab/emulator/server.js';
 import { kubectlExecHolding, kubectlPortForwardHolding } from '../../lab/kubectl.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
-import { startSquid } from '../../lab/real-hops/proxies.js';
+import { startApache, startNghttpx, startPrivoxy, startVarnish } from '../../lab/real-hops/products.js';
+import { startSquid, startTinyproxy } from '../../lab/real-hops/proxies.js';
 import { startHaproxy, startNginx } from '../../lab/real-hops/reverse-proxies.js';
 import type { KubectlClient, KubectlOutcome } from '../../src/probe/kubectl-model.js';
 import { reportDatums } from '../../src/metrics/datums.js';
@@ -25,8 +30,8 @@ import { requireHop } from '../helpers/hops.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const VERSIONS = ['1.29', '1.30', '1.33', '1.34', '1.35'] as const;
-const CLIENT_OF: Readonly<Record<(typeof VERSIONS)[number], KubectlClient>> = { '1.29': '1.29', '1.30': '1.30', '1.33': '1.31-1.37', '1.34': '1.31-1.37', '1.35': '1.31-1.37' };
+const VERSIONS = ['1.29', '1.30', '1.33', '1.34', '1.35', '1.36'] as const;
+const CLIENT_OF: Readonly<Record<(typeof VERSIONS)[number], KubectlClient>> = { '1.29': '1.29', '1.30': '1.30', '1.33': '1.31-1.37', '1.34': '1.31-1.37', '1.35': '1.31-1.37', '1.36': '1.31-1.37' };
 const IDLE_SECONDS = 7;
 
 /** The transport each version uses first when nothing is set (KEP-4006 defaults). */
@@ -41,19 +46,47 @@ interface Path {
   start(emulatorPort: number): Promise<RealHop>;
   /** How the probe and kubectl reach the API server through the hop. */
   route(hop: RealHop, emulator: Emulator): { server: URL; proxy?: URL };
+  /** The diagnosis each operation must carry: its code, the product it names, and that product's fix. */
+  readonly expect?: { readonly code: string; readonly names: RegExp; readonly fix: RegExp };
 }
+const through = (h: RealHop) => ({ server: new URL(`http://127.0.0.1:${h.port}`) });
+const viaProxy = (h: RealHop, e: Emulator) => ({ server: e.url, proxy: new URL(`http://127.0.0.1:${h.port}`) });
 
 const PATHS: readonly Path[] = [
-  { name: 'nginx refusing WebSocket (403)', holdSeconds: 0, start: (p) => startNginx({ kind: 'refuse-websocket' }, p), route: (h) => ({ server: new URL(`http://127.0.0.1:${h.port}`) }) },
-  { name: 'nginx refusing SPDY (403)', holdSeconds: 0, start: (p) => startNginx({ kind: 'refuse-spdy' }, p), route: (h) => ({ server: new URL(`http://127.0.0.1:${h.port}`) }) },
+  {
+    name: 'nginx refusing WebSocket (403)',
+    holdSeconds: 0,
+    start: (p) => startNginx({ kind: 'refuse-websocket' }, p),
+    route: through,
+    // A plain GET reaches the API server: the rule is on the Upgrade header, not the method.
+    expect: { code: 'hop-refused-upgrade', names: /nginx \(Server: nginx.*the rule matches the WebSocket Upgrade, not the method/, fix: /nginx.*deny.*limit_except/ },
+  },
+  { name: 'nginx refusing SPDY (403)', holdSeconds: 0, start: (p) => startNginx({ kind: 'refuse-spdy' }, p), route: through },
   {
     name: 'squid refusing CONNECT to the API server port',
     holdSeconds: 0,
     start: (p) => startSquid({ denyConnectPorts: [p] }),
-    route: (h, e) => ({ server: e.url, proxy: new URL(`http://127.0.0.1:${h.port}`) }),
+    route: viaProxy,
+    expect: { code: 'proxy-refused-tunnel', names: /Squid \(Server: squid\//, fix: /SSL_ports/ },
   },
-  { name: `nginx proxy_read_timeout ${IDLE_SECONDS}s`, holdSeconds: 9, start: (p) => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, p), route: (h) => ({ server: new URL(`http://127.0.0.1:${h.port}`) }) },
-  { name: `haproxy tcp, ${IDLE_SECONDS}s timeouts`, holdSeconds: 9, start: (p) => startHaproxy({ kind: 'tcp', timeoutSeconds: IDLE_SECONDS }, p), route: (h) => ({ server: new URL(`http://127.0.0.1:${h.port}`) }) },
+  { name: `nginx proxy_read_timeout ${IDLE_SECONDS}s`, holdSeconds: 9, start: (p) => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, p), route: through },
+  { name: `haproxy tcp, ${IDLE_SECONDS}s timeouts`, holdSeconds: 9, start: (p) => startHaproxy({ kind: 'tcp', timeoutSeconds: IDLE_SECONDS }, p), route: through },
+  { name: 'nginx verb ACL (GET refused on exec/portforward)', holdSeconds: 0, start: (p) => startNginx({ kind: 'verb-acl' }, p), route: through, expect: { code: 'verb-acl', names: /POST passed.*nginx \(Server: nginx.*rule is on the method/, fix: /limit_except/ } },
+  {
+    name: 'haproxy verb ACL (http-request deny on GET)',
+    holdSeconds: 0,
+    start: (p) => startHaproxy({ kind: 'verb-acl' }, p),
+    route: through,
+    expect: { code: 'verb-acl', names: /HAProxy \(its page says "Request forbidden by administrative rules"\).*rule is on the method/, fix: /http-request deny/ },
+  },
+  { name: 'apache ProxyPass without upgrade=', holdSeconds: 0, start: (p) => startApache('no-upgrade', p), route: through, expect: { code: 'hop-stripped-upgrade', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
+  { name: 'apache upgrade=websocket only', holdSeconds: 0, start: (p) => startApache('websocket-only', p), route: through, expect: { code: 'http2-leg', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
+  { name: 'apache verb ACL (<Limit GET>)', holdSeconds: 0, start: (p) => startApache('verb-acl', p), route: through, expect: { code: 'verb-acl', names: /Apache httpd \(Server: Apache\/.*rule is on the method/, fix: /<Limit>/ } },
+  { name: 'varnish without piping upgrades', holdSeconds: 0, start: (p) => startVarnish('default', p), route: through, expect: { code: 'hop-stripped-upgrade', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
+  { name: 'varnish piping only websocket', holdSeconds: 0, start: (p) => startVarnish('pipe-websocket', p), route: through, expect: { code: 'http2-leg', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
+  { name: 'nghttpx with an HTTP/2 leg', holdSeconds: 0, start: (p) => startNghttpx('h2-leg', p), route: through, expect: { code: 'http2-leg', names: /nghttpx.*Via header names an HTTP\/2 leg \("2 nghttpx"\)/, fix: /proto=h2/ } },
+  { name: 'tinyproxy with ConnectPort 443 only', holdSeconds: 0, start: () => startTinyproxy({ connectPorts: [443] }), route: viaProxy, expect: { code: 'proxy-refused-tunnel', names: /tinyproxy \(Server: tinyproxy\//, fix: /ConnectPort/ } },
+  { name: 'privoxy with limit-connect{443}', holdSeconds: 0, start: () => startPrivoxy({ connectPorts: [443] }), route: viaProxy, expect: { code: 'proxy-refused-tunnel', names: /Privoxy/, fix: /limit-connect/ } },
 ];
 
 interface Observed {
@@ -115,7 +148,7 @@ afterAll(async () => {
   }));
 });
 
-describe.concurrent('through each real hop, the probe predicts what kubectl 1.29, 1.30, 1.33, 1.34 and 1.35 do', () => {
+describe.concurrent('through each real hop, the probe predicts what kubectl 1.29, 1.30, 1.33, 1.34, 1.35 and 1.36 do, and names the hop with its fix', () => {
   for (const path of PATHS) {
     it(`${path.name}: exec and port-forward`, async ({ skip }) => {
       const { hop, report, kubeconfig, emulator } = prepared.get(path.name)!;
@@ -134,7 +167,17 @@ describe.concurrent('through each real hop, the probe predicts what kubectl 1.29
       if (path.name.startsWith('nginx refusing WebSocket')) expect(outcomes).toEqual(new Set(['works', 'works-via-fallback']));
       if (path.name.startsWith('nginx refusing SPDY')) expect(outcomes).toEqual(new Set(['works', 'breaks']));
       if (path.name.startsWith('squid')) expect(outcomes).toEqual(new Set(['breaks']));
-      if (path.holdSeconds > 0) expect(rows.filter((r) => r.did === 'breaks').map((r) => `${r.op} ${r.version}`)).toEqual(['portforward 1.33', 'portforward 1.34', 'portforward 1.35']);
+      if (path.holdSeconds > 0) expect(rows.filter((r) => r.did === 'breaks').map((r) => `${r.op} ${r.version}`)).toEqual(['portforward 1.33', 'portforward 1.34', 'portforward 1.35', 'portforward 1.36']);
+      // The product the wire names, and its own fix (not another product's).
+      if (path.expect) {
+        for (const v of report!.verdicts) {
+          const d = v.diagnosis.find((x) => x.code === path.expect!.code);
+          expect(d, `${v.operation}: ${JSON.stringify(v.diagnosis.map((x) => x.code))}`).toBeDefined();
+          expect(d!.summary).toMatch(path.expect.names);
+          expect(d!.check).toMatch(path.expect.fix);
+          if (!/nginx/i.test(path.name)) expect(d!.check).not.toMatch(/proxy_set_header Upgrade/);
+        }
+      }
     }, 90_000);
   }
 
