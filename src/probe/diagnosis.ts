@@ -124,7 +124,7 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis |
     return {
       code: 'idle-timeout',
       summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, with kubectl's keepalive (a ping every ${pingSeconds} s; the last byte moved ${fmt(idle)} s before the cut, ${fmt(h.disconnectSeconds)} s after the 101).`,
-      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it: its idle timeout is ${measured}.`} ${twin ? 'Compare the rows without pings: when they are cut as early, the hop does not count kubectl\'s pings as activity.' : 'Probe with --keepalive none too: without pings the same hold measures the hop\'s own idle timeout.'} Raise the timeout above the longest quiet period you need.${silent}`,
+      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it; its idle timeout${twin ? ', measured without pings,' : ''} is about ${Math.round(timeout)} s.`} ${twin ? 'Compare the rows without pings: when they are cut as early, the hop does not count kubectl\'s pings as activity.' : 'Probe with --keepalive none too: without pings the same hold measures the hop\'s own idle timeout.'} Raise the timeout above the longest quiet period you need.${silent}`,
     };
   }
   return {

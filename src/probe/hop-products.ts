@@ -195,5 +195,6 @@ const GENERIC: Readonly<Record<HopFix, string>> = {
 export function hopFix(kind: HopFix, hop: ReturnType<typeof identifyHop>): string {
   const own = hop?.product.fixes[kind];
   if (own) return `${hop!.product.name} (${hop!.evidence}): ${own} (${hop!.product.source}).`;
-  return `${hop ? `${hop.product.name} (${hop.evidence}): ` : ''}${GENERIC[kind]}.`;
+  const generic = GENERIC[kind];
+  return hop ? `${hop.product.name} (${hop.evidence}): ${generic}.` : `${generic[0]!.toUpperCase()}${generic.slice(1)}.`;
 }
