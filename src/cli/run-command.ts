@@ -24,7 +24,7 @@ export const RUN_HELP = `Usage: kube-stream-probe run [flags]
 Opens exec and port-forward sessions to a probe target pod over SPDY and
 WebSocket, holds them idle, checks they still work, and prints the A/B
 verdict per operation and hold (SPDY ok + WebSocket fails = a hop breaks
-WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and GA would do there.
+WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and 1.38 (KEP-4006 GA), and clients without a fallback, would do there.
 
 Flags:
   --kubeconfig PATH     kubeconfig (default: $KUBECONFIG's files merged as kubectl merges them,

@@ -68,8 +68,8 @@ describe('run -o json against the emulator', () => {
     lab = await startEmulatorWithKubeconfig({ faults: { rejectWebSocket: 400 } });
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^exec\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken\s+ok\s+fallback\s+fallback\s+BREAKS$/m);
-    expect(r.stdout).toMatch(/^portforward\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken\s+ok\s+ok\s+fallback\s+BREAKS$/m);
+    expect(r.stdout).toMatch(/^exec\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken\s+ok\s+fallback\s+fallback\s+fallback\s+BREAKS$/m);
+    expect(r.stdout).toMatch(/^portforward\s+kubectl\s+0s\s+ok\s+fail\s+websocket-broken\s+ok\s+ok\s+fallback\s+fallback\s+BREAKS$/m);
     expect(r.stdout).toContain('HANDSHAKE ms');
     expect(r.stdout).toContain('[silent-fallback]');
   });
