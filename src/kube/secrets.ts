@@ -14,7 +14,22 @@ export class SecretRedactor {
   redact(text: string): string {
     let out = text;
     for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
-    // Belt and braces: bearer tokens and EKS tokens that were never registered.
-    return out.replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/g, '$1[REDACTED]').replace(/k8s-aws-v1\.[A-Za-z0-9_-]+/g, 'k8s-aws-v1.[REDACTED]');
+    return redactCredentialForms(out);
   }
+}
+
+/**
+ * Credentials in the forms they take in text we did not register (a failing exec plugin's stderr, a proxy URL, a
+ * presigned URL, a key pasted into a message): `Bearer …`, `Basic …`, EKS tokens, `token=…` / `password: …` pairs,
+ * user:password in URLs, AWS presigned query parameters, PEM private keys. The value goes; the name stays, so the
+ * message still says which credential was wrong.
+ */
+export function redactCredentialForms(text: string): string {
+  return text
+    .replace(/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g, '[REDACTED PRIVATE KEY]')
+    .replace(/\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1$2[REDACTED]')
+    .replace(/k8s-aws-v1\.[A-Za-z0-9_-]+/g, 'k8s-aws-v1.[REDACTED]')
+    .replace(/\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi, '$1=[REDACTED]')
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']+:)[^\s/@"']+@/gi, '$1[REDACTED]@')
+    .replace(/\b((?:access|refresh|id|session|auth|bearer|api|client)?[_-]?(?:token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|client[_-]?secret))(["']?\s*[=:]\s*["']?)(?!\[REDACTED)[^\s"'&,;]{4,}/gi, '$1$2[REDACTED]');
 }
