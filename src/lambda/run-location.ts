@@ -8,7 +8,7 @@
 import { VERSION } from '../version.js';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
-import { errorCodeOf, errorMessage, probeError } from '../errors.js';
+import { errorCodeOf, errorMessage, isProbeError, probeError } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
@@ -26,6 +26,8 @@ export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
   /** CloudWatch in the location's region, where its metrics and alarms are. */
   readonly cloudwatch: Pick<CloudWatchClient, 'send'>;
   readonly log: (line: string) => void;
+  /** The engine (a test may wrap it to make one cluster's probing throw). @default runPlan */
+  readonly runPlan?: typeof runPlan;
 }
 
 export interface RefusedHold {
@@ -55,20 +57,32 @@ function budgetExceeded(err: unknown): Error {
 
 /** A cluster whose credentials could not be fetched: not measured, said so, and published as ProbeError. */
 function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
-  const why: Diagnosis = {
+  return notMeasuredReport(cluster, location, event, holds, {
     code: 'credentials',
     summary: `Could not get credentials for ${cluster.name} (${errorCodeOf(err, 'CONFIG_INVALID')}): ${errorMessage(err)}`,
     check:
       cluster.auth.type === 'eks'
         ? `Check eks:DescribeCluster on ${cluster.auth.clusterName} and the function role's access entry.`
         : `Check the secret ${cluster.auth.secretArn} exists in its region and the function role may read it (secretsmanager:GetSecretValue, kms:Decrypt for a customer key).`,
-  };
+  }, 'not reached: credentials failed');
+}
+
+/** A cluster whose probing failed in the probe itself: that cluster is not measured; the others still publish. */
+function probeFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
+  return notMeasuredReport(cluster, location, event, holds, {
+    code: 'probe-failed',
+    summary: `The probe itself failed while probing ${cluster.name} (${errorCodeOf(err, 'INTERNAL')}): ${errorMessage(err)}`,
+    check: 'Not a finding about the path: the other clusters of this run were measured and published. Look for this error in the function\'s log and report it.',
+  }, 'not measured: the probe failed');
+}
+
+function notMeasuredReport(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], why: Diagnosis, versionError: string): ProbeReport {
   const specs = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds });
   return {
     probeVersion: VERSION,
     location,
     cluster: cluster.name,
-    server: { url: cluster.endpoint, version: null, versionError: 'not reached: credentials failed' },
+    server: { url: cluster.endpoint, version: null, versionError },
     target: { namespace: cluster.target.namespace, pod: cluster.target.pod ?? null },
     rbac: [],
     results: [],
@@ -110,35 +124,44 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
   const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
   const perNodeReports: PerNodeReport[] = [];
+  // One cluster's whole run: credentials, the main target, its per-node targets.
+  const probeCluster = async (cluster: ClusterConfig): Promise<ProbeReport> => {
+    let connection;
+    try {
+      connection = await connectionForCluster(cluster, config.region, { ...deps, redactor }, cache, accessSignal);
+    } catch (err) {
+      return credentialFailure(cluster, config.location, event, holds, accessSignal.aborted ? budgetExceeded(err) : err);
+    }
+    const plan = {
+      location: config.location,
+      cluster: { name: cluster.name, connection, ...cluster.target },
+      operations: event.operations,
+      transports: event.transports,
+      keepalives: event.keepalives,
+      holdsSeconds: holds,
+      echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
+    };
+    // The per-node targets run alongside the main one, in one wave that fits the same time budget.
+    const [report, perNode] = await Promise.all([
+      (deps.runPlan ?? runPlan)(plan, {}),
+      cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
+    ]);
+    if (perNode) perNodeReports.push(perNode);
+    // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).
+    if (report.verdicts.some((v) => v.diagnosis.some((d) => d.code === 'credentials-rejected'))) cache.forget(cluster);
+    return report;
+  };
+  // One cluster's unexpected failure is that cluster's result (not measured, ProbeError 1): it never costs the
+  // others of the location their metrics.
   const reports = await Promise.all(
-    holds.length === 0
-      ? []
-      : clusters.map(async (cluster): Promise<ProbeReport> => {
-          let connection;
-          try {
-            connection = await connectionForCluster(cluster, config.region, { ...deps, redactor }, cache, accessSignal);
-          } catch (err) {
-            return credentialFailure(cluster, config.location, event, holds, accessSignal.aborted ? budgetExceeded(err) : err);
-          }
-          const plan = {
-            location: config.location,
-            cluster: { name: cluster.name, connection, ...cluster.target },
-            operations: event.operations,
-            transports: event.transports,
-            keepalives: event.keepalives,
-            holdsSeconds: holds,
-            echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
-          };
-          // The per-node targets run alongside the main one, in one wave that fits the same time budget.
-          const [report, perNode] = await Promise.all([
-            runPlan(plan, {}),
-            cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
-          ]);
-          if (perNode) perNodeReports.push(perNode);
-          // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).
-          if (report.verdicts.some((v) => v.diagnosis.some((d) => d.code === 'credentials-rejected'))) cache.forget(cluster);
-          return report;
-        }),
+    (holds.length === 0 ? [] : clusters).map((cluster) =>
+      probeCluster(cluster).catch((thrown: unknown) => {
+        // A typed error keeps its code; anything else is a bug of ours, INTERNAL, with what it was.
+        const err = isProbeError(thrown) ? thrown : probeError('INTERNAL', `${thrown instanceof Error ? `${thrown.name}: ` : ''}${errorMessage(thrown)}`, { where: `probing cluster ${cluster.name}` }, thrown);
+        deps.log(redactor.redact(JSON.stringify({ level: 'error', msg: 'cluster probe failed', location: config.location, cluster: cluster.name, code: err.code, error: err.message })));
+        return probeFailure(cluster, config.location, event, holds, err);
+      }),
+    ),
   );
   const datums = [...reports.flatMap((r) => reportDatums(r)), ...perNodeReports.flatMap((r) => perNodeDatums(r))];
   // The nodes per-node probing found failing, by name: the metric says how many, the log says which.

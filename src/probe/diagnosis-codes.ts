@@ -38,6 +38,7 @@ export const DIAGNOSIS_CODES = {
   // The probe's own setup: not-measured, never a path verdict (exit code 3)
   'rbac-preflight': 'SelfSubjectAccessReview says the probe lacks a verb the upgrades need',
   credentials: 'the probe could not get credentials for the cluster',
+  'probe-failed': 'the probe itself failed for this cluster (a bug or an unexpected error); the other clusters were still measured and published',
   'credentials-rejected': "the API server rejected the probe's credentials (401)",
   'target-missing': 'the target pod (or its namespace, or container) does not exist',
   'target-forbidden': "the probe's RBAC does not allow it to get the target or to open either upgrade",

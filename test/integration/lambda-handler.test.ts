@@ -10,6 +10,11 @@ import type { LocationSummary } from '../../src/lambda/run-location.js';
 import { METRICS } from '../../src/metrics/contract.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
+import { parseRuntimeConfig } from '../../src/config/probe-config.js';
+import { awsDeps } from '../../src/lambda/aws-deps.js';
+import { AccessCache } from '../../src/lambda/cluster-access.js';
+import { runLocation } from '../../src/lambda/run-location.js';
+import { runPlan } from '../../src/probe/runner.js';
 
 const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
@@ -200,6 +205,26 @@ describe('the probe Lambda', () => {
     expect(r.verdicts[0]!.diagnosis[0]).toMatchObject({ code: 'credentials', summary: expect.stringContaining('ResourceNotFoundException') });
     const sent = aws.puts.slice(before).flatMap((p) => p.metricData);
     expect(sent.map((d) => [d.MetricName, d.Value])).toEqual([['ProbeError', 1]]);
+  });
+
+  it("a cluster whose probing throws: that cluster is not measured (probe-failed, ProbeError 1) and the other cluster's metrics are still published", async () => {
+    const before = aws.puts.length;
+    const lines: string[] = [];
+    const config = parseRuntimeConfig(process.env.KSP_LOCATION_CONFIG);
+    // The real engine, except that probing the cluster "lab" throws (as a bug would).
+    const deps = { ...awsDeps('eu-west-1', (l: string) => lines.push(l)), runPlan: ((plan, o) => (plan.cluster.name === 'lab' ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')")) : runPlan(plan, o))) as typeof runPlan };
+    const out = await runLocation({ clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] }, () => 60_000, config, deps, new AccessCache());
+    expect(out.ok).toBe(true);
+    const boom = out.reports.find((r) => r.cluster === 'lab');
+    const lab2 = out.reports.find((r) => r.cluster === 'nodes-none');
+    expect(boom!.verdicts.map((v) => v.verdict)).toEqual(['not-measured']);
+    expect(boom!.verdicts[0]!.diagnosis[0]).toMatchObject({ code: 'probe-failed', summary: expect.stringContaining("(INTERNAL): TypeError: Cannot read properties of undefined (reading 'pod')") });
+    expect(lab2!.results.length).toBeGreaterThan(0);
+    const sent = aws.puts.slice(before).flatMap((p) => p.metricData);
+    const of = (cluster: string) => sent.filter((d) => d.Dimensions?.some((x) => x.Name === 'Cluster' && x.Value === cluster)).map((d) => `${d.MetricName}=${d.Value}`);
+    expect(of('lab')).toEqual(['ProbeError=1']);
+    expect(of('nodes-none')).toEqual(expect.arrayContaining(['ProbeError=0', 'UpgradeSuccess=1']));
+    expect(lines.some((l) => /"msg":"cluster probe failed".*"cluster":"lab".*"code":"INTERNAL"/.test(l))).toBe(true);
   });
 
   it('a rotated token: the cached secret is used until the API server says 401, then read again on the next run', async () => {
