@@ -33,6 +33,8 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
   if (e.clusters !== undefined && (!Array.isArray(e.clusters) || !e.clusters.every((c) => typeof c === 'string'))) {
     throw probeError('CONFIG_INVALID', 'event.clusters must be a list of cluster names', { field: 'event.clusters' });
   }
+  // An empty list would probe nothing and answer ok: leave the field out to probe every configured cluster.
+  if (Array.isArray(e.clusters) && e.clusters.length === 0) throw probeError('CONFIG_INVALID', 'event.clusters is empty: name at least one cluster, or leave it out to probe them all', { field: 'event.clusters' });
   if (e.schedule !== undefined && typeof e.schedule !== 'string') throw probeError('CONFIG_INVALID', 'event.schedule must be a string', { field: 'event.schedule' });
   return {
     schedule: e.schedule as string | undefined,

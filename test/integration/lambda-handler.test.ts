@@ -245,6 +245,7 @@ describe('the probe Lambda', () => {
       [{ holds: ['forever'] }, 'event.holds[0]'],
       [{ transports: ['http3'] }, 'event.transports[0]'],
       [{ clusters: ['nope'] }, 'event.clusters'],
+      [{ clusters: [] }, 'event.clusters is empty'],
       [{ surprise: true }, 'event.surprise'],
       ['just a string', 'the event'],
     ] as const) {
