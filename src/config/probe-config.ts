@@ -120,6 +120,16 @@ class Checker {
     if (!isObj(v)) this.fail(field, 'must be an object');
     return v;
   }
+  /** An object with only these keys: a misspelt one (`cadata`, `taget`) is refused with the nearest known name. */
+  only(v: unknown, field: string, keys: readonly string[]): Obj {
+    const o = this.obj(v, field);
+    for (const k of Object.keys(o)) {
+      if (o[k] === undefined || keys.includes(k)) continue;
+      const near = nearest(k, keys);
+      this.fail(`${field === 'the document' ? '' : `${field}.`}${k}`, `is not a known field${near ? `: did you mean "${near}"?` : ''} (known: ${keys.join(', ')})`);
+    }
+    return o;
+  }
   str(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string {
     const v = o[key];
     if (typeof v !== 'string' || v.length === 0) this.fail(`${field}.${key}`, 'is required (a non-empty string)');
@@ -157,6 +167,23 @@ class Checker {
   }
 }
 
+/** The known name closest to a misspelt one (case-insensitive edit distance ≤ 3, a swap of two letters counting one), if any. */
+export function nearest(word: string, known: readonly string[]): string | undefined {
+  const distance = (a: string, b: string): number => {
+    const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+    for (let i = 1; i <= a.length; i++) {
+      for (let j = 1; j <= b.length; j++) {
+        const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+        d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+      }
+    }
+    return d[a.length]![b.length]!;
+  };
+  const scored = known.map((k) => ({ k, n: distance(word.toLowerCase(), k.toLowerCase()) })).sort((x, y) => x.n - y.n);
+  return scored[0] && scored[0].n <= 3 ? scored[0].k : undefined;
+}
+
 /** The retention periods CloudWatch Logs accepts. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
 
@@ -176,12 +203,12 @@ function unique(c: Checker, items: readonly { name: string }[], field: string): 
 export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
   const c: Checker = new Checker(source);
-  const root = c.obj(raw, 'the document');
+  const root = c.only(raw, 'the document', ['project', 'alarmEmail', 'ticketEmail', 'alarms', 'memoryMb', 'logRetentionDays', 'locations', 'clusters', 'schedules']);
   const clusters = c.arr(root, 'clusters', 'config', 1).map((v, i): ClusterConfig => {
     const f = `clusters[${i}]`;
-    const o = c.obj(v, f);
+    const o = c.only(v, f, ['name', 'endpoint', 'caData', 'auth', 'target']);
     const endpoint = c.str(o, 'endpoint', f, /^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/, 'must be an https:// URL');
-    const a = c.obj(o.auth, `${f}.auth`);
+    const a = c.only(o.auth, `${f}.auth`, ['type', 'clusterName', 'region', 'accessEntryGroup', 'secretArn', 'kmsKeyArn']);
     let auth: ClusterAuth;
     if (a.type === 'eks') {
       auth = {
@@ -198,7 +225,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       };
     }
     else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
-    const t = c.obj(o.target, `${f}.target`);
+    const t = c.only(o.target, `${f}.target`, ['namespace', 'pod', 'selector', 'container', 'port', 'perNode']);
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
       endpoint,
@@ -218,12 +245,12 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   const clusterNames = new Set(clusters.map((x) => x.name));
   const locations = c.arr(root, 'locations', 'config', 1).map((v, i): LocationConfig => {
     const f = `locations[${i}]`;
-    const o = c.obj(v, f);
+    const o = c.only(v, f, ['name', 'account', 'region', 'vpc', 'clusters']);
     let vpc: LocationConfig['vpc'];
     if (o.vpc !== undefined) {
-      const vo = c.obj(o.vpc, `${f}.vpc`);
+      const vo = c.only(o.vpc, `${f}.vpc`, ['vpcId', 'subnetIds', 'securityGroupIds', 'availabilityZones', 'apiServerCidrs', 'endpoints']);
       const SG = /^sg-[0-9a-f]{8,17}$/;
-      const eo = vo.endpoints === undefined ? { mode: 'none' } : c.obj(vo.endpoints, `${f}.vpc.endpoints`);
+      const eo = vo.endpoints === undefined ? { mode: 'none' } : c.only(vo.endpoints, `${f}.vpc.endpoints`, ['mode', 'securityGroupIds', 'routeTableIds', 's3PrefixListId']);
       let endpoints: EndpointsConfig;
       const PL = /^pl-[0-9a-f]{8,17}$/;
       const s3PrefixListId = c.optStr(eo, 's3PrefixListId', `${f}.vpc.endpoints`, PL, 'is not a prefix list id (pl-…)');
@@ -266,7 +293,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   });
   const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
     const f = `schedules[${i}]`;
-    const o = c.obj(v, f);
+    const o = c.only(v, f, ['name', 'expression', 'holds', 'keepalives', 'operations']);
     const holds = c.strings(o, 'holds', f, 1);
     holds.forEach((h, j) => {
       let s: number;
@@ -293,7 +320,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     };
   });
   unique(c, schedules, 'schedules');
-  const alarms = root.alarms === undefined ? {} : c.obj(root.alarms, 'alarms');
+  const alarms = root.alarms === undefined ? {} : c.only(root.alarms, 'alarms', ['evaluationPeriods', 'datapointsToAlarm', 'ticketHoldsWithoutPings']);
   const evaluationPeriods = c.int(alarms, 'evaluationPeriods', 'alarms', 1, 100, 3);
   const datapointsToAlarm = c.int(alarms, 'datapointsToAlarm', 'alarms', 1, evaluationPeriods, 2);
   schedules.forEach((s, i) => {

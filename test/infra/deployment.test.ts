@@ -6,7 +6,7 @@
  * NAT gets the interface endpoints the function calls and egress to nothing
  * else; Lambda never retries a run; names fit Lambda's limits. No credentials.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -186,3 +186,31 @@ describe('the config refuses what AWS would', () => {
     expect(() => parseProbeConfig(c)).toThrow(message);
   });
 });
+
+describe('a misspelt key is refused at every level of the deployment config, naming it and the nearest known one', () => {
+  const base = () => structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as any;
+  it.each([
+    ['the document', (c: any) => (c.schedule = c.schedules), /config: schedule is not a known field: did you mean "schedules"\?/],
+    ['a cluster', (c: any) => (c.clusters[0].cadata = 'QQ=='), /clusters\[0\]\.cadata is not a known field: did you mean "caData"\?/],
+    ['a cluster auth', (c: any) => (c.clusters[0].auth.clustername = 'x'), /clusters\[0\]\.auth\.clustername is not a known field: did you mean "clusterName"\?/],
+    ['a target', (c: any) => (c.clusters[0].target.prot = 8080), /clusters\[0\]\.target\.prot is not a known field: did you mean "port"\?/],
+    ['a cluster misspelling target', (c: any) => ((c.clusters[0].taget = c.clusters[0].target), delete c.clusters[0].target), /clusters\[0\]\.taget is not a known field: did you mean "target"\?/],
+    ['a location', (c: any) => (c.locations[0].regoin = 'eu-west-1'), /locations\[0\]\.regoin is not a known field: did you mean "region"\?/],
+    ['a vpc', (c: any) => (c.locations[0].vpc.subnetId = 'subnet-0c1d2e3f4a5b60718'), /locations\[0\]\.vpc\.subnetId is not a known field: did you mean "subnetIds"\?/],
+    ['endpoints', (c: any) => (c.locations[0].vpc.endpoints.routeTables = ['rtb-0a1b2c3d4e5f60718']), /locations\[0\]\.vpc\.endpoints\.routeTables is not a known field: did you mean "routeTableIds"\?/],
+    ['a schedule', (c: any) => (c.schedules[0].hold = ['0s']), /schedules\[0\]\.hold is not a known field: did you mean "holds"\?/],
+    ['alarms', (c: any) => (c.alarms = { evaluationPeriod: 3 }), /alarms\.evaluationPeriod is not a known field: did you mean "evaluationPeriods"\?/],
+  ])('%s', (_n, mutate, message) => {
+    const c = base();
+    mutate(c);
+    expect(() => parseProbeConfig(c)).toThrow(message);
+  });
+
+  it('cdk synth of a YAML file with a misspelt key fails, naming the file and the key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ksp-typo-'));
+    const file = join(dir, 'typo.yaml');
+    writeFileSync(file, readFileSync('infra/examples/single-location.yaml', 'utf8').replace('target: { namespace', 'taget: { namespace'));
+    expect(() => buildApp(new App(), file)).toThrow(/typo\.yaml: clusters\[0\]\.taget is not a known field: did you mean "target"\?/);
+  });
+});
+
