@@ -22,10 +22,12 @@
  * A topic the construct does not own (pageTopic/ticketTopic props) cannot be
  * changed here: the statements its owner must add are a synth-time warning.
  */
-import { Annotations, ArnFormat, Stack, Token } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Stack, Token, Validations } from 'aws-cdk-lib';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type * as sns from 'aws-cdk-lib/aws-sns';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 
 type Conditions = Record<string, Record<string, unknown>>;
@@ -101,4 +103,35 @@ export function admitPublisher(scope: Construct, topic: sns.ITopic, owned: boole
 /** An EventBridge target that publishes to the topic with no policy change of its own (admitPublisher makes it). */
 export function snsRuleTarget(topic: sns.ITopic, opts: { readonly message: events.RuleTargetInput }): events.IRuleTarget {
   return { bind: () => ({ arn: topic.topicArn, input: opts.message }) };
+}
+
+/** A topic the construct owns: TLS enforced, encrypted with the topics' key, an e-mail subscribed when given. */
+export function encryptedTopic(scope: Construct, id: string, displayName: string, masterKey: kms.IKey | undefined, email: string | undefined): sns.ITopic {
+  const topic = new sns.Topic(scope, id, { displayName, enforceSSL: true, masterKey });
+  if (email) {
+    topic.addSubscription(new subs.EmailSubscription(email));
+    for (const s of topic.node.findAll().filter((c) => c instanceof sns.Subscription)) {
+      Validations.of(s).acknowledge({
+        id: 'Serverless-SNSRedrivePolicy',
+        reason: 'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
+      });
+    }
+  }
+  return topic;
+}
+
+/**
+ * The topics' key. CloudWatch cannot use the AWS-managed SNS key (alias/aws/sns): its key policy admits no other
+ * service, so every alarm action would fail. A customer-managed key whose policy lets the location's alarms use it
+ * (docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html#Encrypted_SNS_topic), and
+ * EventBridge when a long-hold task's failures are tickets
+ * (repost.aws/knowledge-center/sns-not-getting-eventbridge-notification).
+ */
+export function topicKey(scope: Construct, o: { readonly project: string; readonly location: string; readonly alarms: boolean; readonly eventBridge: boolean }): kms.Key {
+  const stack = Stack.of(scope);
+  const key = new kms.Key(scope, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it' });
+  // The services that publish to the topics must use the key too (the topic policy is the other gate).
+  if (o.alarms) key.addToResourcePolicy(keyStatementFor(cloudWatchAlarmsPublisher(stack, alarmArnPattern(stack, o.project, o.location))));
+  if (o.eventBridge) key.addToResourcePolicy(keyStatementFor(eventBridgeRulePublisher(stack, undefined)));
+  return key;
 }
