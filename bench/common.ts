@@ -57,6 +57,7 @@ export async function echoThroughput(stream: Duplex, data: Buffer, label: string
   }
   await done;
   const seconds = (performance.now() - t0) / 1000;
-  if (received !== data.length || mismatchAt >= 0) throw new BenchFailure(`${label}: echoed bytes differ (${received} bytes of ${data.length}, first difference in the chunk at ${mismatchAt})`);
+  if (received !== data.length || mismatchAt >= 0)
+    throw new BenchFailure(`${label}: echoed bytes differ (${received} bytes of ${data.length}, first difference in the chunk at ${mismatchAt})`);
   return data.length / (1024 * 1024) / seconds;
 }

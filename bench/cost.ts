@@ -28,7 +28,9 @@ export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
     if (!report.verdicts.every((v) => v.verdict === 'clean')) throw new BenchFailure('the cost plan did not run clean against the emulator');
     // Holding is idle time: a 65 s plan lasts what this one lasted, plus 60 s.
     const overhead = seconds - HOLD_SECONDS;
-    const rows: Row[] = [{ bench: 'cost', what: `one plan (12 sessions, hold ${HOLD_SECONDS}s) measured; overhead beyond the hold`, value: overhead, unit: 's' }];
+    const rows: Row[] = [
+      { bench: 'cost', what: `one plan (12 sessions, hold ${HOLD_SECONDS}s) measured; overhead beyond the hold`, value: overhead, unit: 's' },
+    ];
     for (const mb of [memoryMb, LARGE_LOCATION_MEMORY_MB]) {
       const usd = lambdaCostPerRun(overhead + 65, mb);
       const ratio = usd / PRICES.syntheticsCanaryRun;
@@ -44,7 +46,13 @@ export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
     }
     // A one-hour hold: longer than a Lambda run, so the ECS Fargate task runner (0.25 vCPU, 512 MB, arm64).
     const hour = taskCostPerRun(overhead + 3600);
-    rows.push({ bench: 'cost', what: 'one plan with a 60 m hold as an ECS Fargate task (0.25 vCPU, 512 MB, arm64)', value: hour, unit: 'USD', ratio: `${(hour / PRICES.syntheticsCanaryRun).toFixed(2)} canary runs; a 14 m Lambda hold at ${memoryMb} MB: ${lambdaCostPerRun(overhead + 840, memoryMb).toFixed(5)} USD` });
+    rows.push({
+      bench: 'cost',
+      what: 'one plan with a 60 m hold as an ECS Fargate task (0.25 vCPU, 512 MB, arm64)',
+      value: hour,
+      unit: 'USD',
+      ratio: `${(hour / PRICES.syntheticsCanaryRun).toFixed(2)} canary runs; a 14 m Lambda hold at ${memoryMb} MB: ${lambdaCostPerRun(overhead + 840, memoryMb).toFixed(5)} USD`,
+    });
     return rows;
   } finally {
     await lab.stop();

@@ -37,6 +37,10 @@ export function summarizeProfile(path: string, count = 15): ProfileSummary {
   return {
     totalMs: total / 1000,
     busyPercent: pct(total - idle),
-    top: [...self].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, count).map(([k, t]) => [k, pct(t)] as const),
+    top: [...self]
+      .filter(([k]) => !k.startsWith('(idle)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, count)
+      .map(([k, t]) => [k, pct(t)] as const),
   };
 }

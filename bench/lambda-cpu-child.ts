@@ -15,7 +15,13 @@ for (let i = 0; i < Number(roundsText); i++) {
   const report = await runPlan(
     {
       location: 'bench',
-      cluster: { name: 'lab', connection: { server: new URL(server), dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 }, namespace: 'default', pod: 'probe-target', port: 8080 },
+      cluster: {
+        name: 'lab',
+        connection: { server: new URL(server), dialTimeoutMs: 5_000, upgradeTimeoutMs: 10_000 },
+        namespace: 'default',
+        pod: 'probe-target',
+        port: 8080,
+      },
       operations: ['exec', 'portforward'],
       transports: ['websocket', 'spdy'],
       keepalives: ['kubectl'],

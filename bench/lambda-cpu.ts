@@ -56,7 +56,16 @@ export async function lambdaCpuBench(): Promise<Row[]> {
   // A bundle, so the child does not spend its small CPU share compiling TypeScript.
   const script = join(process.cwd(), '.tmp', 'lambda-cpu-child.mjs');
   mkdirSync(join(process.cwd(), '.tmp'), { recursive: true });
-  await build({ entryPoints: ['bench/lambda-cpu-child.ts'], outfile: script, bundle: true, platform: 'node', target: 'node20', format: 'esm', logLevel: 'warning', banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" } });
+  await build({
+    entryPoints: ['bench/lambda-cpu-child.ts'],
+    outfile: script,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    logLevel: 'warning',
+    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
+  });
   const lab = await startEmulatorWithKubeconfig({});
   const rows: Row[] = [];
   try {
@@ -68,7 +77,13 @@ export async function lambdaCpuBench(): Promise<Row[]> {
       const r = await child(script, server, mb);
       for (const t of ['websocket', 'spdy'] as const) {
         const h = r.handshakes[t]!;
-        rows.push({ bench: 'Lambda CPU share', what: `${mb} MB (${((mb / MB_PER_VCPU) * 100).toFixed(0)}% of a vCPU): ${t} handshake p50 / p99`, value: median(h), unit: 'ms', ratio: `p99 ${percentile(h, 99).toFixed(1)} ms; ${(median(h) / freeP50).toFixed(1)}× unlimited` });
+        rows.push({
+          bench: 'Lambda CPU share',
+          what: `${mb} MB (${((mb / MB_PER_VCPU) * 100).toFixed(0)}% of a vCPU): ${t} handshake p50 / p99`,
+          value: median(h),
+          unit: 'ms',
+          ratio: `p99 ${percentile(h, 99).toFixed(1)} ms; ${(median(h) / freeP50).toFixed(1)}× unlimited`,
+        });
       }
       rows.push({ bench: 'Lambda CPU share', what: `${mb} MB: one plan (4 sessions, hold 0), p50`, value: median(r.runMs), unit: 'ms' });
     }

@@ -36,7 +36,15 @@ export async function maskBench(): Promise<Row[]> {
   const nat = rate(native, 'bufferutil');
   return [
     { bench: 'masking (32 KiB)', what: "ws's JavaScript byte loop (its fallback)", value: bytes, unit: 'MiB/s' },
-    { bench: 'masking (32 KiB)', what: 'our JavaScript fallback, 4 bytes at a time (arm64 Lambda and task)', value: js, unit: 'MiB/s', ratio: `${(js / bytes).toFixed(1)}× the byte loop`, target: '≥ 2× the byte loop', pass: js >= 2 * bytes },
+    {
+      bench: 'masking (32 KiB)',
+      what: 'our JavaScript fallback, 4 bytes at a time (arm64 Lambda and task)',
+      value: js,
+      unit: 'MiB/s',
+      ratio: `${(js / bytes).toFixed(1)}× the byte loop`,
+      target: '≥ 2× the byte loop',
+      pass: js >= 2 * bytes,
+    },
     { bench: 'masking (32 KiB)', what: 'bufferutil, native (linux-x64)', value: nat, unit: 'MiB/s', ratio: `${(nat / js).toFixed(1)}× our fallback` },
   ];
 }

@@ -12,7 +12,11 @@ const settle = async () => {
   }
 };
 // Warm-up: the first sessions compile code and fill pools once per process; that is not per-session cost.
-const warm = await Promise.all(Array.from({ length: 10 }, () => openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' })));
+const warm = await Promise.all(
+  Array.from({ length: 10 }, () =>
+    openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' }),
+  ),
+);
 for (const s of warm) s.destroy();
 await new Promise((r) => setTimeout(r, 300));
 await settle();
@@ -21,13 +25,17 @@ const sessions: ExecSession[] = [];
 // Batches of 10: RSS is a high-water mark, and each handshake briefly holds zlib contexts an exec session then frees.
 for (let i = 0; i < count; i += 10) {
   const batch = await Promise.all(
-    Array.from({ length: Math.min(10, count - i) }, () => openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' })),
+    Array.from({ length: Math.min(10, count - i) }, () =>
+      openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' }),
+    ),
   );
   sessions.push(...batch);
 }
 await settle();
 const after = process.memoryUsage();
 const alive = sessions.filter((s) => s.stdin && !s.stdin.destroyed).length;
-process.stdout.write(JSON.stringify({ count, alive, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }));
+process.stdout.write(
+  JSON.stringify({ count, alive, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }),
+);
 for (const s of sessions) s.destroy();
 process.exit(0);

@@ -15,7 +15,10 @@ import { summarizeProfile, type ProfileSummary } from './cpuprofile.js';
 import { median, payload } from './common.js';
 import { echoProcess, emulatorProcess, oursOnce, stopProcesses } from './throughput.js';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { transfers: { type: 'string', default: '8' }, relay: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { transfers: { type: 'string', default: '8' }, relay: { type: 'boolean', default: false } },
+});
 const transport = (positionals[0] ?? 'websocket') as Transport;
 if (!TRANSPORTS.includes(transport)) throw new Error(`transport "${transport}" is not one of ${TRANSPORTS.join(', ')}`);
 const transfers = Number(values.transfers);
@@ -51,12 +54,15 @@ const show = (label: string, path: string, s: ProfileSummary) => {
   console.log(`\n${label}: ${path}\n  ${s.totalMs.toFixed(0)} ms profiled, busy ${s.busyPercent.toFixed(0)} %; most self time (% of all samples):`);
   for (const [fn, pct] of s.top) console.log(`  ${pct.toFixed(1).padStart(5)} %  ${fn}`);
 };
-console.log(`ours over ${transport}, ${transfers} transfers of 64 MiB after ${WARM_UP} warm-ups: median ${median(rates).toFixed(0)} MiB/s (${rates.map((r) => r.toFixed(0)).join(', ')})`);
+console.log(
+  `ours over ${transport}, ${transfers} transfers of 64 MiB after ${WARM_UP} warm-ups: median ${median(rates).toFixed(0)} MiB/s (${rates.map((r) => r.toFixed(0)).join(', ')})`,
+);
 const client = join(dir, `client-${transport}.cpuprofile`);
 show('our client (the measured transfers)', client, summarizeProfile(client));
 const emulatorFile = readdirSync(join(dir, 'emulator'))
   .map((f) => join(dir, 'emulator', f))
   .map((f) => ({ f, s: summarizeProfile(f) }))
   .sort((a, b) => b.s.totalMs - a.s.totalMs)[0];
-if (emulatorFile) show(`the emulator${values.relay ? ' (relaying to the echo process)' : ''} (its whole life, startup included)`, emulatorFile.f, emulatorFile.s);
+if (emulatorFile)
+  show(`the emulator${values.relay ? ' (relaying to the echo process)' : ''} (its whole life, startup included)`, emulatorFile.f, emulatorFile.s);
 console.log('\nFlame graphs: load the .cpuprofile files in Chrome DevTools (Performance → Load profile) or https://www.speedscope.app.');

@@ -26,7 +26,9 @@ const benches: Array<[string, () => Promise<Row[]>]> = [
 ];
 
 const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));
-console.log(`kube-stream-probe benchmarks, ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+console.log(
+  `kube-stream-probe benchmarks, ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+);
 let failed = false;
 const all: Row[] = [];
 for (const [name, fn] of benches) {
@@ -40,5 +42,8 @@ for (const [name, fn] of benches) {
   }
 }
 console.log('\n| bench | what | value | unit | ratio | target | result |\n|---|---|---|---|---|---|---|');
-for (const r of all) console.log(`| ${r.bench} | ${r.what} | ${fmt(r.value)} | ${r.unit} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'} |`);
+for (const r of all)
+  console.log(
+    `| ${r.bench} | ${r.what} | ${fmt(r.value)} | ${r.unit} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'} |`,
+  );
 process.exit(failed ? 1 : 0);

@@ -16,7 +16,8 @@ import { BenchFailure, echoThroughput, median, payload, type Row } from './commo
 
 /** A TCP echo server in a process of its own: the direct-TCP baseline. */
 export async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
-  const script = "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
+  const script =
+    "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(/port (\d+)/.exec(d.toString())?.[1])));
@@ -33,7 +34,16 @@ export async function emulatorProcess(
   // The pod's port echoes inside the emulator (--echo-in-stream): one TCP connection from the client, as in the
   // direct baseline, so "× direct" is what the streaming protocol costs on both ends, not a relay hop to a pod.
   // `relay` forwards to the echo process instead (the setup before 2026-12-03, for profiling the relay).
-  const args = ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/cli/main.ts', 'emulator', '--echo-port', String(echoPort), ...(options.relay ? [] : ['--echo-in-stream'])];
+  const args = [
+    '--import',
+    'tsx',
+    ...(options.nodeArgs ?? []),
+    'src/cli/main.ts',
+    'emulator',
+    '--echo-port',
+    String(echoPort),
+    ...(options.relay ? [] : ['--echo-in-stream']),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -134,15 +144,53 @@ export async function throughputBench(): Promise<Row[]> {
       const k = median(theirs);
       if (transport === 'spdy') {
         directMiBs = median(direct);
-        rows.push({ bench: 'port-forward throughput', what: `direct TCP to the echo server (${MIB} MiB), interleaved with the SPDY runs`, value: directMiBs, unit: 'MiB/s' });
+        rows.push({
+          bench: 'port-forward throughput',
+          what: `direct TCP to the echo server (${MIB} MiB), interleaved with the SPDY runs`,
+          value: directMiBs,
+          unit: 'MiB/s',
+        });
       }
       // Per GiB moved through the tunnel (64 MiB each way counts once: what was echoed).
       const perGiB = (cpu: number[]) => (median(cpu) * GIB) / MIB;
-      rows.push({ bench: 'port-forward throughput', what: `kubectl 1.33 over ${transport}`, value: k, unit: 'MiB/s', ratio: `${(k / directMiBs).toFixed(2)} of direct` });
-      rows.push({ bench: 'port-forward throughput', what: `ours over ${transport}`, value: o, unit: 'MiB/s', ratio: `${(o / k).toFixed(2)}× kubectl, ${(o / directMiBs).toFixed(2)} of direct`, target: '≥ 1.20× kubectl', pass: o >= 1.2 * k });
-      if (transport === 'spdy') rows.push({ bench: 'port-forward throughput', what: 'ours over spdy against direct TCP', value: o / directMiBs, unit: '× direct', target: '≥ 0.50× direct', pass: o >= 0.5 * directMiBs });
-      rows.push({ bench: 'port-forward CPU', what: `kubectl 1.33 over ${transport}: its process (the echo's TCP client is ours)`, value: perGiB(theirCpu), unit: 'CPU s/GiB' });
-      rows.push({ bench: 'port-forward CPU', what: `ours over ${transport}: our process, the client and the 64 MiB check included`, value: perGiB(ourCpu), unit: 'CPU s/GiB', ratio: `${(perGiB(ourCpu) / perGiB(theirCpu)).toFixed(2)}× kubectl's` });
+      rows.push({
+        bench: 'port-forward throughput',
+        what: `kubectl 1.33 over ${transport}`,
+        value: k,
+        unit: 'MiB/s',
+        ratio: `${(k / directMiBs).toFixed(2)} of direct`,
+      });
+      rows.push({
+        bench: 'port-forward throughput',
+        what: `ours over ${transport}`,
+        value: o,
+        unit: 'MiB/s',
+        ratio: `${(o / k).toFixed(2)}× kubectl, ${(o / directMiBs).toFixed(2)} of direct`,
+        target: '≥ 1.20× kubectl',
+        pass: o >= 1.2 * k,
+      });
+      if (transport === 'spdy')
+        rows.push({
+          bench: 'port-forward throughput',
+          what: 'ours over spdy against direct TCP',
+          value: o / directMiBs,
+          unit: '× direct',
+          target: '≥ 0.50× direct',
+          pass: o >= 0.5 * directMiBs,
+        });
+      rows.push({
+        bench: 'port-forward CPU',
+        what: `kubectl 1.33 over ${transport}: its process (the echo's TCP client is ours)`,
+        value: perGiB(theirCpu),
+        unit: 'CPU s/GiB',
+      });
+      rows.push({
+        bench: 'port-forward CPU',
+        what: `ours over ${transport}: our process, the client and the 64 MiB check included`,
+        value: perGiB(ourCpu),
+        unit: 'CPU s/GiB',
+        ratio: `${(perGiB(ourCpu) / perGiB(theirCpu)).toFixed(2)}× kubectl's`,
+      });
     }
   } finally {
     await stopProcesses(lab.child, echo.child);

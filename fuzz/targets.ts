@@ -142,7 +142,8 @@ export function fuzzChannel(data: Buffer): void {
   const isBinary = ((data[1] ?? 0) & 1) === 1;
   typedOnly(() => void decodeChannelMessage(data.subarray(2), isBinary, protocol));
   const status = decodeExecStatus(data.subarray(2).toString('utf8'), protocol);
-  if (status.exitCode !== undefined && (!Number.isInteger(status.exitCode) || status.exitCode < 0 || status.exitCode > 255)) throw new Error(`exit code out of range: ${status.exitCode}`);
+  if (status.exitCode !== undefined && (!Number.isInteger(status.exitCode) || status.exitCode < 0 || status.exitCode > 255))
+    throw new Error(`exit code out of range: ${status.exitCode}`);
 }
 
 export const TARGETS = { 'spdy-frames': fuzzSpdyFrames, 'header-block': fuzzHeaderBlock, channel: fuzzChannel } as const;

@@ -67,7 +67,11 @@ export class ProbeAlarms extends Construct {
   /** The ticketing alarms (composites, and hold tickets when asked for). */
   readonly tickets: cloudwatch.IAlarm[] = [];
 
-  constructor(scope: Construct, id: string, private readonly props: ProbeAlarmsProps) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: ProbeAlarmsProps,
+  ) {
     super(scope, id);
     const p = props;
     const name = (...parts: (string | number)[]) => [p.project, p.locationName, ...parts].join('-');
@@ -99,8 +103,12 @@ export class ProbeAlarms extends Construct {
               const holdCovering = covering.filter((s) => s.keepalives.includes(keepalive) && s.holdsSeconds.includes(hold));
               const a = this.alarm(`hold/${cluster}/${op}/${transport}/${keepalive}/${hold}`, {
                 alarmName: name(cluster, op, transport, keepalive, `hold${hold}s`),
-                alarmDescription: `${transport} ${op} to ${cluster} did not survive a ${hold} s idle hold with keepalive "${keepalive}".${keepalive === 'none' ? ' Holds without pings measure the path\'s idle timeout (see IdleTimeout).' : ' A component; KubectlWorks decides whether kubectl itself is broken.'}`,
-                metric: probeMetric('HoldSurvived', { ...dims(op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) }, { statistic: 'Minimum', period: this.period(holdCovering) }),
+                alarmDescription: `${transport} ${op} to ${cluster} did not survive a ${hold} s idle hold with keepalive "${keepalive}".${keepalive === 'none' ? " Holds without pings measure the path's idle timeout (see IdleTimeout)." : ' A component; KubectlWorks decides whether kubectl itself is broken.'}`,
+                metric: probeMetric(
+                  'HoldSurvived',
+                  { ...dims(op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) },
+                  { statistic: 'Minimum', period: this.period(holdCovering) },
+                ),
                 threshold: 1,
                 comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
                 treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -171,18 +179,52 @@ export class ProbeAlarms extends Construct {
           datapointsToAlarm: 1,
         }),
       );
-    count('health/publish-failures', name('publish-failures'), 'PutMetricData failed and the metrics went to EMF log lines instead: check CloudWatch reachability (monitoring endpoint) and the role.', probeMetric('PublishFailures', { Location: p.locationName }, { statistic: 'Sum', period: every }));
-    count('health/errors', name('function-errors'), 'The probe function itself failed (an invocation error, not a path finding).', fn.metricErrors({ period: every, statistic: 'Sum' }));
-    count('health/throttles', name('function-throttles'), 'The probe function was throttled: runs were skipped.', fn.metricThrottles({ period: every, statistic: 'Sum' }));
-    count('health/duration', name('function-near-timeout'), `A run took more than 90% of the function's ${p.timeout.toSeconds()} s timeout.`, fn.metricDuration({ period: every, statistic: 'Maximum' }), Math.round(p.timeout.toMilliseconds() * 0.9));
+    count(
+      'health/publish-failures',
+      name('publish-failures'),
+      'PutMetricData failed and the metrics went to EMF log lines instead: check CloudWatch reachability (monitoring endpoint) and the role.',
+      probeMetric('PublishFailures', { Location: p.locationName }, { statistic: 'Sum', period: every }),
+    );
+    count(
+      'health/errors',
+      name('function-errors'),
+      'The probe function itself failed (an invocation error, not a path finding).',
+      fn.metricErrors({ period: every, statistic: 'Sum' }),
+    );
+    count(
+      'health/throttles',
+      name('function-throttles'),
+      'The probe function was throttled: runs were skipped.',
+      fn.metricThrottles({ period: every, statistic: 'Sum' }),
+    );
+    count(
+      'health/duration',
+      name('function-near-timeout'),
+      `A run took more than 90% of the function's ${p.timeout.toSeconds()} s timeout.`,
+      fn.metricDuration({ period: every, statistic: 'Maximum' }),
+      Math.round(p.timeout.toMilliseconds() * 0.9),
+    );
     const schedulerMetric = (metricName: string) =>
       new cloudwatch.Metric({ namespace: 'AWS/Scheduler', metricName, dimensionsMap: { ScheduleGroup: p.scheduleGroupName }, statistic: 'Sum', period: every });
-    count('health/scheduler-errors', name('scheduler-target-errors'), 'EventBridge Scheduler could not invoke the probe function.', schedulerMetric('TargetErrorCount'));
+    count(
+      'health/scheduler-errors',
+      name('scheduler-target-errors'),
+      'EventBridge Scheduler could not invoke the probe function.',
+      schedulerMetric('TargetErrorCount'),
+    );
     count('health/scheduler-dropped', name('scheduler-dropped'), 'EventBridge Scheduler dropped probe invocations.', schedulerMetric('InvocationDroppedCount'));
 
     for (const [key, components, label] of [
-      ['ticket/ga-readiness', fallbacks, 'GA readiness: kubectl works only through its silent fallback to SPDY on some paths: a hop refuses WebSocket. WebSocket-only clients (browser terminals, SDKs, client-go >= 0.36 tools) fail there now; kubectl 1.38 (KEP-4006 GA) still falls back but ignores KUBECTL_*_WEBSOCKETS, so SPDY can no longer be forced.'],
-      ['ticket/nodes', nodes, 'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).'],
+      [
+        'ticket/ga-readiness',
+        fallbacks,
+        'GA readiness: kubectl works only through its silent fallback to SPDY on some paths: a hop refuses WebSocket. WebSocket-only clients (browser terminals, SDKs, client-go >= 0.36 tools) fail there now; kubectl 1.38 (KEP-4006 GA) still falls back but ignores KUBECTL_*_WEBSOCKETS, so SPDY can no longer be forced.',
+      ],
+      [
+        'ticket/nodes',
+        nodes,
+        'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).',
+      ],
       ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
     ] as const) {
       if (components.length === 0) continue;
@@ -246,7 +288,11 @@ export class ProbeAlarms extends Construct {
   }
 
   private alarm(key: string, a: Omit<cloudwatch.AlarmProps, 'evaluationPeriods'> & { evaluationPeriods?: number }): cloudwatch.Alarm {
-    const alarm = new cloudwatch.Alarm(this, key.replace(/\//g, '-'), { evaluationPeriods: this.props.evaluationPeriods, datapointsToAlarm: this.props.datapointsToAlarm, ...a });
+    const alarm = new cloudwatch.Alarm(this, key.replace(/\//g, '-'), {
+      evaluationPeriods: this.props.evaluationPeriods,
+      datapointsToAlarm: this.props.datapointsToAlarm,
+      ...a,
+    });
     this.byKey.set(key, alarm);
     return alarm;
   }

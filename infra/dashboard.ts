@@ -31,7 +31,11 @@ export interface ProbeDashboardProps {
 }
 
 /** The idle timeouts a disconnect is read against, as horizontal lines (30 s, 60 s, 350 s). */
-const IDLE_LINES: cloudwatch.HorizontalAnnotation[] = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => ({ value: k.seconds, label: `${k.seconds} s`, color: '#d62728' }));
+const IDLE_LINES: cloudwatch.HorizontalAnnotation[] = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => ({
+  value: k.seconds,
+  label: `${k.seconds} s`,
+  color: '#d62728',
+}));
 
 export class ProbeDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -59,20 +63,41 @@ export class ProbeDashboard extends Construct {
     ];
     for (const cluster of props.clusterNames) {
       const dims = (op: string, transport: string) => ({ Location: location, Cluster: cluster, Operation: op, Transport: transport });
-      const perTransport = (name: 'UpgradeSuccess' | 'HandshakeLatency' | 'IdleTimeout', statistic: string, p: Duration, label = (op: string, t: string) => `${op} ${t}`) =>
-        OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, dims(op, t), { statistic, period: p, label: label(op, t) })));
+      const perTransport = (
+        name: 'UpgradeSuccess' | 'HandshakeLatency' | 'IdleTimeout',
+        statistic: string,
+        p: Duration,
+        label = (op: string, t: string) => `${op} ${t}`,
+      ) => OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, dims(op, t), { statistic, period: p, label: label(op, t) })));
       const holdMetrics = (name: 'HoldSurvived' | 'DisconnectTime', statistic: string) =>
         props.holds
           .filter((h) => h.holdSeconds > 0)
-          .flatMap((h) => TRANSPORTS.map((t) => probeMetric(name, { ...dims(h.operation, t), Keepalive: h.keepalive, HoldSeconds: String(h.holdSeconds) }, { statistic, period, label: `${h.operation} ${t} ${h.keepalive} ${h.holdSeconds}s` })))
+          .flatMap((h) =>
+            TRANSPORTS.map((t) =>
+              probeMetric(
+                name,
+                { ...dims(h.operation, t), Keepalive: h.keepalive, HoldSeconds: String(h.holdSeconds) },
+                { statistic, period, label: `${h.operation} ${t} ${h.keepalive} ${h.holdSeconds}s` },
+              ),
+            ),
+          )
           .slice(0, 40);
       rows.push([
-        new cloudwatch.TextWidget({ markdown: `## ${cluster}\nfrom **${location}**: A/B per operation and transport, what kubectl does, and why`, width: 24, height: 1 }),
+        new cloudwatch.TextWidget({
+          markdown: `## ${cluster}\nfrom **${location}**: A/B per operation and transport, what kubectl does, and why`,
+          width: 24,
+          height: 1,
+        }),
       ]);
       rows.push([
         new cloudwatch.SingleValueWidget({
           title: `${cluster}: now (1 = upgraded and echoed; kubectl works)`,
-          metrics: [...perTransport('UpgradeSuccess', 'Minimum', period), ...OPERATIONS.map((op) => probeMetric('KubectlWorks', { Location: location, Cluster: cluster, Operation: op }, { statistic: 'Minimum', period, label: `kubectl ${op}` }))],
+          metrics: [
+            ...perTransport('UpgradeSuccess', 'Minimum', period),
+            ...OPERATIONS.map((op) =>
+              probeMetric('KubectlWorks', { Location: location, Cluster: cluster, Operation: op }, { statistic: 'Minimum', period, label: `kubectl ${op}` }),
+            ),
+          ],
           width: 12,
           height: 4,
         }),
@@ -86,7 +111,12 @@ export class ProbeDashboard extends Construct {
         }),
       ]);
       rows.push([
-        new cloudwatch.GraphWidget({ title: `${cluster}: holds survived (0/1)`, left: holdMetrics('HoldSurvived', 'Minimum'), leftYAxis: { min: 0, max: 1, showUnits: false }, width: 8 }),
+        new cloudwatch.GraphWidget({
+          title: `${cluster}: holds survived (0/1)`,
+          left: holdMetrics('HoldSurvived', 'Minimum'),
+          leftYAxis: { min: 0, max: 1, showUnits: false },
+          width: 8,
+        }),
         new cloudwatch.GraphWidget({
           title: `${cluster}: disconnect time (s since the 101) against 30 / 60 / 350 s`,
           left: holdMetrics('DisconnectTime', 'Average'),
@@ -105,7 +135,10 @@ export class ProbeDashboard extends Construct {
       rows.push([
         new cloudwatch.GraphWidget({
           title: `${cluster}: handshake latency p50 / p99 (ms, dial start to 101)`,
-          left: [...perTransport('HandshakeLatency', 'p50', period, (op, t) => `${op} ${t} p50`), ...perTransport('HandshakeLatency', 'p99', period, (op, t) => `${op} ${t} p99`)],
+          left: [
+            ...perTransport('HandshakeLatency', 'p50', period, (op, t) => `${op} ${t} p50`),
+            ...perTransport('HandshakeLatency', 'p99', period, (op, t) => `${op} ${t} p99`),
+          ],
           leftYAxis: { label: 'ms', min: 0, showUnits: false },
           width: 12,
         }),
@@ -120,7 +153,11 @@ export class ProbeDashboard extends Construct {
     }
     for (const cluster of props.perNodeClusters ?? []) {
       const nodes = (name: 'NodesProbed' | 'NodesFailing') =>
-        OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, { Location: location, Cluster: cluster, Operation: op, Transport: t }, { statistic: 'Maximum', period, label: `${op} ${t}` })));
+        OPERATIONS.flatMap((op) =>
+          TRANSPORTS.map((t) =>
+            probeMetric(name, { Location: location, Cluster: cluster, Operation: op, Transport: t }, { statistic: 'Maximum', period, label: `${op} ${t}` }),
+          ),
+        );
       rows.push([
         new cloudwatch.GraphWidget({
           title: `${cluster}: nodes failing, per operation and transport (names in the log: msg "per-node")`,

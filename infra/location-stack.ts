@@ -23,29 +23,35 @@ export class LocationStack extends Stack {
   readonly probe: StreamProbe;
 
   constructor(scope: Construct, id: string, props: LocationStackProps) {
-    super(scope, id, { ...props, env: { account: props.location.account, region: props.location.region }, description: `kube-stream-probe from ${props.location.name}` });
+    super(scope, id, {
+      ...props,
+      env: { account: props.location.account, region: props.location.region },
+      description: `kube-stream-probe from ${props.location.name}`,
+    });
     this.probe = new StreamProbe(this, 'Probe', probePropsFromConfig(this, props.config, props.location));
   }
 }
 
 /** The StreamProbe props for one location of the YAML config. */
 export function probePropsFromConfig(scope: Construct, config: ProbeConfig, location: LocationConfig): StreamProbeProps {
-  const clusters = runtimeConfigFor(config, location).clusters.map((c): ProbeCluster => ({
-    name: c.name,
-    endpoint: c.endpoint,
-    caData: c.caData,
-    target: c.target,
-    auth:
-      c.auth.type === 'eks'
-        ? c.auth
-        : {
-            type: 'secret',
-            secret: secretsmanager.Secret.fromSecretAttributes(scope, `Secret-${c.name}`, {
-              secretCompleteArn: c.auth.secretArn,
-              encryptionKey: c.auth.kmsKeyArn ? kms.Key.fromKeyArn(scope, `SecretKey-${c.name}`, c.auth.kmsKeyArn) : undefined,
-            }),
-          },
-  }));
+  const clusters = runtimeConfigFor(config, location).clusters.map(
+    (c): ProbeCluster => ({
+      name: c.name,
+      endpoint: c.endpoint,
+      caData: c.caData,
+      target: c.target,
+      auth:
+        c.auth.type === 'eks'
+          ? c.auth
+          : {
+              type: 'secret',
+              secret: secretsmanager.Secret.fromSecretAttributes(scope, `Secret-${c.name}`, {
+                secretCompleteArn: c.auth.secretArn,
+                encryptionKey: c.auth.kmsKeyArn ? kms.Key.fromKeyArn(scope, `SecretKey-${c.name}`, c.auth.kmsKeyArn) : undefined,
+              }),
+            },
+    }),
+  );
   const vpc = location.vpc;
   const network: Partial<StreamProbeProps> = vpc
     ? {
@@ -55,7 +61,10 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
         subnets: vpc.subnetIds.map((id) => {
           const subnet = ec2.Subnet.fromSubnetId(scope, `Subnet-${id}`, id);
           // The function only places its network interfaces in these subnets; it never reads their route tables.
-          Annotations.of(subnet).acknowledgeWarning('@aws-cdk/aws-ec2:noSubnetRouteTableId', 'Subnets are imported only to place the function; route tables are not used.');
+          Annotations.of(subnet).acknowledgeWarning(
+            '@aws-cdk/aws-ec2:noSubnetRouteTableId',
+            'Subnets are imported only to place the function; route tables are not used.',
+          );
           return subnet;
         }),
         securityGroups: vpc.securityGroupIds?.map((id) => ec2.SecurityGroup.fromSecurityGroupId(scope, `SecurityGroup-${id}`, id, { mutable: false })),

@@ -15,12 +15,17 @@ const UNITS: Record<string, cloudwatch.Unit> = {
   Count: cloudwatch.Unit.COUNT,
 };
 
-export function probeMetric(name: MetricName, dimensions: Readonly<Partial<Record<DimensionName, string>>>, props: { statistic: string; period: Duration; label?: string }): cloudwatch.Metric {
+export function probeMetric(
+  name: MetricName,
+  dimensions: Readonly<Partial<Record<DimensionName, string>>>,
+  props: { statistic: string; period: Duration; label?: string },
+): cloudwatch.Metric {
   const spec = METRICS[name];
   const given = Object.keys(dimensions).sort();
   const wanted = [...spec.dimensions].sort();
   // An alarm on a dimension set the publisher never emits would sit in INSUFFICIENT_DATA forever.
-  if (given.join() !== wanted.join()) throw probeError('INTERNAL', `metric ${name} needs exactly the dimensions ${wanted.join(', ')}; got ${given.join(', ')}`, { where: 'infra/metrics' });
+  if (given.join() !== wanted.join())
+    throw probeError('INTERNAL', `metric ${name} needs exactly the dimensions ${wanted.join(', ')}; got ${given.join(', ')}`, { where: 'infra/metrics' });
   return new cloudwatch.Metric({
     namespace: METRIC_NAMESPACE,
     metricName: name,

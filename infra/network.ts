@@ -66,7 +66,11 @@ export class ProbeNetwork extends Construct {
     if (endpoints !== 'none' && props.taskRunner && props.s3Gateway) {
       // ECR's layers come from S3 through the gateway endpoint: its traffic goes to S3's public addresses, which a
       // group without allow-all egress reaches only by the region's S3 prefix list.
-      this.securityGroup.addEgressRule(ec2.Peer.prefixList(props.s3Gateway.prefixListId), ec2.Port.tcp(HTTPS_PORT), 'HTTPS to S3 (the task image layers) through the gateway endpoint');
+      this.securityGroup.addEgressRule(
+        ec2.Peer.prefixList(props.s3Gateway.prefixListId),
+        ec2.Port.tcp(HTTPS_PORT),
+        'HTTPS to S3 (the task image layers) through the gateway endpoint',
+      );
     }
     if (endpoints === 'create') {
       const endpointGroup = new ec2.SecurityGroup(this, 'EndpointSecurityGroup', {
@@ -75,7 +79,11 @@ export class ProbeNetwork extends Construct {
         description: `kube-stream-probe ${props.locationName}: HTTPS from the probe to its interface endpoints`,
       });
       // The function and the long-hold task both run with this.securityGroups, so one rule admits both.
-      endpointGroup.addIngressRule(this.securityGroup, ec2.Port.tcp(HTTPS_PORT), props.taskRunner ? 'HTTPS from the probe function and its long-hold task' : 'HTTPS from the probe function');
+      endpointGroup.addIngressRule(
+        this.securityGroup,
+        ec2.Port.tcp(HTTPS_PORT),
+        props.taskRunner ? 'HTTPS from the probe function and its long-hold task' : 'HTTPS from the probe function',
+      );
       this.securityGroup.addEgressRule(endpointGroup, ec2.Port.tcp(HTTPS_PORT), 'HTTPS to the interface endpoints');
       for (const service of this.endpointServices) {
         this.endpoints.push(

@@ -16,8 +16,14 @@ import type { StreamProbeProps } from './props.js';
  * caData, and an access entry where asked.
  */
 export function grantProbeAccess(scope: Construct, props: StreamProbeProps, role: iam.Role, entryId: string): void {
-const stack = Stack.of(scope);
-  role.addToPolicy(new iam.PolicyStatement({ actions: ['cloudwatch:PutMetricData'], resources: ['*'], conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } } }));
+  const stack = Stack.of(scope);
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['cloudwatch:PutMetricData'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'cloudwatch:namespace': METRIC_NAMESPACE } },
+    }),
+  );
   Validations.of(role).acknowledge({
     id: 'AwsSolutions-IAM5[Resource::*]',
     reason: 'cloudwatch:PutMetricData has no resource-level permissions; it is limited to the KubeStreamProbe namespace by the cloudwatch:namespace condition.',
@@ -30,17 +36,27 @@ const stack = Stack.of(scope);
     // (CDK's grantRead would name the stack's region, wrong for a secret in another one).
     const region = Token.isUnresolved(secret.secretArn) ? stack.region : regionOfArn(secret.secretArn);
     role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['kms:Decrypt'], resources: [secret.encryptionKey.keyArn], conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } } }),
+      new iam.PolicyStatement({
+        actions: ['kms:Decrypt'],
+        resources: [secret.encryptionKey.keyArn],
+        conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` } },
+      }),
     );
   }
   const describe = props.clusters.flatMap((c) =>
-    c.auth.type === 'eks' && !c.caData ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? stack.region })] : [],
+    c.auth.type === 'eks' && !c.caData
+      ? [stack.formatArn({ service: 'eks', resource: 'cluster', resourceName: c.auth.clusterName, region: c.auth.region ?? stack.region })]
+      : [],
   );
   if (describe.length) role.addToPolicy(new iam.PolicyStatement({ actions: ['eks:DescribeCluster'], resources: describe }));
   for (const c of props.clusters) {
     if (c.auth.type !== 'eks' || !c.auth.accessEntryGroup) continue;
     // The probe role in a Kubernetes group of the cluster; `kube-stream-probe manifest --group` binds the group's least-privilege Role.
-    new eks.CfnAccessEntry(scope, `${entryId}-${c.name}`, { clusterName: c.auth.clusterName, principalArn: role.roleArn, kubernetesGroups: [c.auth.accessEntryGroup], type: 'STANDARD' });
+    new eks.CfnAccessEntry(scope, `${entryId}-${c.name}`, {
+      clusterName: c.auth.clusterName,
+      principalArn: role.roleArn,
+      kubernetesGroups: [c.auth.accessEntryGroup],
+      type: 'STANDARD',
+    });
   }
 }
-

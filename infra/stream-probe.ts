@@ -87,7 +87,10 @@ export class StreamProbe extends Construct {
     const envJson = JSON.stringify(runtimeConfig);
     this.envJson = envJson;
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
-      throw invalid('clusters', `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`);
+      throw invalid(
+        'clusters',
+        `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`,
+      );
     }
     const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold)));
 
@@ -120,7 +123,8 @@ export class StreamProbe extends Construct {
       this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
       Validations.of(this.role).acknowledge({
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-        reason: 'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
+        reason:
+          'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
       });
     }
 
@@ -152,7 +156,10 @@ export class StreamProbe extends Construct {
 
     this.scheduleGroup = this.schedules(stack);
 
-    const key = !props.pageTopic || !props.ticketTopic ? topicKey(this, { project, location, alarms: this.plan.alarms !== false, eventBridge: this.taskRunner !== undefined }) : undefined;
+    const key =
+      !props.pageTopic || !props.ticketTopic
+        ? topicKey(this, { project, location, alarms: this.plan.alarms !== false, eventBridge: this.taskRunner !== undefined })
+        : undefined;
     this.pageTopic = props.pageTopic ?? encryptedTopic(this, 'PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
     this.ticketTopic = props.ticketTopic ?? encryptedTopic(this, 'TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
     // The topic policies: enforceSSL makes CDK write a TopicPolicy, which *replaces* SNS's default policy, so every
@@ -170,11 +177,13 @@ export class StreamProbe extends Construct {
     this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new destinations.SnsDestination(this.ticketTopic) });
     Validations.of(this.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
-      reason: 'Failed asynchronous runs go to an on-failure destination (the ticket topic) with retries off, which carries the request and the error; a dead-letter queue would duplicate it.',
+      reason:
+        'Failed asynchronous runs go to an on-failure destination (the ticket topic) with retries off, which carries the request and the error; a dead-letter queue would duplicate it.',
     });
     Validations.of(this.function).acknowledge({
       id: 'Serverless-LambdaTracing',
-      reason: "Each run's timings are its product and are published as metrics and structured log lines; X-Ray would add cost per run and CPU inside the function whose handshake latency it measures.",
+      reason:
+        "Each run's timings are its product and are published as metrics and structured log lines; X-Ray would add cost per run and CPU inside the function whose handshake latency it measures.",
     });
 
     const perNodeClusters = clusters.filter((c) => c.target.perNode).map((c) => c.name);
@@ -206,7 +215,10 @@ export class StreamProbe extends Construct {
       }).dashboard;
     }
 
-    new CfnOutput(this, 'RoleArn', { value: this.role.roleArn, description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4' });
+    new CfnOutput(this, 'RoleArn', {
+      value: this.role.roleArn,
+      description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4',
+    });
     new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
     new CfnOutput(this, 'PageTopicArn', { value: this.pageTopic.topicArn, description: 'Pages: kubectl is broken from this location' });
     new CfnOutput(this, 'TicketTopicArn', { value: this.ticketTopic.topicArn, description: 'Tickets: GA readiness and probe health' });
@@ -214,7 +226,8 @@ export class StreamProbe extends Construct {
     // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      reason: "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
+      reason:
+        "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
     });
   }
 
@@ -224,8 +237,19 @@ export class StreamProbe extends Construct {
   }
 
   /** HoldSurvived (0/1: alive and echoing after the hold). */
-  metricHoldSurvived(cluster: string, operation: Operation, transport: Transport, keepalive: KeepaliveMode, hold: Duration, props: MetricOptions = {}): cloudwatch.Metric {
-    return this.metric('HoldSurvived', { Cluster: cluster, Operation: operation, Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold.toSeconds()) }, { statistic: 'Minimum', ...props });
+  metricHoldSurvived(
+    cluster: string,
+    operation: Operation,
+    transport: Transport,
+    keepalive: KeepaliveMode,
+    hold: Duration,
+    props: MetricOptions = {},
+  ): cloudwatch.Metric {
+    return this.metric(
+      'HoldSurvived',
+      { Cluster: cluster, Operation: operation, Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold.toSeconds()) },
+      { statistic: 'Minimum', ...props },
+    );
   }
 
   /** HandshakeLatency (ms, dial start to 101). @default statistic p50 */
@@ -239,8 +263,13 @@ export class StreamProbe extends Construct {
   }
 
   private metric(name: Parameters<typeof probeMetric>[0], dims: Record<string, string>, props: MetricOptions & { statistic: string }): cloudwatch.Metric {
-    if (!this.plan.clusters.some((c) => c.name === dims.Cluster)) throw invalid('clusters', `have no cluster named "${dims.Cluster}" (metrics exist for ${this.plan.clusters.map((c) => c.name).join(', ')})`);
-    return probeMetric(name, { Location: this.locationName, ...dims }, { period: props.period ?? this.periodOf(this.plan.schedules), statistic: props.statistic, label: props.label });
+    if (!this.plan.clusters.some((c) => c.name === dims.Cluster))
+      throw invalid('clusters', `have no cluster named "${dims.Cluster}" (metrics exist for ${this.plan.clusters.map((c) => c.name).join(', ')})`);
+    return probeMetric(
+      name,
+      { Location: this.locationName, ...dims },
+      { period: props.period ?? this.periodOf(this.plan.schedules), statistic: props.statistic, label: props.label },
+    );
   }
 
   /** One run of the densest schedule: the period graphs and the metric helpers use (alarms use two runs, infra/alarms.ts). */
@@ -252,7 +281,9 @@ export class StreamProbe extends Construct {
   private holdsRun(): { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }[] {
     const seen = new Map<string, { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }>();
     for (const s of this.plan.schedules) {
-      for (const operation of s.operations) for (const keepalive of s.keepalives) for (const holdSeconds of s.holdsSeconds) seen.set(`${operation}/${keepalive}/${holdSeconds}`, { operation, keepalive, holdSeconds });
+      for (const operation of s.operations)
+        for (const keepalive of s.keepalives)
+          for (const holdSeconds of s.holdsSeconds) seen.set(`${operation}/${keepalive}/${holdSeconds}`, { operation, keepalive, holdSeconds });
     }
     return [...seen.values()];
   }
@@ -260,7 +291,10 @@ export class StreamProbe extends Construct {
   /** The schedules, in a group of their own (its Scheduler metrics are this location's), with a role that may invoke only this function. */
   private schedules(stack: Stack): scheduler.ScheduleGroup {
     // Deleted with the stack: it holds only our schedules, and a retained group of this fixed name would make the next deploy fail.
-    const group = new scheduler.ScheduleGroup(this, 'ScheduleGroup', { scheduleGroupName: `${this.plan.project}-${this.locationName}`, removalPolicy: RemovalPolicy.DESTROY });
+    const group = new scheduler.ScheduleGroup(this, 'ScheduleGroup', {
+      scheduleGroupName: `${this.plan.project}-${this.locationName}`,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     const schedulerRole = new iam.Role(this, 'SchedulerRole', {
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
       description: `kube-stream-probe ${this.locationName}: EventBridge Scheduler invokes the probe`,
@@ -275,12 +309,14 @@ export class StreamProbe extends Construct {
       const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations };
       const target =
         s.runner === 'task'
-          ? (this.taskRunner ??= new TaskRunner(this, { project: this.plan.project, locationName: this.locationName, props: this.props, network: this.network!, logGroup: this.logGroup, envJson: this.envJson })).target(
-              s.name,
-              event,
-              Math.max(...s.holdsSeconds),
-              schedulerRole,
-            )
+          ? (this.taskRunner ??= new TaskRunner(this, {
+              project: this.plan.project,
+              locationName: this.locationName,
+              props: this.props,
+              network: this.network!,
+              logGroup: this.logGroup,
+              envJson: this.envJson,
+            })).target(s.name, event, Math.max(...s.holdsSeconds), schedulerRole)
           : new targets.LambdaInvoke(this.function, { input: scheduler.ScheduleTargetInput.fromObject(event), retryAttempts: 0, role: schedulerRole });
       const schedule = new scheduler.Schedule(this, `Schedule-${s.name}`, {
         scheduleGroup: group,
@@ -303,4 +339,3 @@ export interface MetricOptions {
   readonly statistic?: string;
   readonly label?: string;
 }
-

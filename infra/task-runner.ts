@@ -47,10 +47,15 @@ export class TaskRunner {
     private readonly p: TaskRunnerProps,
   ) {
     const stack = Stack.of(scope);
-    this.cluster = new ecs.Cluster(scope, 'TaskCluster', { vpc: p.props.vpc!, clusterName: `${p.project}-${p.locationName}`, containerInsightsV2: ecs.ContainerInsights.DISABLED });
+    this.cluster = new ecs.Cluster(scope, 'TaskCluster', {
+      vpc: p.props.vpc!,
+      clusterName: `${p.project}-${p.locationName}`,
+      containerInsightsV2: ecs.ContainerInsights.DISABLED,
+    });
     Validations.of(this.cluster).acknowledge({
       id: 'AwsSolutions-ECS4',
-      reason: 'The task publishes its own measurements (the probe metrics) and logs; Container Insights would add per-task cost for CPU graphs of an idle hold.',
+      reason:
+        'The task publishes its own measurements (the probe metrics) and logs; Container Insights would add per-task cost for CPU graphs of an idle hold.',
     });
     this.role = new iam.Role(scope, 'TaskRole', {
       assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
@@ -81,7 +86,10 @@ export class TaskRunner {
         KSP_EVENT: JSON.stringify(event),
         KSP_TASK_SECONDS: String(taskRunSeconds(longestHold)),
         // Where an ad hoc run (`invoke`) starts this task: the schedule's own subnets and security groups.
-        KSP_NETWORK: Stack.of(scope).toJsonString({ subnets: p.props.subnets!.map((s) => s.subnetId), securityGroups: p.network.securityGroups.map((g) => g.securityGroupId) }),
+        KSP_NETWORK: Stack.of(scope).toJsonString({
+          subnets: p.props.subnets!.map((s) => s.subnetId),
+          securityGroups: p.network.securityGroups.map((g) => g.securityGroupId),
+        }),
         NODE_OPTIONS: '--enable-source-maps',
       },
       stopTimeout: Duration.seconds(30),
@@ -89,7 +97,8 @@ export class TaskRunner {
     });
     Validations.of(definition.obtainExecutionRole()).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'The execution role pulls the task image: ecr:GetAuthorizationToken has no resource-level permissions (CDK scopes the pull itself to the asset repository).',
+      reason:
+        'The execution role pulls the task image: ecr:GetAuthorizationToken has no resource-level permissions (CDK scopes the pull itself to the asset repository).',
     });
     Validations.of(definition).acknowledge({
       id: 'AwsSolutions-ECS2',
@@ -140,7 +149,8 @@ export class TaskRunner {
     );
     Validations.of(rule).acknowledge({
       id: 'Serverless-EventBusDLQ',
-      reason: "The rule's one target is the ticket topic; a ticket it cannot deliver shows in the rule's FailedInvocations metric and the task's own stopped state, and a queue of undelivered tickets would have no reader.",
+      reason:
+        "The rule's one target is the ticket topic; a ticket it cannot deliver shows in the rule's FailedInvocations metric and the task's own stopped state, and a queue of undelivered tickets would have no reader.",
     });
   }
 }

@@ -45,7 +45,13 @@ export interface TopicPublisher {
 
 /** Every alarm of one location: their names all start with `<project>-<location>-` (infra/alarms.ts). */
 export function alarmArnPattern(stack: Stack, project: string, location: string): string {
-  return stack.formatArn({ partition: partitionOf(stack), service: 'cloudwatch', resource: 'alarm', resourceName: `${project}-${location}-*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  return stack.formatArn({
+    partition: partitionOf(stack),
+    service: 'cloudwatch',
+    resource: 'alarm',
+    resourceName: `${project}-${location}-*`,
+    arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+  });
 }
 
 /** The partition as a literal when the stack's region is known (so a note to a topic's owner reads as a plain ARN). */
@@ -57,7 +63,13 @@ function partitionOf(stack: Stack): string {
 
 export function cloudWatchAlarmsPublisher(stack: Stack, alarmArns: string): TopicPublisher {
   const conditions = { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': alarmArns } };
-  return { sid: 'CloudWatchAlarmsOfThisLocation', service: 'cloudwatch.amazonaws.com', what: 'the alarms of this location', topicConditions: conditions, keyConditions: conditions };
+  return {
+    sid: 'CloudWatchAlarmsOfThisLocation',
+    service: 'cloudwatch.amazonaws.com',
+    what: 'the alarms of this location',
+    topicConditions: conditions,
+    keyConditions: conditions,
+  };
 }
 
 /** `ruleArn` undefined: only the key statement is wanted (it takes no source condition). */
@@ -71,7 +83,13 @@ export function eventBridgeRulePublisher(stack: Stack, ruleArn: string | undefin
 }
 
 function topicStatement(topic: sns.ITopic, p: TopicPublisher): iam.PolicyStatement {
-  return new iam.PolicyStatement({ sid: p.sid, principals: [new iam.ServicePrincipal(p.service)], actions: ['sns:Publish'], resources: [topic.topicArn], conditions: p.topicConditions });
+  return new iam.PolicyStatement({
+    sid: p.sid,
+    principals: [new iam.ServicePrincipal(p.service)],
+    actions: ['sns:Publish'],
+    resources: [topic.topicArn],
+    conditions: p.topicConditions,
+  });
 }
 
 /** The key policy statement that lets the publisher encrypt to a topic under the key. */
@@ -113,7 +131,8 @@ export function encryptedTopic(scope: Construct, id: string, displayName: string
     for (const s of topic.node.findAll().filter((c) => c instanceof sns.Subscription)) {
       Validations.of(s).acknowledge({
         id: 'Serverless-SNSRedrivePolicy',
-        reason: 'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
+        reason:
+          'An email subscription: SNS retries it under its delivery policy, and an undeliverable alarm mail stays visible as the alarm state in CloudWatch; a queue of lost e-mails would have no reader.',
       });
     }
   }
@@ -127,9 +146,15 @@ export function encryptedTopic(scope: Construct, id: string, displayName: string
  * EventBridge when a long-hold task's failures are tickets
  * (repost.aws/knowledge-center/sns-not-getting-eventbridge-notification).
  */
-export function topicKey(scope: Construct, o: { readonly project: string; readonly location: string; readonly alarms: boolean; readonly eventBridge: boolean }): kms.Key {
+export function topicKey(
+  scope: Construct,
+  o: { readonly project: string; readonly location: string; readonly alarms: boolean; readonly eventBridge: boolean },
+): kms.Key {
   const stack = Stack.of(scope);
-  const key = new kms.Key(scope, 'AlarmTopicKey', { enableKeyRotation: true, description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it' });
+  const key = new kms.Key(scope, 'AlarmTopicKey', {
+    enableKeyRotation: true,
+    description: 'kube-stream-probe: encrypts the page and ticket topics; CloudWatch alarms may use it',
+  });
   // The services that publish to the topics must use the key too (the topic policy is the other gate).
   if (o.alarms) key.addToResourcePolicy(keyStatementFor(cloudWatchAlarmsPublisher(stack, alarmArnPattern(stack, o.project, o.location))));
   if (o.eventBridge) key.addToResourcePolicy(keyStatementFor(eventBridgeRulePublisher(stack, undefined)));

@@ -35,7 +35,8 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (!NAME_PATTERN.test(project)) throw invalid('project', `"${project}" must be lower-case letters, digits and "-" (at most 40)`);
   if (!NAME_PATTERN.test(props.locationName)) throw invalid('locationName', `"${props.locationName}" must be lower-case letters, digits and "-" (at most 40)`);
   const fnName = `${project}-${props.locationName}`;
-  if (fnName.length > MAX_FUNCTION_NAME_LENGTH) throw invalid('locationName', `makes the function name ${fnName} ${fnName.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH}`);
+  if (fnName.length > MAX_FUNCTION_NAME_LENGTH)
+    throw invalid('locationName', `makes the function name ${fnName} ${fnName.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH}`);
   if (props.clusters.length === 0) throw invalid('clusters', 'is empty: nothing to probe');
   const names = new Set<string>();
   const clusters = props.clusters.map((c, i): ClusterConfig => {
@@ -47,7 +48,10 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     const port = c.target.port ?? 8080;
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`${f}.target.port`, `${port} is not a TCP port`);
     if (c.auth.type === 'eks' && c.auth.accessEntryGroup && c.auth.region && !Token.isUnresolved(stackRegion) && c.auth.region !== stackRegion) {
-      throw invalid(`${f}.auth.accessEntryGroup`, `needs the cluster in the stack's region (${stackRegion}), not ${c.auth.region}: create the access entry there with aws eks create-access-entry`);
+      throw invalid(
+        `${f}.auth.accessEntryGroup`,
+        `needs the cluster in the stack's region (${stackRegion}), not ${c.auth.region}: create the access entry there with aws eks create-access-entry`,
+      );
     }
     const auth: ClusterConfig['auth'] =
       c.auth.type === 'eks'
@@ -71,31 +75,55 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     scheduleNames.add(s.name);
     const interval = scheduleIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
     const problem = alarmOptions ? alarmLimitProblem(alarmPeriodSeconds(interval), alarmOptions.evaluationPeriods) : undefined;
-    if (problem) throw invalid(`${f}.expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${alarmOptions && alarmOptions.evaluationPeriods})`);
+    if (problem)
+      throw invalid(`${f}.expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${alarmOptions && alarmOptions.evaluationPeriods})`);
     if (s.holds.length === 0) throw invalid(`${f}.holds`, 'is empty (Duration.seconds(0) probes without holding)');
     const holdsSeconds = s.holds.map((h, j) => {
       const seconds = h.toSeconds({ integral: false });
       if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
-      if (seconds > taskMaxHold) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is longer than the task runner's ${taskMaxHold} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda`);
+      if (seconds > taskMaxHold)
+        throw invalid(
+          `${f}.holds[${j}]`,
+          `${h.toHumanString()} is longer than the task runner's ${taskMaxHold} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda`,
+        );
       return seconds;
     });
     const longest = Math.max(...holdsSeconds);
     const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
     if (runner === 'task') {
-      if (!props.vpc) throw invalid(`${f}.holds`, `hold ${longest} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`);
+      if (!props.vpc)
+        throw invalid(
+          `${f}.holds`,
+          `hold ${longest} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`,
+        );
       // A run must end before the next one starts: two tasks holding at once would measure each other's load.
       const gap = shortestIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
-      if (taskRunSeconds(longest) >= gap) throw invalid(`${f}.expression`, `"${s.expression}" starts a run every ${gap} s, but a run holding ${longest} s lasts up to ${taskRunSeconds(longest)} s: runs would overlap`);
+      if (taskRunSeconds(longest) >= gap)
+        throw invalid(
+          `${f}.expression`,
+          `"${s.expression}" starts a run every ${gap} s, but a run holding ${longest} s lasts up to ${taskRunSeconds(longest)} s: runs would overlap`,
+        );
     }
-    return { name: s.name, expression: s.expression, holdsSeconds, keepalives: [...(s.keepalives ?? ['kubectl'])], operations: [...(s.operations ?? OPERATIONS)], runner };
+    return {
+      name: s.name,
+      expression: s.expression,
+      holdsSeconds,
+      keepalives: [...(s.keepalives ?? ['kubectl'])],
+      operations: [...(s.operations ?? OPERATIONS)],
+      runner,
+    };
   });
-  if (props.vpc && (!props.subnets || props.subnets.length === 0)) throw invalid('subnets', 'are required with vpc: the subnets for the function (and created endpoints)');
+  if (props.vpc && (!props.subnets || props.subnets.length === 0))
+    throw invalid('subnets', 'are required with vpc: the subnets for the function (and created endpoints)');
   if (!props.vpc && (props.subnets || props.securityGroups || props.apiServerPeers || props.interfaceEndpoints)) {
     throw invalid('vpc', 'is required with subnets, securityGroups, apiServerPeers or interfaceEndpoints');
   }
-  if (props.memorySize !== undefined && (!Number.isInteger(props.memorySize) || props.memorySize < 128 || props.memorySize > 10240)) throw invalid('memorySize', `${props.memorySize} must be 128-10240 MB`);
-  if (props.pageEmail && props.pageTopic) throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
-  if (props.ticketEmail && props.ticketTopic) throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
+  if (props.memorySize !== undefined && (!Number.isInteger(props.memorySize) || props.memorySize < 128 || props.memorySize > 10240))
+    throw invalid('memorySize', `${props.memorySize} must be 128-10240 MB`);
+  if (props.pageEmail && props.pageTopic)
+    throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
+  if (props.ticketEmail && props.ticketTopic)
+    throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
   const lambdaHolds = schedules.filter((s) => s.runner === 'lambda').flatMap((s) => s.holdsSeconds);
   const task = schedules.find((s) => s.runner === 'task');
   const s3Gateway = task ? taskS3Gateway(props, task.name) : undefined;
@@ -113,15 +141,25 @@ function taskS3Gateway(props: StreamProbeProps, schedule: string): Plan['s3Gatew
   const why = `schedule "${schedule}" runs as an ECS task, whose image layers Fargate pulls from S3 through a gateway endpoint`;
   const prefixListId = props.s3Gateway?.prefixListId ?? '';
   if (!Token.isUnresolved(prefixListId) && !/^pl-[0-9a-f]{8,17}$/.test(prefixListId)) {
-    throw invalid('s3Gateway.prefixListId', `"${prefixListId}" is required and must be a prefix list id: ${why}, and the task's security group reaches S3 only by its prefix list (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.REGION.s3)`);
+    throw invalid(
+      's3Gateway.prefixListId',
+      `"${prefixListId}" is required and must be a prefix list id: ${why}, and the task's security group reaches S3 only by its prefix list (aws ec2 describe-managed-prefix-lists --filters Name=prefix-list-name,Values=com.amazonaws.REGION.s3)`,
+    );
   }
   if (mode !== 'create') {
-    if (props.s3Gateway?.routeTableIds) throw invalid('s3Gateway.routeTableIds', 'are only used with interfaceEndpoints "create": with existing endpoints the S3 gateway endpoint must exist already');
+    if (props.s3Gateway?.routeTableIds)
+      throw invalid(
+        's3Gateway.routeTableIds',
+        'are only used with interfaceEndpoints "create": with existing endpoints the S3 gateway endpoint must exist already',
+      );
     return { prefixListId, routeTableIds: [] };
   }
   const routeTableIds = props.s3Gateway?.routeTableIds ?? props.subnets!.map((s) => s.routeTable?.routeTableId);
   if (routeTableIds.length === 0 || routeTableIds.some((id) => id === undefined)) {
-    throw invalid('s3Gateway.routeTableIds', `are required: ${why}, made in the subnets' route tables, and these subnets do not say theirs (imported subnets do not know them: give their route table ids)`);
+    throw invalid(
+      's3Gateway.routeTableIds',
+      `are required: ${why}, made in the subnets' route tables, and these subnets do not say theirs (imported subnets do not know them: give their route table ids)`,
+    );
   }
   return { prefixListId, routeTableIds: [...new Set(routeTableIds as string[])] };
 }

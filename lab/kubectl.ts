@@ -150,7 +150,7 @@ export function tcpEcho(port: number, data: Buffer, host = '127.0.0.1', timeoutM
     });
     s.on('error', (e) => (clearTimeout(timer), reject(e)));
     s.on('close', () => {
-      if (n < data.length) (clearTimeout(timer), reject(new Error(`connection closed after ${n} of ${data.length} bytes`)));
+      if (n < data.length) clearTimeout(timer), reject(new Error(`connection closed after ${n} of ${data.length} bytes`));
     });
     s.write(data);
   });
@@ -176,7 +176,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * another line, then EOF. Works when both lines come back and kubectl exits 0 (its SPDY exec exits 0
  * even when a hop cut it, so the second line is the proof).
  */
-export async function kubectlExecHolding(version: string, args: readonly string[], env: Readonly<Record<string, string>>, holdSeconds: number): Promise<HeldSession> {
+export async function kubectlExecHolding(
+  version: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  holdSeconds: number,
+): Promise<HeldSession> {
   const child = spawn(kubectlPath(version), [...args, 'exec', '-i', 'probe-target', '--', 'cat'], { env: kubectlEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -196,7 +201,12 @@ export async function kubectlExecHolding(version: string, args: readonly string[
 }
 
 /** `kubectl port-forward`, one connection: an echo, `holdSeconds` of silence, an echo again. kubectl that cannot start counts as broken. */
-export async function kubectlPortForwardHolding(version: string, args: readonly string[], env: Readonly<Record<string, string>>, holdSeconds: number): Promise<HeldSession> {
+export async function kubectlPortForwardHolding(
+  version: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  holdSeconds: number,
+): Promise<HeldSession> {
   try {
     const { value, output } = await withKubectlPortForward(version, [...args, 'pod/probe-target', '0:8080'], env, async (port) => {
       const s = net.connect(port, '127.0.0.1');

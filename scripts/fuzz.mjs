@@ -3,7 +3,7 @@
 // committed corpus (fuzz/corpus/<target>). Exits non-zero on any crash, and
 // leaves the crashing input in .tmp/fuzz/<target>/ to commit to the corpus.
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -20,8 +20,19 @@ const results = await Promise.all(
     mkdirSync(join(dir, 'corpus'), { recursive: true });
     cpSync(join('fuzz/corpus', name), join(dir, 'corpus'), { recursive: true });
     const entry = join(dir, 'entry.ts');
-    writeFileSync(entry, `import { TARGETS } from ${JSON.stringify(resolve('fuzz/targets.ts'))};\nexport function fuzz(buf: Buffer) { TARGETS[${JSON.stringify(name)}](Buffer.from(buf)); }\n`);
-    await build({ entryPoints: [entry], outfile: join(dir, 'target.cjs'), bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning' });
+    writeFileSync(
+      entry,
+      `import { TARGETS } from ${JSON.stringify(resolve('fuzz/targets.ts'))};\nexport function fuzz(buf: Buffer) { TARGETS[${JSON.stringify(name)}](Buffer.from(buf)); }\n`,
+    );
+    await build({
+      entryPoints: [entry],
+      outfile: join(dir, 'target.cjs'),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      logLevel: 'warning',
+    });
     const started = Date.now();
     // jsfuzz resolves the target against its working directory.
     const child = spawn(resolve('node_modules/.bin/jsfuzz'), ['target.cjs', 'corpus', '--rss-limit-mb', '512', '--timeout', '10'], {
@@ -50,7 +61,15 @@ const results = await Promise.all(
     const ranSeconds = Math.round((Date.now() - started) / 1000);
     const ok = crashes.length === 0 && ranSeconds >= seconds - 1;
     if (process.env.KSP_FUZZ_DEBUG) console.log(name, code, output.slice(0, 2000));
-    return { name, ok, ranSeconds, execs: last ?? '?', corpus: readdirSync(join(dir, 'corpus')).length, crashes, tail: output.split('\n').slice(-8).join('\n') };
+    return {
+      name,
+      ok,
+      ranSeconds,
+      execs: last ?? '?',
+      corpus: readdirSync(join(dir, 'corpus')).length,
+      crashes,
+      tail: output.split('\n').slice(-8).join('\n'),
+    };
   }),
 );
 for (const r of results) {

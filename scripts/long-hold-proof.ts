@@ -25,7 +25,12 @@ const aws = await startLocalAws();
 const lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN });
 const hop = await startHaproxy({ kind: 'tcp', timeoutSeconds: hopTimeout }, Number(lab.emulator.url.port));
 aws.secrets.set(SECRET, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
-Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
+Object.assign(process.env, {
+  AWS_ENDPOINT_URL: aws.url,
+  AWS_REGION: 'eu-west-1',
+  AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+  AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+});
 const lines: string[] = [];
 try {
   const summary = await runTask(
@@ -34,7 +39,14 @@ try {
         project: 'ksp',
         location: 'proof',
         region: 'eu-west-1',
-        clusters: [{ name: 'lab', endpoint: `https://127.0.0.1:${hop.port}`, auth: { type: 'secret', secretArn: SECRET }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } }],
+        clusters: [
+          {
+            name: 'lab',
+            endpoint: `https://127.0.0.1:${hop.port}`,
+            auth: { type: 'secret', secretArn: SECRET },
+            target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+          },
+        ],
       }),
       KSP_EVENT: JSON.stringify({ schedule: 'long', holds: [`${hold}s`], keepalives: ['kubectl', 'none'], operations: ['exec'] }),
       KSP_TASK_SECONDS: String(hold + 300),
@@ -47,15 +59,16 @@ try {
   const puts = aws.puts.flatMap((p) => p.metricData as { MetricName: string; Value: number; Dimensions: { Name: string; Value: string }[] }[]);
   const idle = puts.filter((d) => d.MetricName === 'IdleTimeout').map((d) => `${d.Dimensions.find((x) => x.Name === 'Transport')!.Value} ${d.Value} s`);
   const rows = summary.reports[0]!.results.map(
-    (r) => `| ${r.transport} | ${r.keepalive} | ${r.holdSeconds} s | ${r.hold.survived ? 'survived' : `lost at ${r.hold.disconnectSeconds} s (${r.hold.cause}), idle ${r.hold.idleSeconds} s`} | ${r.echoMs ?? '-'} |`,
+    (r) =>
+      `| ${r.transport} | ${r.keepalive} | ${r.holdSeconds} s | ${r.hold.survived ? 'survived' : `lost at ${r.hold.disconnectSeconds} s (${r.hold.cause}), idle ${r.hold.idleSeconds} s`} | ${r.echoMs ?? '-'} |`,
   );
   const doc = [
-    '# The task runner\'s long hold, through a real hop (local proof)',
+    "# The task runner's long hold, through a real hop (local proof)",
     '',
     `Run ${started.toISOString()} → ${new Date().toISOString()} with \`npx tsx scripts/long-hold-proof.ts ${hold} ${hopTimeout}\`: the container entry point`,
     '(`functions/task.ts`, as the ECS Fargate task runs it) against the emulator through haproxy in TCP mode with',
     `\`timeout client/server ${hopTimeout}s\`, exec over both transports, held ${hold} s (longer than a Lambda run can last), with`,
-    'kubectl\'s keepalive and without; metrics through the real AWS SDK to the loopback AWS stand-in.',
+    "kubectl's keepalive and without; metrics through the real AWS SDK to the loopback AWS stand-in.",
     '',
     '| transport | keepalive | hold | outcome | echo after the hold (ms) |',
     '|---|---|---|---|---|',

@@ -6,8 +6,7 @@
  * details from the context instead of casting to subclasses. Messages are
  * plain words for people and never repeat the code.
  */
-import type { DialPhases } from './net/dial.js';
-import type { KubeStatus } from './kube/status.js';
+import type { DialPhases, KubeStatus } from './wire-types.js';
 
 export const ERROR_CODES = {
   // SPDY framing (parser / header blocks / session)

@@ -74,9 +74,11 @@ export function parseHolds(field: string, texts: readonly unknown[], rules: List
   if (texts.length === 0) throw probeError(code, `${field}: give at least one hold, e.g. 0s or 65s`, { field });
   const holds = texts.map((h, i) => {
     const f = itemField(field, i, rules);
-    if (typeof h !== 'string' && typeof h !== 'number') throw probeError(code, `${f}: ${JSON.stringify(h)} is not a duration (examples: 0s, 65s, 6m, 1h)`, { field: f });
+    if (typeof h !== 'string' && typeof h !== 'number')
+      throw probeError(code, `${f}: ${JSON.stringify(h)} is not a duration (examples: 0s, 65s, 6m, 1h)`, { field: f });
     const s = parseDurationSeconds(f, String(h), code);
-    if (s > MAX_HOLD_SECONDS) throw probeError(code, `${f}: ${h} is longer than the longest hold any runner accepts (${MAX_HOLD_SECONDS / 3600} h)`, { field: f });
+    if (s > MAX_HOLD_SECONDS)
+      throw probeError(code, `${f}: ${h} is longer than the longest hold any runner accepts (${MAX_HOLD_SECONDS / 3600} h)`, { field: f });
     return s;
   });
   return [...new Set(holds)].sort((a, b) => a - b);

@@ -11,8 +11,20 @@ import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './o
 
 /** Gate → (minor it appeared, stage then, on by default then) and its later promotion (apiserver feature gates). */
 const GATES: readonly { name: string; steps: readonly (readonly [number, string, boolean])[] }[] = [
-  { name: 'TranslateStreamCloseWebsocketRequests', steps: [[29, 'ALPHA', false], [30, 'BETA', true]] },
-  { name: 'PortForwardWebsockets', steps: [[30, 'ALPHA', false], [31, 'BETA', true]] },
+  {
+    name: 'TranslateStreamCloseWebsocketRequests',
+    steps: [
+      [29, 'ALPHA', false],
+      [30, 'BETA', true],
+    ],
+  },
+  {
+    name: 'PortForwardWebsockets',
+    steps: [
+      [30, 'ALPHA', false],
+      [31, 'BETA', true],
+    ],
+  },
   { name: 'AuthorizePodWebsocketUpgradeCreatePermission', steps: [[35, 'BETA', true]] },
   { name: 'ExtendWebSocketsToKubelet', steps: [[36, 'BETA', true]] },
 ];
@@ -24,7 +36,10 @@ export function minorOf(version: string): number {
 
 export function metricsText(version: string, upgrades: readonly UpgradeRecord[], passesToKubelet: (node: string | undefined) => boolean = () => false): string {
   const minor = minorOf(version);
-  const lines: string[] = ['# HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.', '# TYPE kubernetes_feature_enabled gauge'];
+  const lines: string[] = [
+    '# HELP kubernetes_feature_enabled [BETA] This metric records the data about the stage and enablement of a k8s feature.',
+    '# TYPE kubernetes_feature_enabled gauge',
+  ];
   for (const g of GATES) {
     const step = [...g.steps].reverse().find(([since]) => minor >= since);
     if (step) lines.push(`kubernetes_feature_enabled{name="${g.name}",stage="${step[1]}"} ${step[2] ? 1 : 0}`);
@@ -37,14 +52,25 @@ export function metricsText(version: string, upgrades: readonly UpgradeRecord[],
     if (byCode.size === 0) byCode.set(101, 0);
     for (const [code, n] of [...byCode].sort((a, b) => a[0] - b[0])) lines.push(`${name}{code="${code}"} ${n}`);
   };
-  if (minor >= 30) count(ws.filter((u) => u.operation === 'exec' || u.operation === 'attach'), 'apiserver_stream_translator_requests_total', '[ALPHA] Total number of requests that were handled by the StreamTranslatorProxy, which processes streaming RemoteCommand/V5');
-  if (minor >= 31) count(ws.filter((u) => u.operation === 'portforward'), 'apiserver_stream_tunnel_requests_total', '[ALPHA] Total number of requests that were handled by the StreamTunnelProxy, which processes streaming PortForward/V2');
+  if (minor >= 30)
+    count(
+      ws.filter((u) => u.operation === 'exec' || u.operation === 'attach'),
+      'apiserver_stream_translator_requests_total',
+      '[ALPHA] Total number of requests that were handled by the StreamTranslatorProxy, which processes streaming RemoteCommand/V5',
+    );
+  if (minor >= 31)
+    count(
+      ws.filter((u) => u.operation === 'portforward'),
+      'apiserver_stream_tunnel_requests_total',
+      '[ALPHA] Total number of requests that were handled by the StreamTunnelProxy, which processes streaming PortForward/V2',
+    );
   if (minor >= 36) {
     const name = 'apiserver_websocket_streaming_requests_total';
     lines.push(`# HELP ${name} [ALPHA] Total number of WebSocket streaming requests, by subresource and how they were proxied`, `# TYPE ${name} counter`);
     for (const type of ['proxied_to_kubelet', 'translated_at_apiserver']) {
       const mine = ws.filter((u) => passesToKubelet(u.node) === (type === 'proxied_to_kubelet'));
-      for (const sub of ['exec', 'attach', 'portforward']) lines.push(`${name}{proxy_type="${type}",subresource="${sub}"} ${mine.filter((u) => u.operation === sub).length}`);
+      for (const sub of ['exec', 'attach', 'portforward'])
+        lines.push(`${name}{proxy_type="${type}",subresource="${sub}"} ${mine.filter((u) => u.operation === sub).length}`);
     }
   }
   return lines.join('\n') + '\n';
@@ -56,7 +82,11 @@ export function metricsText(version: string, upgrades: readonly UpgradeRecord[],
  * shows nothing before its first count). Older kubelets do not have it.
  */
 export function kubeletMetricsText(node: EmulatorNode, serverVersion: string, upgrades: readonly UpgradeRecord[], passedThrough: boolean): string {
-  const lines = ['# HELP kubelet_node_name [ALPHA] The node\'s name. The count is always 1.', '# TYPE kubelet_node_name gauge', `kubelet_node_name{node="${node.name}"} 1`];
+  const lines = [
+    "# HELP kubelet_node_name [ALPHA] The node's name. The count is always 1.",
+    '# TYPE kubelet_node_name gauge',
+    `kubelet_node_name{node="${node.name}"} 1`,
+  ];
   if (minorOf(node.kubeletVersion ?? serverVersion) < 36) return lines.join('\n') + '\n';
   const name = 'kubelet_websocket_streaming_requests_total';
   lines.push(`# HELP ${name} [ALPHA] Total number of WebSocket streaming requests served by the kubelet, by subresource`, `# TYPE ${name} counter`);
@@ -72,10 +102,22 @@ export function kubeletMetricsText(node: EmulatorNode, serverVersion: string, up
 export function defaultRbacObjects(rbac: EmulatorRbac): Required<RbacObjects> {
   return {
     clusterRoles: [
-      { metadata: { name: 'lab-streaming' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: [...rbac.verbs] }, { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }] },
+      {
+        metadata: { name: 'lab-streaming' },
+        rules: [
+          { apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: [...rbac.verbs] },
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+        ],
+      },
     ],
     roles: [],
-    clusterRoleBindings: [{ metadata: { name: 'lab-streaming' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'lab-streaming' }, subjects: [{ kind: 'Group', name: 'lab-users' }] }],
+    clusterRoleBindings: [
+      {
+        metadata: { name: 'lab-streaming' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'lab-streaming' },
+        subjects: [{ kind: 'Group', name: 'lab-users' }],
+      },
+    ],
     roleBindings: [],
   };
 }
@@ -92,7 +134,11 @@ export function serveRbacList(path: string, res: ServerResponse, objects: Requir
   const m = /^\/apis\/rbac\.authorization\.k8s\.io\/v1\/(clusterroles|roles|clusterrolebindings|rolebindings)$/.exec(path);
   if (!m) return false;
   if (forbidden) {
-    sendStatus(res, 403, `${m[1]}.rbac.authorization.k8s.io is forbidden: User "lab" cannot list resource "${m[1]}" in API group "rbac.authorization.k8s.io" at the cluster scope`);
+    sendStatus(
+      res,
+      403,
+      `${m[1]}.rbac.authorization.k8s.io is forbidden: User "lab" cannot list resource "${m[1]}" in API group "rbac.authorization.k8s.io" at the cluster scope`,
+    );
     return true;
   }
   const [key, kind] = RBAC_KINDS[m[1]!]!;

@@ -44,7 +44,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
   const expected = 1 + Number(req.stdin) + Number(req.stdout) + Number(req.stderr && !req.tty) + Number(hasResize);
   const streams = new Map<string, SpdyStream>();
   const abort = new AbortController();
-  session.closed.then(() => abort.abort());
+  void session.closed.then(() => abort.abort());
   const timer = setTimeout(() => session.close(), STREAM_CREATION_TIMEOUT_MS);
   session.on('stream', (stream: SpdyStream) => {
     const type = headerValue(stream.headers, 'streamtype') ?? '';
@@ -79,6 +79,6 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     // Leave the teardown (RST, GOAWAY, close) to the client, as kubectl expects; but not forever.
     const t = setTimeout(() => session.close(), 10_000);
     t.unref();
-    session.closed.then(() => clearTimeout(t));
+    void session.closed.then(() => clearTimeout(t));
   }
 }

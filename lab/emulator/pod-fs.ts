@@ -56,7 +56,10 @@ export class PodFilesystem {
   list(dir: string): string[] {
     const d = PodFilesystem.resolve(dir);
     const prefix = d === '/' ? '/' : `${d}/`;
-    return [...this.entries.keys()].filter((k) => k !== d && k.startsWith(prefix) && !k.slice(prefix.length).includes('/')).map((k) => k.slice(prefix.length)).sort();
+    return [...this.entries.keys()]
+      .filter((k) => k !== d && k.startsWith(prefix) && !k.slice(prefix.length).includes('/'))
+      .map((k) => k.slice(prefix.length))
+      .sort();
   }
 
   /** `path` and everything under it, parents before children. */

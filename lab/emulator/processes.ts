@@ -109,7 +109,7 @@ async function tar(args: readonly string[], io: ProcessIO, fs: PodFilesystem): P
     else if (/^-?[cxfmvpoz]+$/.test(a) && (i === 0 || a.startsWith('-'))) {
       if (a.includes('c')) mode = 'c';
       if (a.includes('x')) mode = 'x';
-      if (a.includes('z')) return say(io.stderr, 'tar: gzip is not supported in the emulated pod\n'), 2;
+      if (a.includes('z')) return (say(io.stderr, 'tar: gzip is not supported in the emulated pod\n'), 2);
     } else if (a.startsWith('--')) continue;
     else paths.push(a);
   }
@@ -244,7 +244,16 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
         if (!e) {
           say(io.stderr, `ls: ${t}: No such file or directory\n`);
           code = 1;
-        } else say(io.stdout, e.type === 'dir' ? fs.list(t).map((n) => `${n}\n`).join('') : `${t}\n`);
+        } else
+          say(
+            io.stdout,
+            e.type === 'dir'
+              ? fs
+                  .list(t)
+                  .map((n) => `${n}\n`)
+                  .join('')
+              : `${t}\n`,
+          );
       }
       return code;
     }

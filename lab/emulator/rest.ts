@@ -145,7 +145,11 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   }
   if (get && serveRbacList(p, res, ctx.rbacObjects, ctx.rbacListForbidden)) return;
   if (get && p === '/api') {
-    return sendJson(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: ctx.serverAddress }] });
+    return sendJson(res, 200, {
+      kind: 'APIVersions',
+      versions: ['v1'],
+      serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: ctx.serverAddress }],
+    });
   }
   if (get && p === '/apis') {
     const gv = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
@@ -178,7 +182,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       kind: 'APIResourceList',
       apiVersion: 'v1',
       groupVersion: 'authorization.k8s.io/v1',
-      resources: [{ name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] }],
+      resources: [
+        { name: 'selfsubjectaccessreviews', singularName: 'selfsubjectaccessreview', namespaced: false, kind: 'SelfSubjectAccessReview', verbs: ['create'] },
+      ],
     });
   }
   if (get && p === '/apis/rbac.authorization.k8s.io/v1') {
@@ -187,7 +193,12 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       kind: 'APIResourceList',
       apiVersion: 'v1',
       groupVersion: 'rbac.authorization.k8s.io/v1',
-      resources: [r('clusterroles', 'ClusterRole', false), r('clusterrolebindings', 'ClusterRoleBinding', false), r('roles', 'Role', true), r('rolebindings', 'RoleBinding', true)],
+      resources: [
+        r('clusterroles', 'ClusterRole', false),
+        r('clusterrolebindings', 'ClusterRoleBinding', false),
+        r('roles', 'Role', true),
+        r('rolebindings', 'RoleBinding', true),
+      ],
     });
   }
   if (req.method === 'POST' && p === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
@@ -205,13 +216,21 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       apiVersion: 'authorization.k8s.io/v1',
       metadata: {},
       spec: review.spec,
-      status: ok ? { allowed: true, reason: 'lab RBAC allows it' } : { allowed: false, reason: `lab RBAC does not grant ${attrs.verb} on pods/${attrs.subresource ?? ''}` },
+      status: ok
+        ? { allowed: true, reason: 'lab RBAC allows it' }
+        : { allowed: false, reason: `lab RBAC does not grant ${attrs.verb} on pods/${attrs.subresource ?? ''}` },
     });
   }
-  if (get && p === '/api/v1/nodes') return sendJson(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: ctx.nodes.map((n) => nodeObject(ctx, n)) });
+  if (get && p === '/api/v1/nodes')
+    return sendJson(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: ctx.nodes.map((n) => nodeObject(ctx, n)) });
   const kubeletMetrics = /^\/api\/v1\/nodes\/([^/]+)\/proxy\/metrics$/.exec(p);
   if (get && kubeletMetrics) {
-    if (ctx.nodeProxyForbidden) return sendStatus(res, 403, `nodes "${kubeletMetrics[1]}" is forbidden: User "lab" cannot get resource "nodes/proxy" in API group "" at the cluster scope`);
+    if (ctx.nodeProxyForbidden)
+      return sendStatus(
+        res,
+        403,
+        `nodes "${kubeletMetrics[1]}" is forbidden: User "lab" cannot get resource "nodes/proxy" in API group "" at the cluster scope`,
+      );
     const n = ctx.nodes.find((x) => x.name === kubeletMetrics[1]);
     if (!n) return sendStatus(res, 404, `nodes "${kubeletMetrics[1]}" not found`);
     res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
@@ -247,7 +266,13 @@ function nodeObject(ctx: RestContext, n: EmulatorNode): Record<string, unknown> 
     kind: 'Node',
     metadata: { name: n.name, labels: { 'kubernetes.io/hostname': n.name } },
     status: {
-      nodeInfo: { kubeletVersion: n.kubeletVersion ?? ctx.serverVersion, containerRuntimeVersion: 'containerd://2.1.0', osImage: 'lab', architecture: 'amd64', operatingSystem: 'linux' },
+      nodeInfo: {
+        kubeletVersion: n.kubeletVersion ?? ctx.serverVersion,
+        containerRuntimeVersion: 'containerd://2.1.0',
+        osImage: 'lab',
+        architecture: 'amd64',
+        operatingSystem: 'linux',
+      },
       declaredFeatures: [...(n.declaredFeatures ?? [])],
       conditions: [{ type: 'Ready', status: 'True' }],
     },

@@ -93,11 +93,23 @@ export class Emulator extends EventEmitter {
 
   private buildPods(): readonly EmulatorPod[] {
     const nodes = this.nodes;
-    const target: EmulatorPod = { name: this.pod, node: nodes[0]!.name, labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' }, uid: POD_UID, ip: '10.0.0.10' };
+    const target: EmulatorPod = {
+      name: this.pod,
+      node: nodes[0]!.name,
+      labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' },
+      uid: POD_UID,
+      ip: '10.0.0.10',
+    };
     if (!this.options.nodes?.length) return [target];
     return [
       target,
-      ...nodes.map((n, i) => ({ name: `probe-node-${n.name}`, node: n.name, labels: { [NODE_TARGET_LABEL.key]: NODE_TARGET_LABEL.value }, uid: `6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c${String(i + 2).padStart(4, '0')}`, ip: `10.0.${i + 1}.10` })),
+      ...nodes.map((n, i) => ({
+        name: `probe-node-${n.name}`,
+        node: n.name,
+        labels: { [NODE_TARGET_LABEL.key]: NODE_TARGET_LABEL.value },
+        uid: `6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c${String(i + 2).padStart(4, '0')}`,
+        ip: `10.0.${i + 1}.10`,
+      })),
     ];
   }
 
@@ -122,7 +134,12 @@ export class Emulator extends EventEmitter {
       const served = o.serverCertificateSans ? issueServerCertificate(o.serverCertificateSans) : this.tls;
       // HTTP/1.1 only (no ALPN h2): both upgrade paths need it.
       this.server = https.createServer(
-        { cert: served.certPem, key: served.keyPem, ALPNProtocols: ['http/1.1'], ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}) },
+        {
+          cert: served.certPem,
+          key: served.keyPem,
+          ALPNProtocols: ['http/1.1'],
+          ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}),
+        },
         handler,
       );
     } else {
@@ -201,13 +218,23 @@ export class Emulator extends EventEmitter {
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach|portforward)$/.exec(url.pathname);
     const isWs = /websocket/i.test(String(req.headers.upgrade ?? ''));
     const offered = isWs
-      ? String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim()).filter(Boolean)
-      : (req.headersDistinct['x-stream-protocol-version'] ?? []).flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
+      ? String(req.headers['sec-websocket-protocol'] ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : (req.headersDistinct['x-stream-protocol-version'] ?? [])
+          .flatMap((v) => v.split(','))
+          .map((s) => s.trim())
+          .filter(Boolean);
     const headers = { ...req.headers };
     delete headers.authorization;
     const auth = String(req.headers.authorization ?? '');
     const credential: UpgradeRecord['credential'] = auth.startsWith('Bearer k8s-aws-v1.')
-      ? { kind: 'eks-token', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12), ...eksTokenScope(auth.slice('Bearer k8s-aws-v1.'.length)) }
+      ? {
+          kind: 'eks-token',
+          fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12),
+          ...eksTokenScope(auth.slice('Bearer k8s-aws-v1.'.length)),
+        }
       : auth.startsWith('Bearer ')
         ? { kind: 'bearer', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
         : auth.startsWith('Basic ')
@@ -253,7 +280,10 @@ export class Emulator extends EventEmitter {
     const verb = req.method === 'POST' ? 'create' : 'get';
     if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
       const need = rbac.model === '1.35' && verb === 'get' ? 'get and create' : verb;
-      return refuse(403, `pods "${this.pod}" is forbidden: User "lab-user" cannot ${need} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`);
+      return refuse(
+        403,
+        `pods "${this.pod}" is forbidden: User "lab-user" cannot ${need} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
+      );
     }
     if (node?.fault?.kind === 'refuse') {
       // The API server proxies to the kubelet on this node and cannot reach it (a network policy, a firewall).
@@ -309,7 +339,9 @@ export class Emulator extends EventEmitter {
     const protocol = rec.offered.find((p) => supported.includes(p));
     if (!protocol) {
       rec.status = 403;
-      return void socket.end(rawStatusReply(403, 'unable to upgrade: unable to negotiate protocol', { 'X-Accepted-Stream-Protocol-Versions': supported.join(', ') }));
+      return void socket.end(
+        rawStatusReply(403, 'unable to upgrade: unable to negotiate protocol', { 'X-Accepted-Stream-Protocol-Versions': supported.join(', ') }),
+      );
     }
     rec.status = 101;
     rec.subprotocol = protocol;
@@ -319,7 +351,7 @@ export class Emulator extends EventEmitter {
     session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
     this.watch(socket, rec, () => session.destroy());
     this.afterUpgradeFaults(socket, rec, () => session.destroy());
-    session.closed.then((end) => this.ended(rec, end.cause));
+    void session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
     if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
     else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', this.fs), onStream);
@@ -328,7 +360,9 @@ export class Emulator extends EventEmitter {
   private upgradeWebSocket(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
     let protocol: string | undefined;
     if (sub === 'portforward') {
-      protocol = rec.offered.includes(TUNNEL_PROTOCOL) ? TUNNEL_PROTOCOL : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
+      protocol = rec.offered.includes(TUNNEL_PROTOCOL)
+        ? TUNNEL_PROTOCOL
+        : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
     } else {
       protocol = rec.offered.find((p) => (WS_EXEC_PROTOCOLS as readonly string[]).includes(p));
     }
@@ -365,7 +399,10 @@ export class Emulator extends EventEmitter {
           session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
           serveSpdyPortForward(session, this.forwardTarget(), (h) => rec.streams.push(h));
         } else {
-          const ports = url.searchParams.getAll('ports').flatMap((p) => p.split(',')).map(Number);
+          const ports = url.searchParams
+            .getAll('ports')
+            .flatMap((p) => p.split(','))
+            .map(Number);
           serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
         }
       } else {
@@ -390,7 +427,14 @@ export class Emulator extends EventEmitter {
       });
       return;
     }
-    const status = JSON.stringify({ metadata: {}, status: 'Failure', message, reason: 'InternalError', details: { causes: [{ message: 'error sending request' }] }, code: 500 });
+    const status = JSON.stringify({
+      metadata: {},
+      status: 'Failure',
+      message,
+      reason: 'InternalError',
+      details: { causes: [{ message: 'error sending request' }] },
+      code: 500,
+    });
     const m = encodeChannelMessage(Channel.ERROR, Buffer.from(status), protocol);
     ws.send(m.data, { binary: m.binary }, () => ws.close(1000));
   }

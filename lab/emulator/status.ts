@@ -32,7 +32,12 @@ export function sendStatus(res: ServerResponse, code: number, message: string): 
 /** The raw HTTP reply for an upgrade we refuse, written straight to the socket. */
 export function rawStatusReply(code: number, message: string, extraHeaders: Readonly<Record<string, string>> = {}): string {
   const body = statusBody(code, reasonFor(code), message);
-  const head = [`HTTP/1.1 ${code} ${reasonFor(code).replace(/([a-z])([A-Z])/g, '$1 $2')}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+  const head = [
+    `HTTP/1.1 ${code} ${reasonFor(code).replace(/([a-z])([A-Z])/g, '$1 $2')}`,
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
   for (const [k, v] of Object.entries(extraHeaders)) head.push(`${k}: ${v}`);
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }

@@ -39,9 +39,38 @@ export function issueServerCertificate(sans: readonly string[], commonName = 'ku
   return inTempDir((dir, run) => {
     writeFileSync(join(dir, 'ca.crt'), ca.caPem);
     writeFileSync(join(dir, 'ca.key'), ca.caKeyPem);
-    run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', `/CN=${commonName}`);
+    run(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+      '-subj',
+      `/CN=${commonName}`,
+    );
     writeFileSync(join(dir, 'ext.cnf'), `${sans.length ? `subjectAltName=${sans.join(',')}\n` : ''}extendedKeyUsage=serverAuth\n`);
-    run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'ext.cnf');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'ext.cnf',
+    );
     return { certPem: readFileSync(join(dir, 'server.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'server.key'), 'utf8') };
   });
 }
@@ -49,7 +78,25 @@ export function issueServerCertificate(sans: readonly string[], commonName = 'ku
 /** A self-signed certificate for `sans`, from no CA the lab trusts: a corporate proxy's, as the kubeconfig sees it. */
 export function selfSignedCertificate(sans: readonly string[], commonName: string): { certPem: string; keyPem: string } {
   return inTempDir((dir, run) => {
-    run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'self.key', '-out', 'self.crt', '-days', '3650', '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=${sans.join(',')}`);
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'self.key',
+      '-out',
+      'self.crt',
+      '-days',
+      '3650',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      `subjectAltName=${sans.join(',')}`,
+    );
     return { certPem: readFileSync(join(dir, 'self.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'self.key'), 'utf8') };
   });
 }
@@ -57,13 +104,87 @@ export function selfSignedCertificate(sans: readonly string[], commonName: strin
 export function emulatorTls(): TlsMaterial & { readonly caKeyPem: string } {
   if (cached) return cached;
   cached = inTempDir((dir, run) => {
-    run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '3650', '-subj', '/CN=kube-stream-probe lab CA');
-    run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=kube-apiserver');
+    run(
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '3650',
+      '-subj',
+      '/CN=kube-stream-probe lab CA',
+    );
+    run(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+      '-subj',
+      '/CN=kube-apiserver',
+    );
     writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${DEFAULT_SERVER_SANS.join(',')}\nextendedKeyUsage=serverAuth\n`);
-    run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '3650', '-extfile', 'ext.cnf');
-    run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/O=kube-stream-probe/CN=lab-user');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'ext.cnf',
+    );
+    run(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'client.key',
+      '-out',
+      'client.csr',
+      '-subj',
+      '/O=kube-stream-probe/CN=lab-user',
+    );
     writeFileSync(join(dir, 'client.cnf'), 'extendedKeyUsage=clientAuth\n');
-    run('x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.crt', '-days', '3650', '-extfile', 'client.cnf');
+    run(
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'client.crt',
+      '-days',
+      '3650',
+      '-extfile',
+      'client.cnf',
+    );
     return {
       clientCertPem: readFileSync(join(dir, 'client.crt'), 'utf8'),
       clientKeyPem: readFileSync(join(dir, 'client.key'), 'utf8'),

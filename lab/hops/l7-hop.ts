@@ -52,7 +52,9 @@ export function startL7Hop(name: string, o: L7HopOptions): Promise<Hop> {
         const status = o.refuseStatus ?? 403;
         const text = http.STATUS_CODES[status] ?? 'Error';
         const body = `<html><head><title>${status} ${text}</title></head><body><h1>${status} ${text}</h1><p>${name}: ${kind} upgrades are not allowed by policy.</p></body></html>\n`;
-        client.end(`HTTP/1.1 ${status} ${text}\r\nServer: ${name}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+        client.end(
+          `HTTP/1.1 ${status} ${text}\r\nServer: ${name}\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        );
         return;
       }
       if (kind && o.stripUpgrade) {

@@ -11,7 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export class HopMissingError extends Error {
-  constructor(readonly binary: string, readonly debianPackage: string) {
+  constructor(
+    readonly binary: string,
+    readonly debianPackage: string,
+  ) {
     super(`${binary} is not installed: apt-get install ${debianPackage}`);
     this.name = 'HopMissingError';
   }

@@ -24,7 +24,11 @@ const APACHE_MODULES = ['mpm_event', 'authz_core', 'authz_host', 'proxy', 'proxy
 export function startApache(variant: ApacheVariant, upstreamPort: number): Promise<RealHop> {
   const upstream = `http://127.0.0.1:${upstreamPort}/`;
   const pass =
-    variant === 'no-upgrade' ? `ProxyPass "/" "${upstream}"` : variant === 'websocket-only' ? `ProxyPass "/" "${upstream}" upgrade=websocket` : `ProxyPass "/" "${upstream}" upgrade=ANY`;
+    variant === 'no-upgrade'
+      ? `ProxyPass "/" "${upstream}"`
+      : variant === 'websocket-only'
+        ? `ProxyPass "/" "${upstream}" upgrade=websocket`
+        : `ProxyPass "/" "${upstream}" upgrade=ANY`;
   return startRealHop({
     name: `apache-${variant}`,
     binary: 'apache2',
@@ -44,7 +48,9 @@ export function startApache(variant: ApacheVariant, upstreamPort: number): Promi
         `Mutex file:${dir} default`,
         'ProxyRequests Off',
         'ProxyTimeout 600',
-        ...(variant === 'verb-acl' ? ['<LocationMatch "/(exec|portforward)$">', '  <Limit GET>', '    Require all denied', '  </Limit>', '</LocationMatch>'] : []),
+        ...(variant === 'verb-acl'
+          ? ['<LocationMatch "/(exec|portforward)$">', '  <Limit GET>', '    Require all denied', '  </Limit>', '</LocationMatch>']
+          : []),
         pass,
         '',
       ].join('\n'),
@@ -79,7 +85,7 @@ export function startVarnish(variant: VarnishVariant, upstreamPort: number): Pro
           : []),
         '',
       ].join('\n'),
-      'port': String(port),
+      port: String(port),
     }),
     args: (dir, [port]) => ['-F', '-f', `${dir}/default.vcl`, '-a', `127.0.0.1:${port}`, '-n', dir, '-s', 'malloc,16m', '-T', 'none', '-p', 'pipe_timeout=600'],
   });
@@ -97,8 +103,16 @@ export async function startNghttpx(variant: 'http1' | 'h2-leg', upstreamPort: nu
       name,
       binary: 'nghttpx',
       debianPackage: 'nghttp2-proxy',
-      files: (dir) => ({ 'nghttpx.conf': [`pid-file=${dir}/nghttpx.pid`, `errorlog-file=${dir}/error.log`, `accesslog-file=${dir}/access.log`, 'workers=1', ''].join('\n') }),
-      args: (dir, [port]) => [`--conf=${dir}/nghttpx.conf`, `--frontend=127.0.0.1,${port};no-tls`, `--backend=${backend}`, '--backend-read-timeout=600', '--frontend-read-timeout=600'],
+      files: (dir) => ({
+        'nghttpx.conf': [`pid-file=${dir}/nghttpx.pid`, `errorlog-file=${dir}/error.log`, `accesslog-file=${dir}/access.log`, 'workers=1', ''].join('\n'),
+      }),
+      args: (dir, [port]) => [
+        `--conf=${dir}/nghttpx.conf`,
+        `--frontend=127.0.0.1,${port};no-tls`,
+        `--backend=${backend}`,
+        '--backend-read-timeout=600',
+        '--frontend-read-timeout=600',
+      ],
     });
   if (variant === 'http1') return one('nghttpx', `127.0.0.1,${upstreamPort}`);
   const inner = await one('nghttpx-h2-inner', `127.0.0.1,${upstreamPort}`);
@@ -118,7 +132,15 @@ export function startPrivoxy(o: { readonly connectPorts?: readonly number[] } = 
     binary: 'privoxy',
     debianPackage: 'privoxy',
     files: (dir, [port]) => ({
-      config: [`confdir ${dir}`, `logdir ${dir}`, `listen-address 127.0.0.1:${port}`, 'toggle 1', 'enable-remote-toggle 0', ...(o.connectPorts ? ['actionsfile ports.action'] : []), ''].join('\n'),
+      config: [
+        `confdir ${dir}`,
+        `logdir ${dir}`,
+        `listen-address 127.0.0.1:${port}`,
+        'toggle 1',
+        'enable-remote-toggle 0',
+        ...(o.connectPorts ? ['actionsfile ports.action'] : []),
+        '',
+      ].join('\n'),
       ...(o.connectPorts ? { 'ports.action': `{+limit-connect{${o.connectPorts.join(',')}}}\n/\n` } : {}),
     }),
     args: (dir) => ['--no-daemon', `${dir}/config`],

@@ -133,7 +133,22 @@ export async function startMitmproxy(upstreamCaPem: string): Promise<RealHop & {
     binary: 'mitmdump',
     debianPackage: 'mitmproxy',
     files: () => ({ 'upstream-ca.pem': upstreamCaPem }),
-    args: (dir, [port]) => ['--mode', 'regular', '--listen-host', '127.0.0.1', '--listen-port', String(port), '--set', `confdir=${dir}/conf`, '--set', `ssl_verify_upstream_trusted_ca=${dir}/upstream-ca.pem`, '--set', 'termlog_verbosity=warn', '--set', 'flow_detail=0'],
+    args: (dir, [port]) => [
+      '--mode',
+      'regular',
+      '--listen-host',
+      '127.0.0.1',
+      '--listen-port',
+      String(port),
+      '--set',
+      `confdir=${dir}/conf`,
+      '--set',
+      `ssl_verify_upstream_trusted_ca=${dir}/upstream-ca.pem`,
+      '--set',
+      'termlog_verbosity=warn',
+      '--set',
+      'flow_detail=0',
+    ],
     env: { HOME: '/tmp' },
   });
   const { readFileSync } = await import('node:fs');

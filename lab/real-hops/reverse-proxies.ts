@@ -17,10 +17,20 @@ export type NginxVariant =
   | { readonly kind: 'verb-acl' };
 
 export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): string[] {
-  const upgrade = ['proxy_http_version 1.1;', 'proxy_set_header Upgrade $http_upgrade;', 'proxy_set_header Connection $connection_upgrade;', 'proxy_buffering off;'];
+  const upgrade = [
+    'proxy_http_version 1.1;',
+    'proxy_set_header Upgrade $http_upgrade;',
+    'proxy_set_header Connection $connection_upgrade;',
+    'proxy_buffering off;',
+  ];
   switch (variant.kind) {
     case 'upgrade-ok':
-      return [...upgrade, `proxy_read_timeout ${variant.readTimeoutSeconds}s;`, `proxy_send_timeout ${variant.readTimeoutSeconds}s;`, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+      return [
+        ...upgrade,
+        `proxy_read_timeout ${variant.readTimeoutSeconds}s;`,
+        `proxy_send_timeout ${variant.readTimeoutSeconds}s;`,
+        `proxy_pass http://127.0.0.1:${upstreamPort};`,
+      ];
     case 'no-upgrade-headers':
       return [`proxy_pass http://127.0.0.1:${upstreamPort};`];
     case 'refuse-spdy':
@@ -83,14 +93,33 @@ export function startHaproxy(variant: HaproxyVariant, upstreamPort: number): Pro
   const defaults =
     variant.kind === 'tcp'
       ? ['mode tcp', 'timeout connect 5s', `timeout client ${variant.timeoutSeconds}s`, `timeout server ${variant.timeoutSeconds}s`]
-      : ['mode http', 'option http-server-close', 'timeout connect 5s', 'timeout client 60s', 'timeout server 60s', `timeout tunnel ${variant.kind === 'http-tunnel' ? variant.tunnelTimeoutSeconds : 600}s`];
+      : [
+          'mode http',
+          'option http-server-close',
+          'timeout connect 5s',
+          'timeout client 60s',
+          'timeout server 60s',
+          `timeout tunnel ${variant.kind === 'http-tunnel' ? variant.tunnelTimeoutSeconds : 600}s`,
+        ];
   const rules = variant.kind === 'verb-acl' ? ['  http-request deny if METH_GET { path_end /exec /portforward }'] : [];
   return startRealHop({
     name: `haproxy-${variant.kind}`,
     binary: 'haproxy',
     debianPackage: 'haproxy',
     files: (_dir, [port]) => ({
-      'haproxy.cfg': ['global', '  maxconn 512', 'defaults', ...defaults.map((l) => `  ${l}`), 'frontend fe', `  bind 127.0.0.1:${port}`, ...rules, '  default_backend be', 'backend be', `  server api 127.0.0.1:${upstreamPort}`, ''].join('\n'),
+      'haproxy.cfg': [
+        'global',
+        '  maxconn 512',
+        'defaults',
+        ...defaults.map((l) => `  ${l}`),
+        'frontend fe',
+        `  bind 127.0.0.1:${port}`,
+        ...rules,
+        '  default_backend be',
+        'backend be',
+        `  server api 127.0.0.1:${upstreamPort}`,
+        '',
+      ].join('\n'),
     }),
     args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
   });

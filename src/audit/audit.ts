@@ -39,7 +39,12 @@ export interface AuditReport {
   readonly counters: readonly CounterReading[];
   /** The kubelets' own WebSocket pass-through counter (1.36+ kubelets only, through nodes/proxy when allowed). */
   readonly kubelets: KubeletAudit;
-  readonly rbac: { readonly state: 'read' | 'forbidden' | 'failed'; readonly detail?: string; readonly roles: readonly RoleGrant[]; readonly findings: readonly RbacFinding[] };
+  readonly rbac: {
+    readonly state: 'read' | 'forbidden' | 'failed';
+    readonly detail?: string;
+    readonly roles: readonly RoleGrant[];
+    readonly findings: readonly RbacFinding[];
+  };
   readonly clients: { readonly local: readonly LocalClient[]; readonly proxyScheme: string | null; readonly findings: readonly string[] };
   readonly toggles: ScanResult | null;
   readonly ab: ProbeReport | null;
@@ -79,7 +84,11 @@ async function readMetrics(rest: RestClient): Promise<{ state: AuditReport['metr
   try {
     const r = await rest.request('GET', '/metrics', undefined, undefined, { accept: 'text/plain', fullText: true });
     if (r.status === 200) return { state: 'read', text: r.fullText ?? '' };
-    if (r.status === 401 || r.status === 403) return { state: 'forbidden', detail: `${r.status}: the caller may not get the non-resource URL /metrics (grant get on nonResourceURLs ["/metrics"] to read gates and counters)` };
+    if (r.status === 401 || r.status === 403)
+      return {
+        state: 'forbidden',
+        detail: `${r.status}: the caller may not get the non-resource URL /metrics (grant get on nonResourceURLs ["/metrics"] to read gates and counters)`,
+      };
     return { state: 'failed', detail: `GET /metrics answered ${r.status}` };
   } catch (err) {
     return { state: 'failed', detail: (err as Error).message };
@@ -91,7 +100,13 @@ async function readRbac(rest: RestClient): Promise<AuditReport['rbac']> {
   for (const [key, resource] of Object.entries(RBAC_LISTS)) {
     try {
       const r = await rest.request('GET', `/apis/rbac.authorization.k8s.io/v1/${resource}`);
-      if (r.status === 401 || r.status === 403) return { state: 'forbidden', detail: `${r.status} on list ${resource}: the audit needs list on roles, clusterroles and their bindings`, roles: [], findings: [] };
+      if (r.status === 401 || r.status === 403)
+        return {
+          state: 'forbidden',
+          detail: `${r.status} on list ${resource}: the audit needs list on roles, clusterroles and their bindings`,
+          roles: [],
+          findings: [],
+        };
       if (r.status !== 200) return { state: 'failed', detail: `list ${resource} answered ${r.status}`, roles: [], findings: [] };
       got[key] = ((r.body as { items?: unknown[] } | undefined)?.items ?? []) as unknown[];
     } catch (err) {
@@ -120,7 +135,10 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
   const local = await localKubectls(options.pathEnv);
   const clientFindings = local
     .filter((c) => proxyScheme === 'https' && c.minor !== null && c.minor < 33)
-    .map((c) => `${c.path} (${c.version}) reaches this cluster through an https:// proxy: below 1.33 kubectl cannot dial WebSocket through it and works only by falling back to SPDY (1.30.0–1.30.3 not even that); upgrade it to 1.33+.`);
+    .map(
+      (c) =>
+        `${c.path} (${c.version}) reaches this cluster through an https:// proxy: below 1.33 kubectl cannot dial WebSocket through it and works only by falling back to SPDY (1.30.0–1.30.3 not even that); upgrade it to 1.33+.`,
+    );
   const toggles = options.scan?.length ? scanForToggles(options.scan) : null;
 
   const ab = options.skipAb ? null : await runPlan({ ...options.plan, cluster: { ...options.plan.cluster, connection } }, { signal: options.signal });
@@ -139,24 +157,47 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
       fixes.push({ category, what: d.check, evidence: `${v.operation} ${v.keepalive} ${v.holdSeconds} s: ${d.summary}` });
     }
   }
-  for (const f of rbac.findings) fixes.push({ category: 'RBAC', what: f.fix, evidence: `${f.role} grants ${f.shape} on ${f.resource}: ${f.meaning}${f.subjects.length ? ` (bound to ${f.subjects.join(', ')})` : ''}` });
-  for (const h of toggles?.hits ?? []) fixes.push({ category: 'toggles', what: `remove ${h.toggle} from ${h.file}:${h.line} (kubectl 1.38, KEP-4006 GA, ignores it with a warning) and make the path work over WebSocket`, evidence: `${h.file}:${h.line}: ${h.text}` });
+  for (const f of rbac.findings)
+    fixes.push({
+      category: 'RBAC',
+      what: f.fix,
+      evidence: `${f.role} grants ${f.shape} on ${f.resource}: ${f.meaning}${f.subjects.length ? ` (bound to ${f.subjects.join(', ')})` : ''}`,
+    });
+  for (const h of toggles?.hits ?? [])
+    fixes.push({
+      category: 'toggles',
+      what: `remove ${h.toggle} from ${h.file}:${h.line} (kubectl 1.38, KEP-4006 GA, ignores it with a warning) and make the path work over WebSocket`,
+      evidence: `${h.file}:${h.line}: ${h.text}`,
+    });
   for (const c of clientFindings) fixes.push({ category: 'clients', what: 'upgrade kubectl to 1.33 or later', evidence: c });
   for (const c of counters) {
-    if (c.failed) fixes.push({ category: 'upgrade passthrough', what: `find who gets non-101 answers on ${c.name}`, evidence: `the API server counted ${c.failed} failed WebSocket streaming requests (${Object.entries(c.byCode).map(([k, n]) => `${k}: ${n}`).join(', ')})` });
+    if (c.failed)
+      fixes.push({
+        category: 'upgrade passthrough',
+        what: `find who gets non-101 answers on ${c.name}`,
+        evidence: `the API server counted ${c.failed} failed WebSocket streaming requests (${Object.entries(c.byCode)
+          .map(([k, n]) => `${k}: ${n}`)
+          .join(', ')})`,
+      });
   }
   const unique = fixes.filter((f, i) => fixes.findIndex((g) => g.category === f.category && g.what === f.what) === i);
   unique.sort((a, b) => FIX_ORDER.indexOf(a.category) - FIX_ORDER.indexOf(b.category));
 
   const blockedBecause: string[] = [];
   if (!gitVersion) blockedBecause.push(`the API server's version could not be read (${version.error ?? 'no answer'})`);
-  if (ab && ab.verdicts.some((v) => v.verdict === 'not-measured')) blockedBecause.push(`the A/B could not measure the path: ${ab.verdicts.find((v) => v.verdict === 'not-measured')!.diagnosis[0]?.summary ?? ''}`);
+  if (ab && ab.verdicts.some((v) => v.verdict === 'not-measured'))
+    blockedBecause.push(`the A/B could not measure the path: ${ab.verdicts.find((v) => v.verdict === 'not-measured')!.diagnosis[0]?.summary ?? ''}`);
   if (ab && ab.verdicts.some((v) => v.verdict === 'interrupted')) blockedBecause.push('the A/B was interrupted');
   const verdict = blockedBecause.length ? 'blocked' : unique.length ? 'ready-after-fixes' : 'ready';
   return {
     probeVersion: VERSION,
     context: ctx.contextName,
-    server: { url: connection.server.toString().replace(/\/$/, ''), version: gitVersion, minor: serverMinor, ...(version.error ? { error: version.error } : {}) },
+    server: {
+      url: connection.server.toString().replace(/\/$/, ''),
+      version: gitVersion,
+      minor: serverMinor,
+      ...(version.error ? { error: version.error } : {}),
+    },
     metrics: { state: metrics.state, ...(metrics.detail ? { detail: metrics.detail } : {}) },
     gates,
     counters,

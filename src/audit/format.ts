@@ -1,5 +1,5 @@
 /** The audit as text (the table view) and as HTML sections (the report view). */
-import { table } from '../cli/format.js';
+import { table } from '../text.js';
 import { htmlPage, reportSections } from '../report/html.js';
 import type { AuditReport } from './audit.js';
 import { KUBELET_COUNTER } from './kubelet-metrics.js';
@@ -19,34 +19,73 @@ const VERDICT_WORDS: Record<AuditReport['verdict'], string> = {
 export function auditText(a: AuditReport): string {
   const out: string[] = [];
   out.push(`audit of context ${a.context}: API server ${a.server.url}, version ${a.server.version ?? `unknown (${a.server.error ?? 'not read'})`}`, '');
-  out.push('Feature gates and streaming counters (the API server\'s /metrics):');
+  out.push("Feature gates and streaming counters (the API server's /metrics):");
   if (a.metrics.state !== 'read') out.push(`  not read: ${a.metrics.detail ?? a.metrics.state}`);
   else {
-    out.push(table(['  GATE', 'STATE', 'STAGE', 'WHAT'], a.gates.map((g) => [`  ${g.name}`, g.enabled === null ? 'absent (not in this version)' : g.enabled ? 'on' : 'off', g.stage ?? '-', g.what])));
+    out.push(
+      table(
+        ['  GATE', 'STATE', 'STAGE', 'WHAT'],
+        a.gates.map((g) => [`  ${g.name}`, g.enabled === null ? 'absent (not in this version)' : g.enabled ? 'on' : 'off', g.stage ?? '-', g.what]),
+      ),
+    );
     out.push(
       table(
         ['  COUNTER', 'READ', 'TOTAL', 'FAILED (non-101)', 'BY CODE / SUBRESOURCE'],
         a.counters.map((c) => [
           `  ${c.name}`,
-          c.state === 'read' ? 'yes' : c.state === 'not-in-version' ? `no: only from 1.${c.since} (absent is not zero)` : 'MISSING (the server should expose it)',
+          c.state === 'read'
+            ? 'yes'
+            : c.state === 'not-in-version'
+              ? `no: only from 1.${c.since} (absent is not zero)`
+              : 'MISSING (the server should expose it)',
           c.total === null ? '-' : String(c.total),
           c.failed === null ? '-' : String(c.failed),
-          Object.entries(c.bySubresource ?? c.byCode).map(([k, v]) => `${k}=${v}`).join(' ') || '-',
+          Object.entries(c.bySubresource ?? c.byCode)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ') || '-',
         ]),
       ),
     );
-    if ((a.server.minor ?? 0) >= 36) out.push('  From 1.36 the translator and tunnel counters count only what the API server still translates; apiserver_websocket_streaming_requests_total counts all WebSocket streaming.');
+    if ((a.server.minor ?? 0) >= 36)
+      out.push(
+        '  From 1.36 the translator and tunnel counters count only what the API server still translates; apiserver_websocket_streaming_requests_total counts all WebSocket streaming.',
+      );
   }
   out.push('', `Kubelets (${KUBELET_COUNTER}, 1.36+: WebSocket streams the API server passed to the kubelet):`);
   if (a.kubelets.state !== 'read') out.push(`  not read: ${a.kubelets.detail}`);
-  if (a.kubelets.nodes.length) out.push(table(['  NODE', 'KUBELET', 'READ', 'TOTAL', 'BY SUBRESOURCE'], a.kubelets.nodes.map((k) => [`  ${k.node}`, k.kubeletVersion ?? '?', KUBELET_STATE_WORDS[k.state], k.total === null ? '-' : String(k.total), Object.entries(k.bySubresource).map(([s, n]) => `${s}=${n}`).join(' ') || '-'])));
+  if (a.kubelets.nodes.length)
+    out.push(
+      table(
+        ['  NODE', 'KUBELET', 'READ', 'TOTAL', 'BY SUBRESOURCE'],
+        a.kubelets.nodes.map((k) => [
+          `  ${k.node}`,
+          k.kubeletVersion ?? '?',
+          KUBELET_STATE_WORDS[k.state],
+          k.total === null ? '-' : String(k.total),
+          Object.entries(k.bySubresource)
+            .map(([s, n]) => `${s}=${n}`)
+            .join(' ') || '-',
+        ]),
+      ),
+    );
   else if (a.kubelets.state === 'read') out.push('  no nodes listed');
   if (a.kubelets.skippedNodes.length) out.push(`  ${a.kubelets.skippedNodes.length} more nodes not read (the first ${a.kubelets.nodes.length} by name are)`);
   out.push('', 'RBAC on pods/exec, pods/attach, pods/portforward (SPDY needs create; WebSocket needs get, and from 1.35 create too):');
   if (a.rbac.state !== 'read') out.push(`  not read: ${a.rbac.detail}`);
   else if (a.rbac.roles.length === 0) out.push('  no role grants them');
   else {
-    out.push(table(['  ROLE', 'GRANTS', 'SUBJECTS'], a.rbac.roles.map((r) => [`  ${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`, Object.entries(r.grants).map(([k, v]) => `${k}:${v}`).join(' '), r.subjects.join(', ') || '(unbound)'])));
+    out.push(
+      table(
+        ['  ROLE', 'GRANTS', 'SUBJECTS'],
+        a.rbac.roles.map((r) => [
+          `  ${r.kind} ${r.namespace ? `${r.namespace}/` : ''}${r.name}`,
+          Object.entries(r.grants)
+            .map(([k, v]) => `${k}:${v}`)
+            .join(' '),
+          r.subjects.join(', ') || '(unbound)',
+        ]),
+      ),
+    );
   }
   out.push('', `Local kubectl clients (PATH), proxy ${a.clients.proxyScheme ?? 'none'}:`);
   out.push(...(a.clients.local.length ? a.clients.local.map((c) => `  ${c.path}: ${c.version ?? `unknown (${c.error})`}`) : ['  none on PATH']));
@@ -55,7 +94,14 @@ export function auditText(a: AuditReport): string {
     out.push(...(a.toggles.hits.length ? a.toggles.hits.map((h) => `  ${h.file}:${h.line}: ${h.toggle}${h.value ? `=${h.value}` : ''}`) : ['  none']));
   }
   if (a.ab) {
-    out.push('', 'A/B (run):', table(['  OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'], a.ab.verdicts.map((v) => [`  ${v.operation}`, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, v.verdict])));
+    out.push(
+      '',
+      'A/B (run):',
+      table(
+        ['  OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'],
+        a.ab.verdicts.map((v) => [`  ${v.operation}`, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, v.verdict]),
+      ),
+    );
   }
   out.push('', VERDICT_WORDS[a.verdict]);
   for (const b of a.blockedBecause) out.push(`  - ${b}`);
@@ -70,15 +116,27 @@ export function auditHtml(a: AuditReport): string {
   const body = [
     `<section class="audit"><h2>Audit of ${esc(a.context)}</h2><p class="verdict ${a.verdict === 'ready' ? 'ok' : a.verdict === 'blocked' ? 'bad' : 'warn'}"><b>${esc(VERDICT_WORDS[a.verdict])}</b></p>`,
     a.blockedBecause.length ? `<ul>${a.blockedBecause.map((b) => `<li>${esc(b)}</li>`).join('')}</ul>` : '',
-    a.fixes.length ? `<ol class="fixes">${a.fixes.map((f) => `<li data-category="${esc(f.category)}"><b>[${esc(f.category)}]</b> ${esc(f.what)}<div class="why">${esc(f.evidence)}</div></li>`).join('')}</ol>` : '',
+    a.fixes.length
+      ? `<ol class="fixes">${a.fixes.map((f) => `<li data-category="${esc(f.category)}"><b>[${esc(f.category)}]</b> ${esc(f.what)}<div class="why">${esc(f.evidence)}</div></li>`).join('')}</ol>`
+      : '',
     `<h3>Server</h3><p>${esc(a.server.url)}, version ${esc(a.server.version ?? 'unknown')}</p>`,
     a.metrics.state === 'read'
       ? `<table class="gates"><caption>Feature gates</caption><thead><tr><th>gate</th><th>state</th><th>stage</th></tr></thead><tbody>${rows(a.gates.map((g) => [g.name, g.enabled === null ? 'absent' : g.enabled ? 'on' : 'off', g.stage ?? '-']))}</tbody></table>` +
         `<table class="counters"><caption>Streaming counters</caption><thead><tr><th>counter</th><th>read</th><th>total</th><th>failed</th></tr></thead><tbody>${rows(a.counters.map((c) => [c.name, c.state, c.total ?? '-', c.failed ?? '-']))}</tbody></table>`
       : `<p class="warn">/metrics not read: ${esc(a.metrics.detail ?? a.metrics.state)}</p>`,
     `<table class="kubelets"><caption>Kubelets: ${KUBELET_COUNTER} (1.36+)${a.kubelets.state === 'read' ? '' : ` — not read: ${esc(a.kubelets.detail)}`}</caption><thead><tr><th>node</th><th>kubelet</th><th>read</th><th>total</th></tr></thead><tbody>${rows(a.kubelets.nodes.map((k) => [k.node, k.kubeletVersion ?? '?', KUBELET_STATE_WORDS[k.state], k.total ?? '-']))}</tbody></table>` +
-        `<table class="rbac-roles"><caption>RBAC on the streaming subresources</caption><thead><tr><th>role</th><th>grants</th><th>subjects</th></tr></thead><tbody>${rows(a.rbac.roles.map((r) => [`${r.kind} ${r.name}`, Object.entries(r.grants).map(([k, v]) => `${k}:${v}`).join(' '), r.subjects.join(', ')]))}</tbody></table>`,
-    a.toggles ? `<table class="toggles"><caption>Toggles in automation</caption><tbody>${rows(a.toggles.hits.map((h) => [`${h.file}:${h.line}`, h.toggle, h.value ?? '']))}</tbody></table>` : '',
+      `<table class="rbac-roles"><caption>RBAC on the streaming subresources</caption><thead><tr><th>role</th><th>grants</th><th>subjects</th></tr></thead><tbody>${rows(
+        a.rbac.roles.map((r) => [
+          `${r.kind} ${r.name}`,
+          Object.entries(r.grants)
+            .map(([k, v]) => `${k}:${v}`)
+            .join(' '),
+          r.subjects.join(', '),
+        ]),
+      )}</tbody></table>`,
+    a.toggles
+      ? `<table class="toggles"><caption>Toggles in automation</caption><tbody>${rows(a.toggles.hits.map((h) => [`${h.file}:${h.line}`, h.toggle, h.value ?? '']))}</tbody></table>`
+      : '',
     '</section>',
     a.ab ? reportSections([{ report: a.ab }]) : '',
   ].join('');

@@ -44,7 +44,13 @@ export async function readKubeletCounters(rest: RestClient, maxNodes = KUBELET_A
   let items: NodeItem[];
   try {
     const r = await rest.request('GET', '/api/v1/nodes');
-    if (r.status === 401 || r.status === 403) return { state: 'forbidden', detail: `${r.status} on list nodes: the kubelet counters need list on nodes (and get on nodes/proxy)`, nodes: [], skippedNodes: [] };
+    if (r.status === 401 || r.status === 403)
+      return {
+        state: 'forbidden',
+        detail: `${r.status} on list nodes: the kubelet counters need list on nodes (and get on nodes/proxy)`,
+        nodes: [],
+        skippedNodes: [],
+      };
     if (r.status !== 200) return { state: 'failed', detail: `list nodes answered ${r.status}`, nodes: [], skippedNodes: [] };
     items = ((r.body as { items?: NodeItem[] } | undefined)?.items ?? []).filter((n) => n.metadata?.name);
   } catch (err) {

@@ -19,8 +19,11 @@ export interface LocalClient {
 
 function run(path: string): Promise<{ stdout: string; error?: string }> {
   return new Promise((resolve) => {
-    execFile(path, ['version', '--client', '-o', 'json'], { timeout: 10_000, env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', KUBECONFIG: '/dev/null' } }, (err, stdout) =>
-      resolve({ stdout, ...(err && !stdout ? { error: err.message.split('\n')[0]! } : {}) }),
+    execFile(
+      path,
+      ['version', '--client', '-o', 'json'],
+      { timeout: 10_000, env: { PATH: process.env.PATH ?? '', HOME: '/nonexistent', KUBECONFIG: '/dev/null' } },
+      (err, stdout) => resolve({ stdout, ...(err && !stdout ? { error: err.message.split('\n')[0]! } : {}) }),
     );
   });
 }

@@ -32,7 +32,12 @@ export interface RbacFinding {
   readonly fix: string;
 }
 
-type K8sObject = { metadata?: { name?: string; namespace?: string }; rules?: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[]; roleRef?: { kind?: string; name?: string }; subjects?: { kind?: string; name?: string; namespace?: string }[] };
+type K8sObject = {
+  metadata?: { name?: string; namespace?: string };
+  rules?: { apiGroups?: string[]; resources?: string[]; verbs?: string[] }[];
+  roleRef?: { kind?: string; name?: string };
+  subjects?: { kind?: string; name?: string; namespace?: string }[];
+};
 
 function shapeOf(verbs: ReadonlySet<string>): GrantShape | undefined {
   const get = verbs.has('get') || verbs.has('*');
@@ -45,8 +50,14 @@ function covers(resources: readonly string[] | undefined, resource: string): boo
 }
 
 /** The streaming grants of each role, with the subjects its bindings name. */
-export function roleGrants(objects: { clusterRoles: readonly K8sObject[]; roles: readonly K8sObject[]; clusterRoleBindings: readonly K8sObject[]; roleBindings: readonly K8sObject[] }): RoleGrant[] {
-  const subjectText = (s: { kind?: string; name?: string; namespace?: string }) => `${s.kind ?? '?'} ${s.kind === 'ServiceAccount' ? `${s.namespace ?? '?'}/` : ''}${s.name ?? '?'}`;
+export function roleGrants(objects: {
+  clusterRoles: readonly K8sObject[];
+  roles: readonly K8sObject[];
+  clusterRoleBindings: readonly K8sObject[];
+  roleBindings: readonly K8sObject[];
+}): RoleGrant[] {
+  const subjectText = (s: { kind?: string; name?: string; namespace?: string }) =>
+    `${s.kind ?? '?'} ${s.kind === 'ServiceAccount' ? `${s.namespace ?? '?'}/` : ''}${s.name ?? '?'}`;
   const out: RoleGrant[] = [];
   const grantsOf = (role: K8sObject) => {
     const verbsBy = new Map<string, Set<string>>();

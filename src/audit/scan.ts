@@ -58,7 +58,10 @@ export function scanForToggles(roots: readonly string[]): ScanResult {
       for (const toggle of TOGGLES) {
         if (!line.includes(toggle)) continue;
         // KEY=v, KEY: v, or a Kubernetes env entry (`- name: KEY` with `value: v` on the next line).
-        const value = new RegExp(`${toggle}["']?\\s*[:=]\\s*["']?([A-Za-z0-9]+)`).exec(line)?.[1] ?? /^\s*value:\s*["']?([A-Za-z0-9]+)/.exec(lines[i + 1] ?? '')?.[1] ?? null;
+        const value =
+          new RegExp(`${toggle}["']?\\s*[:=]\\s*["']?([A-Za-z0-9]+)`).exec(line)?.[1] ??
+          /^\s*value:\s*["']?([A-Za-z0-9]+)/.exec(lines[i + 1] ?? '')?.[1] ??
+          null;
         hits.push({ file: relative(process.cwd(), path) || path, line: i + 1, toggle, value, text: line.trim().slice(0, 200) });
       }
     });

@@ -61,7 +61,8 @@ export function gateStates(samples: readonly Sample[]): GateState[] {
 export function counterReadings(samples: readonly Sample[], minor: number | null): CounterReading[] {
   return COUNTERS.map((c) => {
     const mine = samples.filter((s) => s.name === c.name);
-    if (minor !== null && minor < c.since) return { name: c.name, what: c.what, since: c.since, state: 'not-in-version', total: null, byCode: {}, failed: null };
+    if (minor !== null && minor < c.since)
+      return { name: c.name, what: c.what, since: c.since, state: 'not-in-version', total: null, byCode: {}, failed: null };
     if (mine.length === 0) return { name: c.name, what: c.what, since: c.since, state: 'missing', total: null, byCode: {}, failed: null };
     const byCode: Record<string, number> = {};
     const bySubresource: Record<string, number> = {};
@@ -73,7 +74,20 @@ export function counterReadings(samples: readonly Sample[], minor: number | null
       }
     }
     const total = mine.reduce((n, s) => n + s.value, 0);
-    const failed = Object.keys(byCode).length ? Object.entries(byCode).filter(([code]) => code !== '101').reduce((n, [, v]) => n + v, 0) : null;
-    return { name: c.name, what: c.what, since: c.since, state: 'read', total, byCode, failed, ...(Object.keys(bySubresource).length ? { bySubresource } : {}) };
+    const failed = Object.keys(byCode).length
+      ? Object.entries(byCode)
+          .filter(([code]) => code !== '101')
+          .reduce((n, [, v]) => n + v, 0)
+      : null;
+    return {
+      name: c.name,
+      what: c.what,
+      since: c.since,
+      state: 'read',
+      total,
+      byCode,
+      failed,
+      ...(Object.keys(bySubresource).length ? { bySubresource } : {}),
+    };
   });
 }

@@ -10,7 +10,7 @@
 import type { ECSClient } from '@aws-sdk/client-ecs';
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import { probeError } from '../errors.js';
-import type { LocationSummary } from '../lambda/run-location.js';
+import type { LocationSummary } from '../metrics/location-summary.js';
 
 export interface TaskInvokeClients {
   readonly ecs: Pick<ECSClient, 'send'>;
@@ -37,7 +37,12 @@ export async function invokeTask(clients: TaskInvokeClients, o: TaskInvokeOption
   const prefix = `${o.project}-${o.location}-`;
   const families = (await clients.ecs.send(new ListTaskDefinitionFamiliesCommand({ familyPrefix: prefix, status: 'ACTIVE' }))).families ?? [];
   const family = families.find((f) => f.startsWith(prefix));
-  if (!family) throw probeError('CONFIG_INVALID', `location ${o.location} has no probe task (no task definition ${prefix}*): give it a schedule with a hold longer than a Lambda run, in a VPC, and deploy`, { field: 'locations' });
+  if (!family)
+    throw probeError(
+      'CONFIG_INVALID',
+      `location ${o.location} has no probe task (no task definition ${prefix}*): give it a schedule with a hold longer than a Lambda run, in a VPC, and deploy`,
+      { field: 'locations' },
+    );
   const td = (await clients.ecs.send(new DescribeTaskDefinitionCommand({ taskDefinition: family }))).taskDefinition;
   const container = td?.containerDefinitions?.[0];
   const env = (container?.environment ?? []) as Env;
@@ -45,7 +50,9 @@ export async function invokeTask(clients: TaskInvokeClients, o: TaskInvokeOption
   const logGroup = container?.logConfiguration?.options?.['awslogs-group'];
   const streamPrefix = container?.logConfiguration?.options?.['awslogs-stream-prefix'];
   if (!td?.taskDefinitionArn || !container?.name || !network.subnets?.length || !logGroup || !streamPrefix) {
-    throw probeError('CONFIG_INVALID', `task definition ${family} lacks its container, KSP_NETWORK or awslogs settings: redeploy the location`, { field: 'taskDefinition' });
+    throw probeError('CONFIG_INVALID', `task definition ${family} lacks its container, KSP_NETWORK or awslogs settings: redeploy the location`, {
+      field: 'taskDefinition',
+    });
   }
   const run = await clients.ecs.send(
     new RunTaskCommand({
@@ -54,15 +61,34 @@ export async function invokeTask(clients: TaskInvokeClients, o: TaskInvokeOption
       launchType: 'FARGATE',
       count: 1,
       networkConfiguration: { awsvpcConfiguration: { subnets: network.subnets, securityGroups: network.securityGroups ?? [], assignPublicIp: 'DISABLED' } },
-      overrides: { containerOverrides: [{ name: container.name, environment: [{ name: 'KSP_EVENT', value: JSON.stringify(o.event) }, { name: 'KSP_TASK_SECONDS', value: String(o.taskSeconds) }] }] },
+      overrides: {
+        containerOverrides: [
+          {
+            name: container.name,
+            environment: [
+              { name: 'KSP_EVENT', value: JSON.stringify(o.event) },
+              { name: 'KSP_TASK_SECONDS', value: String(o.taskSeconds) },
+            ],
+          },
+        ],
+      },
     }),
   );
   const taskArn = run.tasks?.[0]?.taskArn;
-  if (!taskArn) throw probeError('CONFIG_INVALID', `RunTask started nothing: ${(run.failures ?? []).map((f) => `${f.arn ?? ''} ${f.reason ?? ''}`).join('; ') || 'no reason given'}`, { field: 'taskDefinition' });
+  if (!taskArn)
+    throw probeError(
+      'CONFIG_INVALID',
+      `RunTask started nothing: ${(run.failures ?? []).map((f) => `${f.arn ?? ''} ${f.reason ?? ''}`).join('; ') || 'no reason given'}`,
+      { field: 'taskDefinition' },
+    );
   const taskId = taskArn.split('/').pop()!;
   const t0 = Date.now();
   for (;;) {
-    if (o.signal?.aborted) throw probeError('INTERRUPTED', `stopped waiting for task ${taskId} (it keeps running; its result will be in ${logGroup})`, { signal: String(o.signal.reason), heldSeconds: null });
+    if (o.signal?.aborted)
+      throw probeError('INTERRUPTED', `stopped waiting for task ${taskId} (it keeps running; its result will be in ${logGroup})`, {
+        signal: String(o.signal.reason),
+        heldSeconds: null,
+      });
     const d = await clients.ecs.send(new DescribeTasksCommand({ cluster: `${o.project}-${o.location}`, tasks: [taskArn] }));
     const task = d.tasks?.[0];
     if (task?.lastStatus === 'STOPPED') break;
@@ -73,7 +99,9 @@ export async function invokeTask(clients: TaskInvokeClients, o: TaskInvokeOption
   let token: string | undefined;
   let result: LocationSummary | undefined;
   for (let page = 0; page < 100; page++) {
-    const events = await clients.logs.send(new GetLogEventsCommand({ logGroupName: logGroup, logStreamName: `${streamPrefix}/${container.name}/${taskId}`, startFromHead: true, nextToken: token }));
+    const events = await clients.logs.send(
+      new GetLogEventsCommand({ logGroupName: logGroup, logStreamName: `${streamPrefix}/${container.name}/${taskId}`, startFromHead: true, nextToken: token }),
+    );
     for (const e of events.events ?? []) {
       try {
         const line = JSON.parse(e.message ?? '') as { msg?: string; summary?: LocationSummary };
@@ -85,6 +113,7 @@ export async function invokeTask(clients: TaskInvokeClients, o: TaskInvokeOption
     if (!events.nextForwardToken || events.nextForwardToken === token) break;
     token = events.nextForwardToken;
   }
-  if (!result) throw probeError('CONFIG_INVALID', `task ${taskId} stopped without a result line in ${logGroup} (see its log stream for why)`, { field: 'taskDefinition' });
+  if (!result)
+    throw probeError('CONFIG_INVALID', `task ${taskId} stopped without a result line in ${logGroup} (see its log stream for why)`, { field: 'taskDefinition' });
   return result;
 }

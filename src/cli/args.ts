@@ -28,12 +28,17 @@ export function holds(flag: string, value: string | undefined, fallback: readonl
   return parseHolds(`--${flag}`, splitList(value));
 }
 
-const splitList = (value: string) => value.split(',').map((s) => s.trim()).filter(Boolean);
+const splitList = (value: string) =>
+  value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function integer(flag: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw probeError('USAGE', `--${flag}: "${value}" is not a whole number from ${min} to ${max}`, { field: flag });
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw probeError('USAGE', `--${flag}: "${value}" is not a whole number from ${min} to ${max}`, { field: flag });
   return n;
 }
 

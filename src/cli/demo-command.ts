@@ -47,7 +47,7 @@ export const DEMO_NEXT_STEPS = [
   'Next steps:',
   '  1. Deploy the probe target in a cluster you reach through the hops you care about:',
   '       npm run -s cli -- manifest | kubectl apply -f -',
-  '  2. Probe it from here, with kubectl\'s idle timeouts in mind (60 s nginx/ALB, 350 s NLB/NAT):',
+  "  2. Probe it from here, with kubectl's idle timeouts in mind (60 s nginx/ALB, 350 s NLB/NAT):",
   '       npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report.html',
   '  3. Probe it continuously from each network location: see "Deploy on AWS" in the README.',
 ].join('\n');
@@ -75,7 +75,14 @@ export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?
         report: await runPlan(
           {
             location: 'demo',
-            cluster: { name: path.name, connection: { server: url, upgradeTimeoutMs: 3000 }, namespace: emulator.namespace, pod: emulator.pod, container: emulator.container, port: 8080 },
+            cluster: {
+              name: path.name,
+              connection: { server: url, upgradeTimeoutMs: 3000 },
+              namespace: emulator.namespace,
+              pod: emulator.pod,
+              container: emulator.container,
+              port: 8080,
+            },
             operations: OPERATIONS,
             transports: TRANSPORTS,
             keepalives: KEEPALIVES,
@@ -94,19 +101,33 @@ export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?
 }
 
 export async function demoCommand(argv: readonly string[], io: CommandIO): Promise<number> {
-  const { values, positionals } = parse(argv, { output: { type: 'string', short: 'o' }, out: { type: 'string' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, true);
+  const { values, positionals } = parse(
+    argv,
+    { output: { type: 'string', short: 'o' }, out: { type: 'string' }, details: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    true,
+  );
   if (values.help) {
     io.out(DEMO_HELP);
     return 0;
   }
-  if (positionals[0] === 'audit') return auditDemo(argv.filter((a) => a !== 'audit'), io);
-  if (positionals[0] === 'nodes') return nodesDemo(argv.filter((a) => a !== 'nodes'), io);
+  if (positionals[0] === 'audit')
+    return auditDemo(
+      argv.filter((a) => a !== 'audit'),
+      io,
+    );
+  if (positionals[0] === 'nodes')
+    return nodesDemo(
+      argv.filter((a) => a !== 'nodes'),
+      io,
+    );
   if (positionals.length) throw probeError('USAGE', `unexpected argument "${positionals[0]}" (they are "audit" and "nodes")`, { field: 'argv' });
   const output = outputFormat(values.output);
   if (output === 'table') {
     io.out(`kube-stream-probe demo: the emulated API server, reached directly and through ${DEMO_PATHS.length - 1} simulated hops.\n`);
     for (const p of DEMO_PATHS) io.out(`  ${p.name.padEnd(24)} ${p.stands}\n`);
-    io.out(`Probing exec and port-forward over SPDY and WebSocket, holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive kubectl and none (about ${DEMO_HOLD_SECONDS + 4} s)...\n\n`);
+    io.out(
+      `Probing exec and port-forward over SPDY and WebSocket, holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive kubectl and none (about ${DEMO_HOLD_SECONDS + 4} s)...\n\n`,
+    );
   }
   const progress = io.interactive ? liveProgress((t) => io.err(t), DEMO_HOLD_SECONDS) : undefined;
   let run: DemoRun;
@@ -117,7 +138,16 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
   }
   const redactor = new SecretRedactor();
   if (output !== 'table') {
-    emit(io, renderStructured(output, run.reports, run.reports.map((r) => ({ path: r.path, stands: r.stands, ...r.report })), redactor), values.out);
+    emit(
+      io,
+      renderStructured(
+        output,
+        run.reports,
+        run.reports.map((r) => ({ path: r.path, stands: r.stands, ...r.report })),
+        redactor,
+      ),
+      values.out,
+    );
     return 0;
   }
   const text = [
@@ -154,7 +184,10 @@ async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number
     rbacObjects: {
       clusterRoles: [
         { metadata: { name: 'developers-exec' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get'] }] },
-        { metadata: { name: 'sre-streaming' }, rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: ['get', 'create'] }] },
+        {
+          metadata: { name: 'sre-streaming' },
+          rules: [{ apiGroups: [''], resources: ['pods/exec', 'pods/attach', 'pods/portforward'], verbs: ['get', 'create'] }],
+        },
       ],
       clusterRoleBindings: [
         { metadata: { name: 'developers-exec' }, roleRef: { kind: 'ClusterRole', name: 'developers-exec' }, subjects: [{ kind: 'Group', name: 'developers' }] },
@@ -166,7 +199,9 @@ async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number
   });
   try {
     if (tableOutput(argv)) {
-      io.out('kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n');
+      io.out(
+        'kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n',
+      );
     }
     return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...argv], io);
   } finally {

@@ -3,11 +3,9 @@ import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
 import type { Diagnosis, ProbeReport, SessionResult, Verdict } from '../probe/types.js';
 
-export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
-}
+import { table } from '../text.js';
+
+export { table };
 
 const sec = (s: number) => `${s}s`;
 const ms = (v: number | null) => (v === null ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
@@ -28,7 +26,19 @@ function upgradeText(r: SessionResult): string {
 
 export function resultsTable(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const withPath = reports.some((r) => r.path !== undefined);
-  const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'TRANSPORT', 'SUBPROTOCOL', 'KEEPALIVE', 'HOLD', 'UPGRADE', 'HANDSHAKE ms', 'ECHO ms', 'HOLD RESULT', 'EXIT'];
+  const headers = [
+    ...(withPath ? ['PATH'] : []),
+    'OPERATION',
+    'TRANSPORT',
+    'SUBPROTOCOL',
+    'KEEPALIVE',
+    'HOLD',
+    'UPGRADE',
+    'HANDSHAKE ms',
+    'ECHO ms',
+    'HOLD RESULT',
+    'EXIT',
+  ];
   const rows = reports.flatMap(({ path, report }) =>
     report.results.map((r) => [
       ...(withPath ? [path ?? ''] : []),
@@ -61,7 +71,16 @@ export function verdictTable(reports: readonly { path?: string; report: ProbeRep
   const withPath = reports.some((r) => r.path !== undefined);
   const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT', ...KUBECTL_CLIENTS.map((c) => c.label)];
   const rows = reports.flatMap(({ path, report }) =>
-    report.verdicts.map((v) => [...(withPath ? [path ?? ''] : []), v.operation, v.keepalive, sec(v.holdSeconds), v.spdy, v.websocket, v.verdict, ...kubectlCells(v)]),
+    report.verdicts.map((v) => [
+      ...(withPath ? [path ?? ''] : []),
+      v.operation,
+      v.keepalive,
+      sec(v.holdSeconds),
+      v.spdy,
+      v.websocket,
+      v.verdict,
+      ...kubectlCells(v),
+    ]),
   );
   return table(headers, rows);
 }
@@ -110,13 +129,17 @@ function compactRows(rows: string[]): string {
 
 export function reportHeader(report: ProbeReport): string {
   const version = report.server.version ?? `unknown (${report.server.versionError ?? 'not read'})`;
-  const lines = [`location ${report.location}, cluster ${report.cluster}, API server ${report.server.url}, version ${version}${report.server.proxy ? `, via proxy ${report.server.proxy}` : ''}`];
+  const lines = [
+    `location ${report.location}, cluster ${report.cluster}, API server ${report.server.url}, version ${version}${report.server.proxy ? `, via proxy ${report.server.proxy}` : ''}`,
+  ];
   if (report.rbac.length > 0) {
     const cell = (sub: string, verb: string) => {
       const a = report.rbac.find((x) => x.subresource === sub && x.verb === verb);
       return a?.allowed === true ? 'yes' : a?.allowed === false ? 'NO' : '?';
     };
-    lines.push(`RBAC (SelfSubjectAccessReview): ${STREAMING_SUBRESOURCES.map((s) => `pods/${s} get=${cell(s, 'get')} create=${cell(s, 'create')}`).join('; ')}`);
+    lines.push(
+      `RBAC (SelfSubjectAccessReview): ${STREAMING_SUBRESOURCES.map((s) => `pods/${s} get=${cell(s, 'get')} create=${cell(s, 'create')}`).join('; ')}`,
+    );
   }
   return lines.join('\n');
 }

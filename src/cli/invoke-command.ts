@@ -82,7 +82,9 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   const output = outputFormat(values.output);
   const config = loadProbeConfig(values.config ?? defaultConfigPath());
   const names = config.locations.map((l) => l.name);
-  const locations = values.locations ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!) : config.locations;
+  const locations = values.locations
+    ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!)
+    : config.locations;
   const event: Record<string, unknown> = {};
   if (values.clusters) event.clusters = values.clusters.split(',');
   // Validated here with the same rules the function applies, so a typo fails before any invocation.
@@ -92,7 +94,10 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   let longest = 0;
   if (values.hold) {
     longest = Math.max(0, ...holds('hold', values.hold, []));
-    event.holds = values.hold.split(',').map((h) => h.trim()).filter(Boolean);
+    event.holds = values.hold
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean);
   }
   const runner = oneOf('runner', values.runner, ['auto', 'lambda', 'task'] as const, 'auto');
   const useTask = runner === 'task' || (runner === 'auto' && longest > LAMBDA_MAX_HOLD_SECONDS);
@@ -124,7 +129,9 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
         }
       }
       try {
-        const out = await lambdaFor(loc.region).send(new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(event)) }));
+        const out = await lambdaFor(loc.region).send(
+          new InvokeCommand({ FunctionName: functionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(event)) }),
+        );
         const text = Buffer.from(out.Payload ?? new Uint8Array()).toString('utf8');
         if (out.FunctionError) return { location: loc.name, error: `${functionName} failed (${out.FunctionError}): ${text.slice(0, 300)}` };
         const summary = JSON.parse(text) as LocationSummary;
@@ -140,11 +147,30 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
     emit(io, renderStructured(output, entries, outcomes, new SecretRedactor()), values.out);
   } else {
     const rows = outcomes.flatMap((o) => [
-      ...(o.summary?.reports ?? []).flatMap((r) => r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, ...kubectlCells(v), v.verdict])),
-      ...(o.summary?.refused ?? []).map((x) => [o.location, '-', '-', '-', `${x.holdSeconds}s`, '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `refused: ${x.reason}`]),
+      ...(o.summary?.reports ?? []).flatMap((r) =>
+        r.verdicts.map((v) => [o.location, r.cluster, v.operation, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, ...kubectlCells(v), v.verdict]),
+      ),
+      ...(o.summary?.refused ?? []).map((x) => [
+        o.location,
+        '-',
+        '-',
+        '-',
+        `${x.holdSeconds}s`,
+        '-',
+        '-',
+        ...KUBECTL_CLIENTS.map(() => '-'),
+        `refused: ${x.reason}`,
+      ]),
       ...(o.error ? [[o.location, '-', '-', '-', '-', '-', '-', ...KUBECTL_CLIENTS.map(() => '-'), `ERROR ${o.error}`]] : []),
     ]);
-    emit(io, table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', ...KUBECTL_CLIENTS.map((c) => c.label), 'VERDICT'], rows) + '\n' + KUBECTL_LEGEND + '\n', values.out);
+    emit(
+      io,
+      table(['LOCATION', 'CLUSTER', 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', ...KUBECTL_CLIENTS.map((c) => c.label), 'VERDICT'], rows) +
+        '\n' +
+        KUBECTL_LEGEND +
+        '\n',
+      values.out,
+    );
   }
   if (outcomes.some((o) => o.error)) return EXIT.BROKEN;
   return exitCodeFor(outcomes.flatMap((o) => o.summary?.reports ?? []));

@@ -19,9 +19,17 @@ type Command = { readonly summary: string; readonly run: (argv: readonly string[
 const COMMANDS: Readonly<Record<string, Command>> = {
   demo: { summary: 'the embedded lab: emulated API server and simulated hops, full matrix, verdict table (npm start)', run: demoCommand, help: DEMO_HELP },
   run: { summary: 'probe a real cluster from a kubeconfig: both transports, idle holds, A/B verdicts', run: runCommand, help: RUN_HELP },
-  audit: { summary: 'the pre-upgrade audit: gates, the server\'s streaming counters, RBAC, local clients, toggles in automation, then the A/B', run: auditCommand, help: AUDIT_HELP },
+  audit: {
+    summary: "the pre-upgrade audit: gates, the server's streaming counters, RBAC, local clients, toggles in automation, then the A/B",
+    run: auditCommand,
+    help: AUDIT_HELP,
+  },
   manifest: { summary: 'print YAML for the probe target pod and its least-privilege RBAC', run: manifestCommand, help: MANIFEST_HELP },
-  invoke: { summary: 'invoke the deployed probe in every location and print one combined verdict table', run: (a, io) => invokeCommand(a, io), help: INVOKE_HELP },
+  invoke: {
+    summary: 'invoke the deployed probe in every location and print one combined verdict table',
+    run: (a, io) => invokeCommand(a, io),
+    help: INVOKE_HELP,
+  },
   emulator: { summary: 'serve the emulated API server (with fault switches) for kubectl or `run`', run: emulatorCommand, help: EMULATOR_HELP },
 };
 

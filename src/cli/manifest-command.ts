@@ -61,7 +61,13 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
     const metadata = kind === 'Role' ? { name, namespace: o.namespace } : { name };
     return [
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata, rules },
-      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: `${kind}Binding`, metadata, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name }, subjects: [subject] },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: `${kind}Binding`,
+        metadata,
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+        subjects: [subject],
+      },
     ];
   };
   const restricted = {
@@ -141,13 +147,17 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
       // WebSocket = GET ("get"), SPDY = POST ("create"); from 1.35 WebSocket needs both.
       { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [pod], verbs: ['get', 'create'] },
     ]),
-    ...grant('ClusterRole', 'kube-stream-probe-access-review', [{ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] }]),
+    ...grant('ClusterRole', 'kube-stream-probe-access-review', [
+      { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] },
+    ]),
     ...perNode,
   ];
 }
 
 export function manifestYaml(o: ManifestOptions): string {
-  return manifestDocuments(o).map((d) => YAML.stringify(d, { aliasDuplicateObjects: false })).join('---\n');
+  return manifestDocuments(o)
+    .map((d) => YAML.stringify(d, { aliasDuplicateObjects: false }))
+    .join('---\n');
 }
 
 export async function manifestCommand(argv: readonly string[], io: CommandIO): Promise<number> {
@@ -170,8 +180,12 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
   }
   const namespace = values.namespace ?? TARGET_DEFAULTS.namespace;
   const name = values.name ?? TARGET_DEFAULTS.name;
-  for (const [flag, v] of [['namespace', namespace], ['name', name]] as const) {
-    if (!DNS_LABEL.test(v)) throw probeError('USAGE', `--${flag}: "${v}" is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)`, { field: flag });
+  for (const [flag, v] of [
+    ['namespace', namespace],
+    ['name', name],
+  ] as const) {
+    if (!DNS_LABEL.test(v))
+      throw probeError('USAGE', `--${flag}: "${v}" is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)`, { field: flag });
   }
   const chosen = [values.group, values.user, values['service-account']].filter((v) => v !== undefined);
   if (chosen.length > 1) throw probeError('USAGE', 'give only one of --group, --user, --service-account', { field: 'subject' });
@@ -183,11 +197,23 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     subject = { kind: 'ServiceAccount', namespace: m[1]!, name: m[2]! };
   }
   const images = { image: values.image ?? TARGET_DEFAULTS.image, echoImage: values['echo-image'] ?? TARGET_DEFAULTS.echoImage };
-  for (const [flag, v] of [['image', images.image], ['echo-image', images.echoImage]] as const) {
+  for (const [flag, v] of [
+    ['image', images.image],
+    ['echo-image', images.echoImage],
+  ] as const) {
     if (!IMAGE_REF.test(v)) throw probeError('USAGE', `--${flag}: "${v}" is not an image reference (registry/name:tag or @sha256:…)`, { field: flag });
   }
   if (values['tolerate-all'] && !values['per-node']) throw probeError('USAGE', '--tolerate-all needs --per-node', { field: 'tolerate-all' });
   const perNode = values['per-node'] ? { tolerateAll: values['tolerate-all'] === true } : undefined;
-  io.out(manifestYaml({ namespace, name, port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port, subject, ...images, ...(perNode ? { perNode } : {}) }));
+  io.out(
+    manifestYaml({
+      namespace,
+      name,
+      port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
+      subject,
+      ...images,
+      ...(perNode ? { perNode } : {}),
+    }),
+  );
   return 0;
 }

@@ -90,11 +90,26 @@ export function renderReports(reports: readonly { path?: string; report: ProbeRe
     const doc = reports.length === 1 && reports[0]!.path === undefined ? reports[0]!.report : reports.map((r) => ({ path: r.path, ...r.report }));
     return renderStructured(output, reports, doc, redactor);
   }
-  const parts = [...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)), verdictTable(reports), KUBECTL_LEGEND, '', diagnosisText(reports), '', resultsTable(reports), ''];
+  const parts = [
+    ...reports.filter((r) => r.path === undefined).map((r) => reportHeader(r.report)),
+    verdictTable(reports),
+    KUBECTL_LEGEND,
+    '',
+    diagnosisText(reports),
+    '',
+    resultsTable(reports),
+    '',
+  ];
   return redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n';
 }
 
-export function printReports(io: CommandIO, reports: readonly { path?: string; report: ProbeReport }[], output: OutputFormat, redactor: SecretRedactor, out?: string): void {
+export function printReports(
+  io: CommandIO,
+  reports: readonly { path?: string; report: ProbeReport }[],
+  output: OutputFormat,
+  redactor: SecretRedactor,
+  out?: string,
+): void {
   emit(io, renderReports(reports, output, redactor), out);
 }
 
@@ -160,12 +175,27 @@ async function publishDatums(io: CommandIO, publish: 'none' | 'cloudwatch' | 'em
   if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);
   if (publish !== 'cloudwatch') return;
   const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-  const outcome = await publishCloudWatch(datums, { client: new CloudWatchClient({}), deadline: performance.now() + 20_000, log: (l) => io.err(`${l}\n`), location });
-  io.err(`published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`);
+  const outcome = await publishCloudWatch(datums, {
+    client: new CloudWatchClient({}),
+    deadline: performance.now() + 20_000,
+    log: (l) => io.err(`${l}\n`),
+    location,
+  });
+  io.err(
+    `published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`,
+  );
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
-async function perNodeRun(io: CommandIO, plan: ProbePlan, output: OutputFormat, redactor: SecretRedactor, out: string | undefined, publish: 'none' | 'cloudwatch' | 'emf', options: { skipPreflight?: boolean; signal?: AbortSignal }): Promise<number> {
+async function perNodeRun(
+  io: CommandIO,
+  plan: ProbePlan,
+  output: OutputFormat,
+  redactor: SecretRedactor,
+  out: string | undefined,
+  publish: 'none' | 'cloudwatch' | 'emf',
+  options: { skipPreflight?: boolean; signal?: AbortSignal },
+): Promise<number> {
   const report = await runPerNode(plan, options);
   if (output === 'table') {
     const cells = (n: PerNodeReport['nodes'][number]) =>
@@ -176,7 +206,16 @@ async function perNodeRun(io: CommandIO, plan: ProbePlan, output: OutputFormat, 
     const text = report.error
       ? `per-node probing found nothing to probe: ${report.error}\n`
       : [
-          table(['NODE', 'POD', 'KUBELET', 'WS TO KUBELET', ...report.summary.map((s) => `${s.operation.toUpperCase()} ${s.transport.toUpperCase()}`)], report.nodes.map((n) => [n.node, n.pod, n.kubeletVersion ?? '?', n.extendWebSockets === null ? '?' : n.extendWebSockets ? 'declared' : 'no', ...cells(n)])),
+          table(
+            ['NODE', 'POD', 'KUBELET', 'WS TO KUBELET', ...report.summary.map((s) => `${s.operation.toUpperCase()} ${s.transport.toUpperCase()}`)],
+            report.nodes.map((n) => [
+              n.node,
+              n.pod,
+              n.kubeletVersion ?? '?',
+              n.extendWebSockets === null ? '?' : n.extendWebSockets ? 'declared' : 'no',
+              ...cells(n),
+            ]),
+          ),
           '',
           ...report.summary.map((s) => `- ${s.text}`),
           '',
@@ -184,7 +223,17 @@ async function perNodeRun(io: CommandIO, plan: ProbePlan, output: OutputFormat, 
           '',
         ].join('\n');
     emit(io, redactor.redact(text), out);
-  } else emit(io, renderStructured(output, report.nodes.map((n) => ({ path: n.node, report: n.report })), report, redactor), out);
+  } else
+    emit(
+      io,
+      renderStructured(
+        output,
+        report.nodes.map((n) => ({ path: n.node, report: n.report })),
+        report,
+        redactor,
+      ),
+      out,
+    );
   // Interrupted, nothing is published (as in run): unfinished nodes would count as not failing.
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
   await publishDatums(io, publish, perNodeDatums(report), plan.location);

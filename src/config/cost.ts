@@ -69,7 +69,11 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     runs += perMonth;
     // Holds longer than a Lambda run allows run as an ECS Fargate task (counted here with the compute).
-    lambdaUsd += perMonth * (longest > LAMBDA_MAX_HOLD_SECONDS ? taskCostPerRun(longest + RUN_OVERHEAD_SECONDS) : lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location)));
+    lambdaUsd +=
+      perMonth *
+      (longest > LAMBDA_MAX_HOLD_SECONDS
+        ? taskCostPerRun(longest + RUN_OVERHEAD_SECONDS)
+        : lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location)));
   }
   const { metrics, alarms, composites } = countMetricsAndAlarms(config, clusters);
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;
@@ -77,11 +81,26 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const alarmsUsd = alarms * PRICES.alarmPerMonth + composites * PRICES.compositeAlarmPerMonth;
   // A long-hold task in private subnets also needs ECR (api, dkr) and Logs endpoints (the S3 gateway endpoint is free).
   const taskRunner = config.schedules.some((s) => Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h))) > LAMBDA_MAX_HOLD_SECONDS);
-  const endpoints = location.vpc?.endpoints.mode === 'create' ? neededEndpointServices(runtimeConfigFor(config, location).clusters, { taskRunner }).length * location.vpc.subnetIds.length : 0;
+  const endpoints =
+    location.vpc?.endpoints.mode === 'create'
+      ? neededEndpointServices(runtimeConfigFor(config, location).clusters, { taskRunner }).length * location.vpc.subnetIds.length
+      : 0;
   const networkUsd = endpoints * PRICES.interfaceEndpointPerAzHour * (SECONDS_PER_MONTH / 3600) + PRICES.kmsKeyPerMonth;
   const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd;
   const r2 = (n: number) => Math.round(n * 100) / 100;
-  return { runsPerMonth: Math.round(runs), lambdaUsd: r2(lambdaUsd), metricsUsd: r2(metricsUsd), alarmsUsd: r2(alarmsUsd), dashboardUsd: PRICES.dashboardPerMonth, networkUsd: r2(networkUsd), otherUsd: r2(otherUsd), totalUsd: r2(total), metrics, alarms: alarms + composites, interfaceEndpoints: endpoints };
+  return {
+    runsPerMonth: Math.round(runs),
+    lambdaUsd: r2(lambdaUsd),
+    metricsUsd: r2(metricsUsd),
+    alarmsUsd: r2(alarmsUsd),
+    dashboardUsd: PRICES.dashboardPerMonth,
+    networkUsd: r2(networkUsd),
+    otherUsd: r2(otherUsd),
+    totalUsd: r2(total),
+    metrics,
+    alarms: alarms + composites,
+    interfaceEndpoints: endpoints,
+  };
 }
 
 /**
@@ -97,7 +116,10 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number): { 
   for (const op of OPERATIONS) {
     const covering = config.schedules.filter((s) => (s.operations ?? OPERATIONS).includes(op));
     if (covering.length === 0) continue;
-    const holds = (k: string) => new Set(covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0))).size;
+    const holds = (k: string) =>
+      new Set(
+        covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0)),
+      ).size;
     const holdKeys = KEEPALIVES.reduce((n, k) => n + holds(k), 0);
     const withoutPings = covering.some((s) => s.keepalives.includes('none')) ? 1 : 0;
     metrics += TRANSPORTS.length * (2 + 2 * holdKeys + withoutPings) + 2;

@@ -15,7 +15,10 @@ export function loadProbeConfig(path: string): ProbeConfig {
   try {
     raw = path.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
   } catch (err) {
-    throw probeError('CONFIG_INVALID', `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`, { field: 'config', file: path });
+    throw probeError('CONFIG_INVALID', `${path} is not valid ${path.endsWith('.json') ? 'JSON' : 'YAML'}: ${(err as Error).message.split('\n')[0]}`, {
+      field: 'config',
+      file: path,
+    });
   }
   return parseProbeConfig(raw, path);
 }

@@ -100,7 +100,6 @@ export interface ProbeConfig {
   readonly schedules: readonly ScheduleConfig[];
 }
 
-
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
@@ -126,7 +125,10 @@ class Checker {
     for (const k of Object.keys(o)) {
       if (o[k] === undefined || keys.includes(k)) continue;
       const near = nearest(k, keys);
-      this.fail(`${field === 'the document' ? '' : `${field}.`}${k}`, `is not a known field${near ? `: did you mean "${near}"?` : ''} (known: ${keys.join(', ')})`);
+      this.fail(
+        `${field === 'the document' ? '' : `${field}.`}${k}`,
+        `is not a known field${near ? `: did you mean "${near}"?` : ''} (known: ${keys.join(', ')})`,
+      );
     }
     return o;
   }
@@ -188,7 +190,8 @@ export function nearest(word: string, known: readonly string[]): string | undefi
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
 
 function retention(c: Checker, days: number): number {
-  if (!(LOG_RETENTION_DAYS as readonly number[]).includes(days)) c.fail('config.logRetentionDays', `${days} is not one CloudWatch Logs accepts (${LOG_RETENTION_DAYS.join(', ')})`);
+  if (!(LOG_RETENTION_DAYS as readonly number[]).includes(days))
+    c.fail('config.logRetentionDays', `${days} is not one CloudWatch Logs accepts (${LOG_RETENTION_DAYS.join(', ')})`);
   return days;
 }
 
@@ -203,7 +206,17 @@ function unique(c: Checker, items: readonly { name: string }[], field: string): 
 export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
   const c: Checker = new Checker(source);
-  const root = c.only(raw, 'the document', ['project', 'alarmEmail', 'ticketEmail', 'alarms', 'memoryMb', 'logRetentionDays', 'locations', 'clusters', 'schedules']);
+  const root = c.only(raw, 'the document', [
+    'project',
+    'alarmEmail',
+    'ticketEmail',
+    'alarms',
+    'memoryMb',
+    'logRetentionDays',
+    'locations',
+    'clusters',
+    'schedules',
+  ]);
   const clusters = c.arr(root, 'clusters', 'config', 1).map((v, i): ClusterConfig => {
     const f = `clusters[${i}]`;
     const o = c.only(v, f, ['name', 'endpoint', 'caData', 'auth', 'target']);
@@ -220,11 +233,16 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     } else if (a.type === 'secret') {
       auth = {
         type: 'secret',
-        secretArn: c.str(a, 'secretArn', `${f}.auth`, /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN'),
+        secretArn: c.str(
+          a,
+          'secretArn',
+          `${f}.auth`,
+          /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/,
+          'is not a Secrets Manager secret ARN',
+        ),
         kmsKeyArn: c.optStr(a, 'kmsKeyArn', `${f}.auth`, /^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/, 'is not a KMS key ARN'),
       };
-    }
-    else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
+    } else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
     const t = c.only(o.target, `${f}.target`, ['namespace', 'pod', 'selector', 'container', 'port', 'perNode']);
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
@@ -234,7 +252,13 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       target: {
         namespace: c.str(t, 'namespace', `${f}.target`, /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'is not a namespace name'),
         pod: c.optStr(t, 'pod', `${f}.target`, /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'is not a pod name'),
-        selector: c.optStr(t, 'selector', `${f}.target`, /^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, 'is not a label selector (k=v,k2=v2)'),
+        selector: c.optStr(
+          t,
+          'selector',
+          `${f}.target`,
+          /^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/,
+          'is not a label selector (k=v,k2=v2)',
+        ),
         container: c.optStr(t, 'container', `${f}.target`),
         port: c.int(t, 'port', `${f}.target`, 1, 65535, 8080),
         perNode: t.perNode === undefined ? undefined : c.bool(t, 'perNode', `${f}.target`, false),
@@ -250,22 +274,39 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     if (o.vpc !== undefined) {
       const vo = c.only(o.vpc, `${f}.vpc`, ['vpcId', 'subnetIds', 'securityGroupIds', 'availabilityZones', 'apiServerCidrs', 'endpoints']);
       const SG = /^sg-[0-9a-f]{8,17}$/;
-      const eo = vo.endpoints === undefined ? { mode: 'none' } : c.only(vo.endpoints, `${f}.vpc.endpoints`, ['mode', 'securityGroupIds', 'routeTableIds', 's3PrefixListId']);
+      const eo =
+        vo.endpoints === undefined
+          ? { mode: 'none' }
+          : c.only(vo.endpoints, `${f}.vpc.endpoints`, ['mode', 'securityGroupIds', 'routeTableIds', 's3PrefixListId']);
       let endpoints: EndpointsConfig;
       const PL = /^pl-[0-9a-f]{8,17}$/;
       const s3PrefixListId = c.optStr(eo, 's3PrefixListId', `${f}.vpc.endpoints`, PL, 'is not a prefix list id (pl-…)');
       if (eo.mode === 'none') endpoints = { mode: 'none' };
       else if (eo.mode === 'create') {
-        const routeTableIds = eo.routeTableIds === undefined ? undefined : c.strings(eo, 'routeTableIds', `${f}.vpc.endpoints`, 1, /^rtb-[0-9a-f]{8,17}$/, 'is not a route table id');
+        const routeTableIds =
+          eo.routeTableIds === undefined
+            ? undefined
+            : c.strings(eo, 'routeTableIds', `${f}.vpc.endpoints`, 1, /^rtb-[0-9a-f]{8,17}$/, 'is not a route table id');
         endpoints = { mode: 'create', routeTableIds, s3PrefixListId };
-      } else if (eo.mode === 'existing') endpoints = { mode: 'existing', securityGroupIds: c.strings(eo, 'securityGroupIds', `${f}.vpc.endpoints`, 1, SG, 'is not a security group id'), s3PrefixListId };
+      } else if (eo.mode === 'existing')
+        endpoints = {
+          mode: 'existing',
+          securityGroupIds: c.strings(eo, 'securityGroupIds', `${f}.vpc.endpoints`, 1, SG, 'is not a security group id'),
+          s3PrefixListId,
+        };
       else c.fail(`${f}.vpc.endpoints.mode`, 'must be "create", "existing" or "none"');
       vpc = {
         vpcId: c.str(vo, 'vpcId', `${f}.vpc`, /^vpc-[0-9a-f]{8,17}$/, 'is not a VPC id'),
         subnetIds: c.strings(vo, 'subnetIds', `${f}.vpc`, 1, /^subnet-[0-9a-f]{8,17}$/, 'is not a subnet id'),
         securityGroupIds: vo.securityGroupIds === undefined ? undefined : c.strings(vo, 'securityGroupIds', `${f}.vpc`, 1, SG, 'is not a security group id'),
-        availabilityZones: vo.availabilityZones === undefined ? undefined : c.strings(vo, 'availabilityZones', `${f}.vpc`, 1, /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'is not an availability zone'),
-        apiServerCidrs: vo.apiServerCidrs === undefined ? undefined : c.strings(vo, 'apiServerCidrs', `${f}.vpc`, 1, /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, 'is not an IPv4 CIDR'),
+        availabilityZones:
+          vo.availabilityZones === undefined
+            ? undefined
+            : c.strings(vo, 'availabilityZones', `${f}.vpc`, 1, /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/, 'is not an availability zone'),
+        apiServerCidrs:
+          vo.apiServerCidrs === undefined
+            ? undefined
+            : c.strings(vo, 'apiServerCidrs', `${f}.vpc`, 1, /^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, 'is not an IPv4 CIDR'),
         endpoints,
       };
     }
@@ -283,11 +324,18 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   const project = c.optStr(root, 'project', 'config', NAME, 'must be lower-case letters, digits and "-"') ?? 'kube-stream-probe';
   locations.forEach((l, i) => {
     const fn = `${project}-${l.name}`;
-    if (fn.length > MAX_FUNCTION_NAME_LENGTH) c.fail(`locations[${i}].name`, `"${l.name}" makes the function name ${fn} ${fn.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH} (shorten it or the project)`);
+    if (fn.length > MAX_FUNCTION_NAME_LENGTH)
+      c.fail(
+        `locations[${i}].name`,
+        `"${l.name}" makes the function name ${fn} ${fn.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH} (shorten it or the project)`,
+      );
     // An access entry is a resource of the cluster: it can only be created by the stack in the cluster's region.
     for (const cl of clusters.filter((x) => !l.clusters || l.clusters.includes(x.name))) {
       if (cl.auth.type === 'eks' && cl.auth.accessEntryGroup && (cl.auth.region ?? l.region) !== l.region) {
-        c.fail(`clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`, `needs the cluster in the location's region (${l.region}), not ${cl.auth.region}: create the access entry there with aws eks create-access-entry`);
+        c.fail(
+          `clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`,
+          `needs the cluster in the location's region (${l.region}), not ${cl.auth.region}: create the access entry there with aws eks create-access-entry`,
+        );
       }
     }
   });
@@ -303,14 +351,24 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
         c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
       }
       // Longer than a Lambda run allows: the schedule runs as an ECS Fargate task (in the location's VPC), up to TASK_MAX_HOLD_SECONDS.
-      if (s > TASK_MAX_HOLD_SECONDS) c.fail(`${f}.holds[${j}]`, `${h} is longer than ${TASK_MAX_HOLD_SECONDS}s, the task runner's limit (holds up to ${LAMBDA_MAX_HOLD_SECONDS}s run in Lambda, longer ones as an ECS task)`);
+      if (s > TASK_MAX_HOLD_SECONDS)
+        c.fail(
+          `${f}.holds[${j}]`,
+          `${h} is longer than ${TASK_MAX_HOLD_SECONDS}s, the task runner's limit (holds up to ${LAMBDA_MAX_HOLD_SECONDS}s run in Lambda, longer ones as an ECS task)`,
+        );
     });
     const keepalives = o.keepalives === undefined ? ['kubectl'] : c.oneOfEach(o, 'keepalives', f, KEEPALIVES);
     const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);
     return {
       name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-"'),
       expression: (() => {
-        const e = c.str(o, 'expression', f, /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/, 'must be rate(N minutes|hours|days) or cron(...)');
+        const e = c.str(
+          o,
+          'expression',
+          f,
+          /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/,
+          'must be rate(N minutes|hours|days) or cron(...)',
+        );
         scheduleIntervalSeconds(e, `${source}: ${f}.expression`); // a cron that cannot be alarmed on is refused here
         return e;
       })(),
@@ -376,7 +434,10 @@ export function runtimeConfigFor(config: ProbeConfig, location: LocationConfig):
 }
 
 export function parseRuntimeConfig(text: string | undefined): LocationRuntimeConfig {
-  if (!text) throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG is not set: the function was not deployed by the StreamProbe construct', { field: 'KSP_LOCATION_CONFIG' });
+  if (!text)
+    throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG is not set: the function was not deployed by the StreamProbe construct', {
+      field: 'KSP_LOCATION_CONFIG',
+    });
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -388,6 +449,13 @@ export function parseRuntimeConfig(text: string | undefined): LocationRuntimeCon
     throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG lacks location, region or clusters', { field: 'KSP_LOCATION_CONFIG' });
   }
   // Re-validate the clusters with the same rules as the config file.
-  const checked = parseProbeConfig({ clusters: o.clusters, locations: [{ name: o.location, account: '000000000000', region: o.region }], schedules: [{ name: 'x', expression: 'rate(1 hour)', holds: ['0s'] }] }, 'KSP_LOCATION_CONFIG');
+  const checked = parseProbeConfig(
+    {
+      clusters: o.clusters,
+      locations: [{ name: o.location, account: '000000000000', region: o.region }],
+      schedules: [{ name: 'x', expression: 'rate(1 hour)', holds: ['0s'] }],
+    },
+    'KSP_LOCATION_CONFIG',
+  );
   return { project: o.project ?? 'kube-stream-probe', location: o.location, region: o.region, clusters: checked.clusters };
 }

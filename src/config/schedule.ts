@@ -30,11 +30,19 @@ function field(text: string, min: number, max: number, names: readonly string[] 
     return n;
   };
   for (const part of text.split(',')) {
-    if (/[LW#]/i.test(part) && !names?.some((n) => part.toUpperCase().includes(n))) throw new Error(`${what}: "${part}" (L, W and # make the interval vary; use rate() or plain values)`);
+    if (/[LW#]/i.test(part) && !names?.some((n) => part.toUpperCase().includes(n)))
+      throw new Error(`${what}: "${part}" (L, W and # make the interval vary; use rate() or plain values)`);
     const [range, stepText] = part.split('/') as [string, string | undefined];
     const step = stepText === undefined ? 1 : Number(stepText);
     if (!Number.isInteger(step) || step < 1) throw new Error(`${what}: step "${stepText}" is not a positive whole number`);
-    const [lo, hi] = range === '*' ? [min, max] : range.includes('-') ? range.split('-').map(value) : stepText !== undefined ? [value(range), max] : [value(range), value(range)];
+    const [lo, hi] =
+      range === '*'
+        ? [min, max]
+        : range.includes('-')
+          ? range.split('-').map(value)
+          : stepText !== undefined
+            ? [value(range), max]
+            : [value(range), value(range)];
     if (lo! > hi!) throw new Error(`${what}: range "${range}" runs backwards`);
     for (let n = lo!; n <= hi!; n += step) out.add(n);
   }
@@ -129,7 +137,8 @@ export function alarmPeriodSeconds(intervalSeconds: number): number {
 
 /** CloudWatch's limits on an alarm: why it would be refused, or undefined. */
 export function alarmLimitProblem(periodSeconds: number, evaluationPeriods: number): string | undefined {
-  if (periodSeconds > MAX_ALARM_PERIOD_SECONDS) return `needs an alarm period of ${periodSeconds} s; CloudWatch allows at most one day (runs must be at most a day apart)`;
+  if (periodSeconds > MAX_ALARM_PERIOD_SECONDS)
+    return `needs an alarm period of ${periodSeconds} s; CloudWatch allows at most one day (runs must be at most a day apart)`;
   const range = periodSeconds * evaluationPeriods;
   const limit = periodSeconds < 3600 ? DAY : 7 * DAY;
   if (range > limit) {

@@ -35,7 +35,9 @@ export async function runExecPlugin(plugin: ExecPluginConfig, ctx: ResolvedConte
     kind: 'ExecCredential',
     spec: {
       interactive: false,
-      ...(plugin.provideClusterInfo ? { cluster: { server: ctx.cluster.server.toString().replace(/\/$/, ''), 'insecure-skip-tls-verify': ctx.cluster.insecureSkipTlsVerify } } : {}),
+      ...(plugin.provideClusterInfo
+        ? { cluster: { server: ctx.cluster.server.toString().replace(/\/$/, ''), 'insecure-skip-tls-verify': ctx.cluster.insecureSkipTlsVerify } }
+        : {}),
     },
   };
   const env: NodeJS.ProcessEnv = { ...opts.env, KUBERNETES_EXEC_INFO: JSON.stringify(execInfo) };
@@ -69,11 +71,15 @@ export async function runExecPlugin(plugin: ExecPluginConfig, ctx: ResolvedConte
   });
   if (error) {
     const hint = plugin.installHint ? ` ${plugin.installHint.trim().split('\n')[0]}` : '';
-    throw probeError('CREDENTIAL_PLUGIN', `${name} could not be started (${(error as NodeJS.ErrnoException).code ?? error.message}).${hint}`, { field: 'users.user.exec.command' });
+    throw probeError('CREDENTIAL_PLUGIN', `${name} could not be started (${(error as NodeJS.ErrnoException).code ?? error.message}).${hint}`, {
+      field: 'users.user.exec.command',
+    });
   }
   if (code !== 0) {
     const last = stderr.trim().split('\n').pop()?.slice(0, 200) ?? '';
-    throw probeError('CREDENTIAL_PLUGIN', `${name} failed with exit code ${code}${last ? `: ${opts.redactor.redact(last)}` : ''}`, { field: 'users.user.exec' });
+    throw probeError('CREDENTIAL_PLUGIN', `${name} failed with exit code ${code}${last ? `: ${opts.redactor.redact(last)}` : ''}`, {
+      field: 'users.user.exec',
+    });
   }
   let cred: { apiVersion?: string; kind?: string; status?: ExecCredentialStatus };
   try {
@@ -82,7 +88,11 @@ export async function runExecPlugin(plugin: ExecPluginConfig, ctx: ResolvedConte
     throw probeError('CREDENTIAL_PLUGIN', `${name} printed something that is not ExecCredential JSON`, { field: 'users.user.exec' });
   }
   if (cred?.kind !== 'ExecCredential' || cred.apiVersion !== plugin.apiVersion) {
-    throw probeError('CREDENTIAL_PLUGIN', `${name} printed kind "${String(cred?.kind)}" apiVersion "${String(cred?.apiVersion)}", expected ExecCredential ${plugin.apiVersion}`, { field: 'users.user.exec' });
+    throw probeError(
+      'CREDENTIAL_PLUGIN',
+      `${name} printed kind "${String(cred?.kind)}" apiVersion "${String(cred?.apiVersion)}", expected ExecCredential ${plugin.apiVersion}`,
+      { field: 'users.user.exec' },
+    );
   }
   const status = cred.status ?? {};
   if (!status.token && !(status.clientCertificateData && status.clientKeyData)) {
@@ -104,7 +114,11 @@ export async function connectionFor(ctx: ResolvedContext, opts: CredentialOption
     try {
       token = readFileSync(u.tokenFile, 'utf8').trim();
     } catch (err) {
-      throw probeError('KUBECONFIG_UNREADABLE', `${ctx.source}: users[${u.name}].user.tokenFile ${u.tokenFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: u.tokenFile });
+      throw probeError(
+        'KUBECONFIG_UNREADABLE',
+        `${ctx.source}: users[${u.name}].user.tokenFile ${u.tokenFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+        { file: u.tokenFile },
+      );
     }
   }
   if (!token && !cert && u.exec) {
@@ -137,7 +151,9 @@ export async function connectionFor(ctx: ResolvedContext, opts: CredentialOption
       serverName: ctx.cluster.tlsServerName,
     },
     // Go verifies an https:// proxy with the same TLS config as the cluster (its CA, its skip-verify).
-    proxy: proxy ? { url: proxy, tls: { ca: ctx.cluster.caPem ? [ctx.cluster.caPem] : undefined, insecureSkipVerify: ctx.cluster.insecureSkipTlsVerify } } : undefined,
+    proxy: proxy
+      ? { url: proxy, tls: { ca: ctx.cluster.caPem ? [ctx.cluster.caPem] : undefined, insecureSkipVerify: ctx.cluster.insecureSkipTlsVerify } }
+      : undefined,
     headers,
     userAgent: userAgent(),
   };

@@ -77,7 +77,10 @@ function readText(path: string, source: string, field: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw probeError('KUBECONFIG_UNREADABLE', `${source}: ${field} file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { file: path, field });
+    throw probeError('KUBECONFIG_UNREADABLE', `${source}: ${field} file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      file: path,
+      field,
+    });
   }
 }
 
@@ -111,7 +114,9 @@ function parseYaml(text: string, source: string): Obj {
     doc = YAML.parse(text);
   } catch (err) {
     const e = err as { linePos?: { line: number }[]; message: string };
-    throw probeError('KUBECONFIG_INVALID', `${source}: not valid YAML${e.linePos?.[0] ? ` (line ${e.linePos[0].line})` : ''}: ${e.message.split('\n')[0]}`, { file: source });
+    throw probeError('KUBECONFIG_INVALID', `${source}: not valid YAML${e.linePos?.[0] ? ` (line ${e.linePos[0].line})` : ''}: ${e.message.split('\n')[0]}`, {
+      file: source,
+    });
   }
   // An empty file is an empty kubeconfig (kubectl reads it so).
   if (doc === null || doc === undefined) return {};
@@ -149,7 +154,8 @@ function resolveDocument(doc: Obj, source: string, dir: string, contextOverride?
     } catch {
       fail(source, `${cf}.proxy-url`, 'is not a URL');
     }
-    if (!['http:', 'https:', 'socks5:', 'socks5h:'].includes(proxyUrl.protocol)) fail(source, `${cf}.proxy-url`, `scheme ${proxyUrl.protocol} is not http, https or socks5`);
+    if (!['http:', 'https:', 'socks5:', 'socks5h:'].includes(proxyUrl.protocol))
+      fail(source, `${cf}.proxy-url`, `scheme ${proxyUrl.protocol} is not http, https or socks5`);
   }
   const insecure = bool(c, 'insecure-skip-tls-verify', source, cf);
   const caPem = pem(c, 'certificate-authority', dir, source, cf);
@@ -177,7 +183,8 @@ function resolveDocument(doc: Obj, source: string, dir: string, contextOverride?
       username: str(u, 'username', source, uf),
       password: str(u, 'password', source, uf),
     };
-    if ((user.clientCertPem === undefined) !== (user.clientKeyPem === undefined)) fail(source, uf, 'has a client certificate without a key, or a key without a certificate');
+    if ((user.clientCertPem === undefined) !== (user.clientKeyPem === undefined))
+      fail(source, uf, 'has a client certificate without a key, or a key without a certificate');
   }
   const namespace = namespaceOverride ?? str(ctx, 'namespace', source, `contexts[${contextName}].context`) ?? 'default';
   return { contextName, namespace, cluster, user, source };
@@ -194,7 +201,8 @@ function parseExec(v: unknown, source: string, field: string): ExecPluginConfig 
   const args = v.args ?? [];
   if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) fail(source, `${field}.args`, 'must be a list of strings');
   const env = v.env ?? [];
-  if (!Array.isArray(env) || !env.every((e) => isObj(e) && typeof e.name === 'string' && typeof e.value === 'string')) fail(source, `${field}.env`, 'must be a list of {name, value} strings');
+  if (!Array.isArray(env) || !env.every((e) => isObj(e) && typeof e.name === 'string' && typeof e.value === 'string'))
+    fail(source, `${field}.env`, 'must be a list of {name, value} strings');
   return {
     apiVersion,
     command,
@@ -215,7 +223,10 @@ export function kubeconfigPaths(explicit: string | undefined, env: NodeJS.Proces
 }
 
 /** The fields of a kubeconfig that name files, resolved against the file that defines them. */
-const PATH_FIELDS: Readonly<Record<string, readonly string[]>> = { clusters: ['certificate-authority'], users: ['client-certificate', 'client-key', 'tokenFile'] };
+const PATH_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  clusters: ['certificate-authority'],
+  users: ['client-certificate', 'client-key', 'tokenFile'],
+};
 
 /**
  * Merges kubeconfig documents as kubectl does (client-go clientcmd, loader.go `Load`): the first file to
@@ -226,7 +237,8 @@ const PATH_FIELDS: Readonly<Record<string, readonly string[]>> = { clusters: ['c
 export function mergeKubeconfigs(docs: readonly { readonly doc: Obj; readonly path: string }[]): Obj {
   const merged: Obj = { clusters: [], users: [], contexts: [] };
   for (const { doc, path } of docs) {
-    if (merged['current-context'] === undefined && typeof doc['current-context'] === 'string' && doc['current-context']) merged['current-context'] = doc['current-context'];
+    if (merged['current-context'] === undefined && typeof doc['current-context'] === 'string' && doc['current-context'])
+      merged['current-context'] = doc['current-context'];
     for (const list of ['clusters', 'users', 'contexts'] as const) {
       const entries = doc[list];
       if (entries === undefined || entries === null) continue;
@@ -311,7 +323,9 @@ export function loadKubeconfigFor(explicit: string | undefined, env: NodeJS.Proc
     const inCluster = isExplicit ? undefined : inClusterContext(env, options.namespace, options.serviceAccountDir);
     if (inCluster) return inCluster;
     const where = paths.length ? paths.join(delimiter) : 'no --kubeconfig, no $KUBECONFIG and no $HOME';
-    throw probeError('KUBECONFIG_UNREADABLE', `no kubeconfig found (${where}) and not in a pod (no KUBERNETES_SERVICE_HOST with a service account token)`, { file: paths[0] });
+    throw probeError('KUBECONFIG_UNREADABLE', `no kubeconfig found (${where}) and not in a pod (no KUBERNETES_SERVICE_HOST with a service account token)`, {
+      file: paths[0],
+    });
   }
   if (docs.length === 1) return resolveDocument(docs[0]!.doc, docs[0]!.path, dirname(docs[0]!.path), options.context, options.namespace);
   const source = `KUBECONFIG ${docs.map((d) => d.path).join(delimiter)}`;

@@ -23,7 +23,10 @@ function ipv4ToInt(ip: string): number {
 /** Go httpproxy NO_PROXY: "*", host suffixes ("example.com", ".example.com"), IPs, CIDRs, optional :port. */
 export function noProxyMatches(noProxy: string, host: string, port: number): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  for (const raw of noProxy.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+  for (const raw of noProxy
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)) {
     if (raw === '*') return true;
     const cidr = /^([\d.]+)\/(\d+)$/.exec(raw);
     if (cidr && net.isIPv4(h)) {

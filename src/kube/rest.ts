@@ -81,7 +81,13 @@ export class RestClient {
     });
   }
 
-  async request(method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = DEFAULT_REST_TIMEOUT_MS, options: RequestOptions = {}): Promise<RestResponse> {
+  async request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    timeoutMs = DEFAULT_REST_TIMEOUT_MS,
+    options: RequestOptions = {},
+  ): Promise<RestResponse> {
     const c = this.config;
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string> = { host: c.server.host, accept: options.accept ?? 'application/json', ...(c.headers ?? {}) };
@@ -94,12 +100,28 @@ export class RestClient {
     const relative = requestPath(c.server, path);
     const requestTarget = this.absolute ? `${c.server.protocol}//${c.server.host}${relative}` : relative;
     const conn = c.wireLog ? nextConnectionNumber() : 0;
-    c.wireLog?.({ kind: 'request', conn, what: 'API request', method, url: `${c.server.protocol}//${c.server.host}${relative}`, headers: Object.entries(headers) });
+    c.wireLog?.({
+      kind: 'request',
+      conn,
+      what: 'API request',
+      method,
+      url: `${c.server.protocol}//${c.server.host}${relative}`,
+      headers: Object.entries(headers),
+    });
     try {
       const res = await apiRequest.call(this.pool, { method, path: requestTarget, headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
       if (c.wireLog) {
-        const replyHeaders = Object.entries(res.headers).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : v === undefined ? [] : [[k, String(v)] as [string, string]]));
-        c.wireLog({ kind: 'response', conn, what: 'API request', status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: replyHeaders });
+        const replyHeaders = Object.entries(res.headers).flatMap(([k, v]) =>
+          Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : v === undefined ? [] : [[k, String(v)] as [string, string]],
+        );
+        c.wireLog({
+          kind: 'response',
+          conn,
+          what: 'API request',
+          status: res.statusCode,
+          statusText: STATUS_CODES[res.statusCode] ?? '',
+          headers: replyHeaders,
+        });
       }
       const text = await res.body.text();
       let parsed: unknown;
@@ -110,13 +132,23 @@ export class RestClient {
       }
       const contentType = res.headers['content-type'];
       const kubeStatus = parseKubeStatus(text, typeof contentType === 'string' ? contentType : undefined);
-      return { status: res.statusCode, body: parsed, text: text.slice(0, 2000), ...(kubeStatus ? { kubeStatus } : {}), ...(options.fullText ? { fullText: text } : {}) };
+      return {
+        status: res.statusCode,
+        body: parsed,
+        text: text.slice(0, 2000),
+        ...(kubeStatus ? { kubeStatus } : {}),
+        ...(options.fullText ? { fullText: text } : {}),
+      };
     } catch (err) {
       // A dial failure keeps its own code and context (DIAL_TLS, DIAL_PROXY…): it says more than "the request failed".
       if (isProbeError(err)) throw err;
       const code = errorCodeOf(err);
       const timedOut = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
-      const why = timedOut ? `no answer within ${timeoutMs} ms` : code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? `the answer is larger than ${MAX_REST_BODY_BYTES} bytes` : errorMessage(err);
+      const why = timedOut
+        ? `no answer within ${timeoutMs} ms`
+        : code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE'
+          ? `the answer is larger than ${MAX_REST_BODY_BYTES} bytes`
+          : errorMessage(err);
       throw probeError('REST_FAILED', `${method} ${path}: ${why}`, { method, path, ...(timedOut ? { timeoutMs } : {}) }, err);
     }
   }

@@ -31,5 +31,8 @@ export function redactCredentialForms(text: string): string {
     .replace(/k8s-aws-v1\.[A-Za-z0-9_-]+/g, 'k8s-aws-v1.[REDACTED]')
     .replace(/\b(X-Amz-(?:Signature|Credential|Security-Token))=[^&\s"']+/gi, '$1=[REDACTED]')
     .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"']+:)[^\s/@"']+@/gi, '$1[REDACTED]@')
-    .replace(/\b((?:access|refresh|id|session|auth|bearer|api|client)?[_-]?(?:token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|client[_-]?secret))(["']?\s*[=:]\s*["']?)(?![^\s"'&,;]*\[REDACTED)[^\s"'&,;]{4,}/gi, '$1$2[REDACTED]');
+    .replace(
+      /\b((?:access|refresh|id|session|auth|bearer|api|client)?[_-]?(?:token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|client[_-]?secret))(["']?\s*[=:]\s*["']?)(?![^\s"'&,;]*\[REDACTED)[^\s"'&,;]{4,}/gi,
+      '$1$2[REDACTED]',
+    );
 }

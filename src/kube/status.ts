@@ -1,19 +1,6 @@
-/**
- * A Kubernetes metav1.Status, as far as the probe reads it: the API server
- * answers every refusal with one, so a refusal whose body is a Status came
- * from the API server and one without came from a hop.
- */
-export interface KubeStatus {
-  readonly status?: string;
-  readonly message?: string;
-  readonly reason?: string;
-  readonly code?: number;
-  readonly details?: {
-    readonly name?: string;
-    readonly kind?: string;
-    readonly causes?: readonly { readonly reason?: string; readonly message?: string }[];
-  };
-}
+import type { KubeStatus } from '../wire-types.js';
+
+export type { KubeStatus } from '../wire-types.js';
 
 /** The body as a Status, or undefined when it is not one (not JSON, or not kind Status). */
 export function parseKubeStatus(body: Buffer | string, contentType: string | undefined): KubeStatus | undefined {

@@ -16,7 +16,10 @@ function perRegion<C>(create: (region: string) => Promise<C>): (region: string) 
       if (!c) clients.set(region, (c = create(region)));
       return c;
     };
-    return { send: ((command: never, options?: never) => get().then((c) => (c as unknown as { send: (a: never, b?: never) => unknown }).send(command, options))) as never };
+    return {
+      send: ((command: never, options?: never) =>
+        get().then((c) => (c as unknown as { send: (a: never, b?: never) => unknown }).send(command, options))) as never,
+    };
   };
 }
 

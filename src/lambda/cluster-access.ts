@@ -49,7 +49,13 @@ const LAMBDA_TIMEOUTS = LAMBDA_CONNECTION_TIMEOUTS;
  * The connection to one cluster. Every AWS call goes to the region the resource lives in, and takes
  * `signal` (the invocation's credential budget), so a black-holed endpoint cannot hold the run.
  */
-export async function connectionForCluster(cluster: ClusterConfig, locationRegion: string, deps: AccessDeps, cache: AccessCache, signal?: AbortSignal): Promise<ConnectionConfig> {
+export async function connectionForCluster(
+  cluster: ClusterConfig,
+  locationRegion: string,
+  deps: AccessDeps,
+  cache: AccessCache,
+  signal?: AbortSignal,
+): Promise<ConnectionConfig> {
   const server = new URL(cluster.endpoint);
   const now = deps.now ?? Date.now;
   if (cluster.auth.type === 'eks') {
@@ -61,7 +67,10 @@ export async function connectionForCluster(cluster: ClusterConfig, locationRegio
       const { DescribeClusterCommand } = await import('@aws-sdk/client-eks');
       const out = await deps.eksIn(region).send(new DescribeClusterCommand({ name: auth.clusterName }), { abortSignal: signal });
       const data = out.cluster?.certificateAuthority?.data;
-      if (!data) throw probeError('CONFIG_INVALID', `eks:DescribeCluster ${auth.clusterName} in ${region} returned no certificate authority`, { field: 'clusters.auth.clusterName' });
+      if (!data)
+        throw probeError('CONFIG_INVALID', `eks:DescribeCluster ${auth.clusterName} in ${region} returned no certificate authority`, {
+          field: 'clusters.auth.clusterName',
+        });
       ca = Buffer.from(data, 'base64').toString('utf8');
       cache.cas.set(key, ca);
     }
@@ -90,7 +99,11 @@ async function fromSecret(value: string, arn: string, server: URL, cluster: Clus
   }
   if (parsed?.kubeconfig) {
     const ctx = parseKubeconfig(parsed.kubeconfig, `secret ${arn}`);
-    if (ctx.user.exec) throw probeError('KUBECONFIG_INVALID', `secret ${arn}: exec credential plugins cannot run in the Lambda; store a token or use auth type "eks"`, { file: `secret ${arn}`, field: 'users.user.exec' });
+    if (ctx.user.exec)
+      throw probeError('KUBECONFIG_INVALID', `secret ${arn}: exec credential plugins cannot run in the Lambda; store a token or use auth type "eks"`, {
+        file: `secret ${arn}`,
+        field: 'users.user.exec',
+      });
     const conn = await connectionFor(ctx, { env: {}, redactor: deps.redactor });
     return { ...conn, server, userAgent: userAgent('lambda'), ...LAMBDA_TIMEOUTS };
   }
@@ -105,5 +118,7 @@ async function fromSecret(value: string, arn: string, server: URL, cluster: Clus
       ...LAMBDA_TIMEOUTS,
     };
   }
-  throw probeError('CONFIG_INVALID', `secret ${arn} must hold {"token": …, "caData"?: …}, {"kubeconfig": …} or a kubeconfig`, { field: 'clusters.auth.secretArn' });
+  throw probeError('CONFIG_INVALID', `secret ${arn} must hold {"token": …, "caData"?: …}, {"kubeconfig": …} or a kubeconfig`, {
+    field: 'clusters.auth.secretArn',
+  });
 }

@@ -1,6 +1,16 @@
 /** The Lambda event: optional overrides of the configured plan, validated with field names. */
 import { probeError } from '../errors.js';
-import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, parseHolds, parseSelection, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
+import {
+  DEFAULT_MATRIX,
+  KEEPALIVES,
+  OPERATIONS,
+  TRANSPORTS,
+  parseHolds,
+  parseSelection,
+  type KeepaliveMode,
+  type Operation,
+  type Transport,
+} from '../vocabulary.js';
 
 export interface ProbeEvent {
   readonly schedule?: string;
@@ -18,7 +28,8 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
   if (typeof o !== 'object' || Array.isArray(o)) throw probeError('CONFIG_INVALID', 'the event must be a JSON object (or empty)', { field: 'event' });
   const e = o as Record<string, unknown>;
   const known = new Set(['schedule', 'clusters', 'operations', 'transports', 'keepalives', 'holds']);
-  for (const k of Object.keys(e)) if (!known.has(k)) throw probeError('CONFIG_INVALID', `event.${k} is not a known field (${[...known].join(', ')})`, { field: `event.${k}` });
+  for (const k of Object.keys(e))
+    if (!known.has(k)) throw probeError('CONFIG_INVALID', `event.${k} is not a known field (${[...known].join(', ')})`, { field: `event.${k}` });
   const listOf = (key: string): readonly unknown[] | undefined => {
     const v = e[key];
     if (v === undefined) return undefined;
@@ -34,8 +45,10 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
     throw probeError('CONFIG_INVALID', 'event.clusters must be a list of cluster names', { field: 'event.clusters' });
   }
   // An empty list would probe nothing and answer ok: leave the field out to probe every configured cluster.
-  if (Array.isArray(e.clusters) && e.clusters.length === 0) throw probeError('CONFIG_INVALID', 'event.clusters is empty: name at least one cluster, or leave it out to probe them all', { field: 'event.clusters' });
-  if (e.schedule !== undefined && typeof e.schedule !== 'string') throw probeError('CONFIG_INVALID', 'event.schedule must be a string', { field: 'event.schedule' });
+  if (Array.isArray(e.clusters) && e.clusters.length === 0)
+    throw probeError('CONFIG_INVALID', 'event.clusters is empty: name at least one cluster, or leave it out to probe them all', { field: 'event.clusters' });
+  if (e.schedule !== undefined && typeof e.schedule !== 'string')
+    throw probeError('CONFIG_INVALID', 'event.schedule must be a string', { field: 'event.schedule' });
   return {
     schedule: e.schedule as string | undefined,
     clusters: e.clusters as string[] | undefined,

@@ -10,7 +10,8 @@ import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
 import { errorCodeOf, errorMessage, isProbeError, probeError } from '../errors.js';
 import { SecretRedactor } from '../kube/secrets.js';
-import { publishCloudWatch, type PublishOutcome } from '../metrics/cloudwatch.js';
+import { publishCloudWatch } from '../metrics/cloudwatch.js';
+import type { LocationSummary, RefusedHold } from '../metrics/location-summary.js';
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
@@ -21,7 +22,6 @@ import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-ac
 import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs } from '../config/lambda-limits.js';
 import { parseProbeEvent, type ProbeEvent } from './event.js';
 
-
 export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
   /** CloudWatch in the location's region, where its metrics and alarms are. */
   readonly cloudwatch: Pick<CloudWatchClient, 'send'>;
@@ -30,53 +30,65 @@ export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
   readonly runPlan?: typeof runPlan;
 }
 
-export interface RefusedHold {
-  readonly holdSeconds: number;
-  readonly reason: string;
-}
-
-export interface LocationSummary {
-  readonly ok: boolean;
-  readonly location: string;
-  readonly schedule?: string;
-  readonly reports: ProbeReport[];
-  readonly refused: RefusedHold[];
-  readonly publish?: PublishOutcome;
-  /** Per-node probing, for clusters whose target says perNode. */
-  readonly perNode?: PerNodeReport[];
-  readonly error?: { readonly code: string; readonly message: string };
-}
+export type { LocationSummary, RefusedHold } from '../metrics/location-summary.js';
 
 /** Per-node targets probed at once by the Lambda (one wave: more would not fit its time budget). */
 export const LAMBDA_MAX_NODES = 16;
 
 /** An AWS call cut off by the credential budget, said as such. */
 function budgetExceeded(err: unknown): Error {
-  return probeError('DEADLINE', `the AWS calls for credentials took longer than their ${ACCESS_BUDGET_MS / 1000} s budget (${errorMessage(err)}); is the endpoint reachable from this VPC?`, { deadlineMs: ACCESS_BUDGET_MS }, err);
+  return probeError(
+    'DEADLINE',
+    `the AWS calls for credentials took longer than their ${ACCESS_BUDGET_MS / 1000} s budget (${errorMessage(err)}); is the endpoint reachable from this VPC?`,
+    { deadlineMs: ACCESS_BUDGET_MS },
+    err,
+  );
 }
 
 /** A cluster whose credentials could not be fetched: not measured, said so, and published as ProbeError. */
 function credentialFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
-  return notMeasuredReport(cluster, location, event, holds, {
-    code: 'credentials',
-    summary: `Could not get credentials for ${cluster.name} (${errorCodeOf(err, 'CONFIG_INVALID')}): ${errorMessage(err)}`,
-    check:
-      cluster.auth.type === 'eks'
-        ? `Check eks:DescribeCluster on ${cluster.auth.clusterName} and the function role's access entry.`
-        : `Check the secret ${cluster.auth.secretArn} exists in its region and the function role may read it (secretsmanager:GetSecretValue, kms:Decrypt for a customer key).`,
-  }, 'not reached: credentials failed');
+  return notMeasuredReport(
+    cluster,
+    location,
+    event,
+    holds,
+    {
+      code: 'credentials',
+      summary: `Could not get credentials for ${cluster.name} (${errorCodeOf(err, 'CONFIG_INVALID')}): ${errorMessage(err)}`,
+      check:
+        cluster.auth.type === 'eks'
+          ? `Check eks:DescribeCluster on ${cluster.auth.clusterName} and the function role's access entry.`
+          : `Check the secret ${cluster.auth.secretArn} exists in its region and the function role may read it (secretsmanager:GetSecretValue, kms:Decrypt for a customer key).`,
+    },
+    'not reached: credentials failed',
+  );
 }
 
 /** A cluster whose probing failed in the probe itself: that cluster is not measured; the others still publish. */
 function probeFailure(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], err: unknown): ProbeReport {
-  return notMeasuredReport(cluster, location, event, holds, {
-    code: 'probe-failed',
-    summary: `The probe itself failed while probing ${cluster.name} (${errorCodeOf(err, 'INTERNAL')}): ${errorMessage(err)}`,
-    check: 'Not a finding about the path: the other clusters of this run were measured and published. Look for this error in the function\'s log and report it.',
-  }, 'not measured: the probe failed');
+  return notMeasuredReport(
+    cluster,
+    location,
+    event,
+    holds,
+    {
+      code: 'probe-failed',
+      summary: `The probe itself failed while probing ${cluster.name} (${errorCodeOf(err, 'INTERNAL')}): ${errorMessage(err)}`,
+      check:
+        "Not a finding about the path: the other clusters of this run were measured and published. Look for this error in the function's log and report it.",
+    },
+    'not measured: the probe failed',
+  );
 }
 
-function notMeasuredReport(cluster: ClusterConfig, location: string, event: ProbeEvent, holds: readonly number[], why: Diagnosis, versionError: string): ProbeReport {
+function notMeasuredReport(
+  cluster: ClusterConfig,
+  location: string,
+  event: ProbeEvent,
+  holds: readonly number[],
+  why: Diagnosis,
+  versionError: string,
+): ProbeReport {
   const specs = expandPlan({ operations: event.operations, transports: event.transports, keepalives: event.keepalives, holdsSeconds: holds });
   return {
     probeVersion: VERSION,
@@ -93,7 +105,13 @@ function notMeasuredReport(cluster: ClusterConfig, location: string, event: Prob
   };
 }
 
-export async function runLocation(rawEvent: unknown, remainingMs: () => number, config: LocationRuntimeConfig, deps: LambdaDeps, cache: AccessCache): Promise<LocationSummary> {
+export async function runLocation(
+  rawEvent: unknown,
+  remainingMs: () => number,
+  config: LocationRuntimeConfig,
+  deps: LambdaDeps,
+  cache: AccessCache,
+): Promise<LocationSummary> {
   const t0 = performance.now();
   const deadline = t0 + remainingMs() - SAFETY_MARGIN_MS;
   const redactor = new SecretRedactor();
@@ -119,7 +137,11 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   for (const h of event.holdsSeconds) {
     const needs = lambdaSessionMs(h);
     if (needs <= sessionBudgetMs) holds.push(h);
-    else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing` });
+    else
+      refused.push({
+        holdSeconds: h,
+        reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`,
+      });
   }
   // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
   const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
@@ -157,8 +179,26 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
     (holds.length === 0 ? [] : clusters).map((cluster) =>
       probeCluster(cluster).catch((thrown: unknown) => {
         // A typed error keeps its code; anything else is a bug of ours, INTERNAL, with what it was.
-        const err = isProbeError(thrown) ? thrown : probeError('INTERNAL', `${thrown instanceof Error ? `${thrown.name}: ` : ''}${errorMessage(thrown)}`, { where: `probing cluster ${cluster.name}` }, thrown);
-        deps.log(redactor.redact(JSON.stringify({ level: 'error', msg: 'cluster probe failed', location: config.location, cluster: cluster.name, code: err.code, error: err.message })));
+        const err = isProbeError(thrown)
+          ? thrown
+          : probeError(
+              'INTERNAL',
+              `${thrown instanceof Error ? `${thrown.name}: ` : ''}${errorMessage(thrown)}`,
+              { where: `probing cluster ${cluster.name}` },
+              thrown,
+            );
+        deps.log(
+          redactor.redact(
+            JSON.stringify({
+              level: 'error',
+              msg: 'cluster probe failed',
+              location: config.location,
+              cluster: cluster.name,
+              code: err.code,
+              error: err.message,
+            }),
+          ),
+        );
         return probeFailure(cluster, config.location, event, holds, err);
       }),
     ),
@@ -174,7 +214,9 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
           location: config.location,
           cluster: p.cluster,
           nodes: p.nodes.length,
-          failing: p.summary.filter((s) => s.failing.length).map((s) => ({ operation: s.operation, transport: s.transport, nodes: s.failing.map((f) => `${f.node}: ${f.class}`) })),
+          failing: p.summary
+            .filter((s) => s.failing.length)
+            .map((s) => ({ operation: s.operation, transport: s.transport, nodes: s.failing.map((f) => `${f.node}: ${f.class}`) })),
           summary: p.summary.map((s) => s.text),
           ...(p.skippedNodes ? { skippedNodes: p.skippedNodes } : {}),
           ...(p.error ? { error: p.error } : {}),
@@ -187,7 +229,15 @@ export async function runLocation(rawEvent: unknown, remainingMs: () => number, 
   const publish = datums.length
     ? await publishCloudWatch(datums, { client: deps.cloudwatch, deadline: publishDeadline, log: deps.log, location: config.location })
     : undefined;
-  const summary: LocationSummary = { ok: true, location: config.location, schedule: event.schedule, reports, refused, publish, ...(perNodeReports.length ? { perNode: perNodeReports } : {}) };
+  const summary: LocationSummary = {
+    ok: true,
+    location: config.location,
+    schedule: event.schedule,
+    reports,
+    refused,
+    publish,
+    ...(perNodeReports.length ? { perNode: perNodeReports } : {}),
+  };
   // One line per verdict, for the dashboard's Logs Insights table (infra/dashboard.ts LATEST_VERDICTS_QUERY), never a secret.
   for (const r of reports) for (const line of verdictLogLines(r, config.location, event.schedule)) deps.log(redactor.redact(JSON.stringify(line)));
   // One line per invocation for the logs: the verdicts, never a secret.

@@ -41,10 +41,23 @@ export const METRICS = {
     dimensions: BASE,
     description: "the path's measured idle timeout: seconds with no byte moving before a session without pings was cut",
   },
-  SilentFallback: { unit: 'None', dimensions: [Dim.Location, Dim.Cluster, Dim.Operation], description: "today's kubectl (1.31-1.37) works only because it falls back to SPDY (0/1): a hop refuses WebSocket, which WebSocket-only clients cannot survive and which from kubectl 1.38 (KEP-4006 GA) can no longer be worked around by forcing SPDY" },
-  NodesProbed: { unit: 'Count', dimensions: BASE, description: 'per-node probing: nodes whose target was probed (no Node dimension: node names go to the log)' },
+  SilentFallback: {
+    unit: 'None',
+    dimensions: [Dim.Location, Dim.Cluster, Dim.Operation],
+    description:
+      "today's kubectl (1.31-1.37) works only because it falls back to SPDY (0/1): a hop refuses WebSocket, which WebSocket-only clients cannot survive and which from kubectl 1.38 (KEP-4006 GA) can no longer be worked around by forcing SPDY",
+  },
+  NodesProbed: {
+    unit: 'Count',
+    dimensions: BASE,
+    description: 'per-node probing: nodes whose target was probed (no Node dimension: node names go to the log)',
+  },
   NodesFailing: { unit: 'Count', dimensions: BASE, description: 'per-node probing: nodes where this operation over this transport failed' },
-  ProbeError: { unit: 'None', dimensions: [Dim.Location, Dim.Cluster], description: 'the probe could not measure part of this cluster (credentials, target, port): 1, else 0' },
+  ProbeError: {
+    unit: 'None',
+    dimensions: [Dim.Location, Dim.Cluster],
+    description: 'the probe could not measure part of this cluster (credentials, target, port): 1, else 0',
+  },
   PublishFailures: { unit: 'Count', dimensions: [Dim.Location], description: 'PutMetricData failed and the metrics went to EMF instead' },
 } as const satisfies Record<string, MetricSpec>;
 

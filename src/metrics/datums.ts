@@ -33,7 +33,8 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
   const base = { Location: report.location, Cluster: report.cluster };
   // Interrupted sessions say nothing about the path either.
   const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured' || v.verdict === 'interrupted');
-  const measured = (r: SessionResult) => !notMeasured.some((v) => v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds);
+  const measured = (r: SessionResult) =>
+    !notMeasured.some((v) => v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds);
   out.push(datum('ProbeError', base, report.verdicts.some((v) => v.verdict === 'not-measured') ? 1 : 0, timestamp));
   for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };

@@ -35,12 +35,8 @@ export interface DialTarget {
   readonly proxy?: ProxySettings;
 }
 
-export interface DialPhases {
-  dnsMs?: number;
-  tcpMs?: number;
-  proxyMs?: number;
-  tlsMs?: number;
-}
+export type { DialPhases } from '../wire-types.js';
+import type { DialPhases } from '../wire-types.js';
 
 export interface Dialed {
   readonly socket: net.Socket;
@@ -84,7 +80,12 @@ async function resolve(host: string, phases: DialPhases): Promise<string> {
     phases.dnsMs = since(t0);
     return address;
   } catch (err) {
-    throw probeError('DIAL_DNS', `DNS lookup of ${host} failed: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, { host, phases: { ...phases }, errno: (err as NodeJS.ErrnoException).code }, err);
+    throw probeError(
+      'DIAL_DNS',
+      `DNS lookup of ${host} failed: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      { host, phases: { ...phases }, errno: (err as NodeJS.ErrnoException).code },
+      err,
+    );
   }
 }
 
@@ -100,7 +101,9 @@ function tcpConnect(address: string, port: number, host: string, phases: DialPha
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
       const code: ErrorCode = err.code === 'ECONNREFUSED' ? 'DIAL_REFUSED' : err.code === 'ETIMEDOUT' ? 'DIAL_TIMEOUT' : 'DIAL_FAILED';
-      reject(probeError(code, `TCP connect to ${host}:${port} failed: ${err.code ?? err.message}`, { host, port, phases: { ...phases }, errno: err.code }, err));
+      reject(
+        probeError(code, `TCP connect to ${host}:${port} failed: ${err.code ?? err.message}`, { host, port, phases: { ...phases }, errno: err.code }, err),
+      );
     });
   });
 }
@@ -143,7 +146,13 @@ function goHostnameError(name: string, cert: tls.PeerCertificate): string | unde
  * which name was checked and what the certificate holds.
  * Its duration goes to `phases.tlsMs` when `phases` is given.
  */
-export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings | undefined, phases?: DialPhases, peer: TlsPeer = 'server'): Promise<tls.TLSSocket> {
+export function tlsWrap(
+  socket: net.Socket,
+  host: string,
+  settings: TlsSettings | undefined,
+  phases?: DialPhases,
+  peer: TlsPeer = 'server',
+): Promise<tls.TLSSocket> {
   const t0 = performance.now();
   const checkedName = settings?.serverName ?? host;
   const sni = net.isIP(checkedName) ? undefined : checkedName;
@@ -174,22 +183,31 @@ export function tlsWrap(socket: net.Socket, host: string, settings: TlsSettings 
         const names = certificateNames(cert);
         if (!s.authorized) {
           const why = String(s.authorizationError ?? 'not trusted');
-          return fail(`TLS: ${whose} certificate is not trusted (${why}): it was issued by ${issuerOf(cert)}, not by a certificate authority the kubeconfig trusts; it holds ${names}`, {
-            untrusted: true,
-            certificateNames: names,
-            issuer: issuerOf(cert),
-            errno: why,
-          });
+          return fail(
+            `TLS: ${whose} certificate is not trusted (${why}): it was issued by ${issuerOf(cert)}, not by a certificate authority the kubeconfig trusts; it holds ${names}`,
+            {
+              untrusted: true,
+              certificateNames: names,
+              issuer: issuerOf(cert),
+              errno: why,
+            },
+          );
         }
         const nameError = goHostnameError(checkedName, cert);
         if (nameError) {
           const via = settings?.serverName ? ' (tls-server-name)' : '';
-          return fail(`TLS: ${whose} certificate was checked against ${checkedName}${via}, but ${nameError}; it holds ${names}`, { certificateNames: names, issuer: issuerOf(cert), errno: 'ERR_TLS_CERT_ALTNAME_INVALID' });
+          return fail(`TLS: ${whose} certificate was checked against ${checkedName}${via}, but ${nameError}; it holds ${names}`, {
+            certificateNames: names,
+            issuer: issuerOf(cert),
+            errno: 'ERR_TLS_CERT_ALTNAME_INVALID',
+          });
         }
       }
       resolvePromise(s);
     });
-    s.once('error', (err: NodeJS.ErrnoException) => fail(`TLS handshake with ${checkedName} failed: ${err.code ?? ''} ${err.message}`.trim(), { errno: err.code }, err));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      fail(`TLS handshake with ${checkedName} failed: ${err.code ?? ''} ${err.message}`.trim(), { errno: err.code }, err),
+    );
   });
 }
 
@@ -237,7 +255,15 @@ export const dial: Dialer = async (target, options) => {
   })();
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(probeError('DIAL_TIMEOUT', `connecting to ${host}:${port} took longer than ${options.timeoutMs} ms`, { host, port, phases: { ...phases }, timeoutMs: options.timeoutMs })),
+      () =>
+        reject(
+          probeError('DIAL_TIMEOUT', `connecting to ${host}:${port} took longer than ${options.timeoutMs} ms`, {
+            host,
+            port,
+            phases: { ...phases },
+            timeoutMs: options.timeoutMs,
+          }),
+        ),
       options.timeoutMs,
     );
   });
@@ -245,7 +271,10 @@ export const dial: Dialer = async (target, options) => {
     return await Promise.race([work, timeout]);
   } catch (err) {
     for (const s of sockets) s.destroy();
-    work.then((d) => d.socket.destroy(), () => undefined);
+    work.then(
+      (d) => d.socket.destroy(),
+      () => undefined,
+    );
     throw err;
   } finally {
     clearTimeout(timer);

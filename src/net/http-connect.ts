@@ -26,7 +26,13 @@ export async function connectViaHttpProxy(socket: Socket, proxy: URL, host: stri
     const bodyPrefix = printable(await readSome(socket, Number(headers.get('content-length') ?? REFUSAL_BODY_KEEP), REFUSAL_BODY_WAIT_MS), REFUSAL_BODY_KEEP);
     const server = headers.get('server')?.slice(0, 80);
     const via = headers.get('via')?.slice(0, 120);
-    throw probeError('DIAL_PROXY', `proxy ${proxy.host} refused CONNECT to ${authority}: "${statusLine.trim()}"${server ? ` (Server: ${server})` : ''}`, { ...context, status, server, via, bodyPrefix });
+    throw probeError('DIAL_PROXY', `proxy ${proxy.host} refused CONNECT to ${authority}: "${statusLine.trim()}"${server ? ` (Server: ${server})` : ''}`, {
+      ...context,
+      status,
+      server,
+      via,
+      bodyPrefix,
+    });
   }
 }
 

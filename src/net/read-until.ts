@@ -72,5 +72,10 @@ export function httpHeadLength(buf: Buffer): number | undefined {
 
 /** Printable first bytes of a peer's reply, for error messages (never secrets: these are the peer's bytes). */
 export function printable(buf: Buffer, max = 120): string {
-  return buf.subarray(0, max).toString('latin1').replace(/[^\x20-\x7e]/g, '.') + (buf.length > max ? '…' : '');
+  return (
+    buf
+      .subarray(0, max)
+      .toString('latin1')
+      .replace(/[^\x20-\x7e]/g, '.') + (buf.length > max ? '…' : '')
+  );
 }

@@ -58,7 +58,10 @@ export async function connectViaSocks5(socket: Socket, proxy: URL, host: string,
   };
   const reply = await readUntil(socket, replyLength, `${where} CONNECT to ${destination}`, context);
   if (reply[1] !== 0) {
-    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${destination}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, { ...context, reply: reply[1] });
+    throw probeError('DIAL_PROXY', `${where} refused CONNECT to ${destination}: ${REPLY_TEXT[reply[1]!] ?? `reply ${reply[1]}`}`, {
+      ...context,
+      reply: reply[1],
+    });
   }
 }
 

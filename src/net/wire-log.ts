@@ -15,7 +15,14 @@ export type WireEvent =
       readonly url: string;
       readonly headers: readonly (readonly [string, string])[];
     }
-  | { readonly kind: 'response'; readonly conn: number; readonly what: string; readonly status: number; readonly statusText: string; readonly headers: readonly (readonly [string, string])[] }
+  | {
+      readonly kind: 'response';
+      readonly conn: number;
+      readonly what: string;
+      readonly status: number;
+      readonly statusText: string;
+      readonly headers: readonly (readonly [string, string])[];
+    }
   | { readonly kind: 'spdy'; readonly conn: number; readonly what: string; readonly direction: 'sent' | 'received'; readonly frame: string };
 
 export type WireLog = (event: WireEvent) => void;

@@ -17,7 +17,8 @@ export const DIAGNOSIS_CODES = {
   'upgrade-failed': 'the connection broke during the handshake',
   // After the upgrade
   'channel-broken': 'the upgrade worked but the first echo did not',
-  'stream-error-after-upgrade': 'a 101, then an error on the error stream (the path to the kubelet or its runtime, e.g. ExtendWebSocketsToKubelet with cri-dockerd): no fallback',
+  'stream-error-after-upgrade':
+    'a 101, then an error on the error stream (the path to the kubelet or its runtime, e.g. ExtendWebSocketsToKubelet with cri-dockerd): no fallback',
   'black-hole': 'after the hold the connection looked open but nothing came back',
   'stream-corrupted': 'bytes inside the upgraded connection were altered',
   'no-pong': "kubectl's 61 s pong deadline passed",

@@ -35,7 +35,13 @@ const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 export function bodyGist(body: string): string {
   const title = /<title>([^<]{1,120})<\/title>/i.exec(body)?.[1]?.trim();
   if (title) return title;
-  return clip(body.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim(), 80);
+  return clip(
+    body
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+    80,
+  );
 }
 
 /** The session's error without the "WebSocket exec: " its message starts with (the diagnosis says it already). */
@@ -83,7 +89,17 @@ export interface DiagnosisContext {
 
 /** The same session held without pings, when it was cut during its hold: it measured the hop's own idle timeout. */
 export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = []): SessionResult | undefined {
-  return peers.find((x) => x !== r && x.keepalive === 'none' && x.operation === r.operation && x.transport === r.transport && x.holdSeconds === r.holdSeconds && x.upgrade.ok && x.hold.survived === false && x.hold.disconnectSeconds !== null);
+  return peers.find(
+    (x) =>
+      x !== r &&
+      x.keepalive === 'none' &&
+      x.operation === r.operation &&
+      x.transport === r.transport &&
+      x.holdSeconds === r.holdSeconds &&
+      x.upgrade.ok &&
+      x.hold.survived === false &&
+      x.hold.disconnectSeconds !== null,
+  );
 }
 
 /** Seconds nothing moved before a cut (the hop's idle timer): since the last byte, else since the last data. */
@@ -124,7 +140,7 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis |
     return {
       code: 'idle-timeout',
       summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, with kubectl's keepalive (a ping every ${pingSeconds} s; the last byte moved ${fmt(idle)} s before the cut, ${fmt(h.disconnectSeconds)} s after the 101).`,
-      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it; its idle timeout${twin ? ', measured without pings,' : ''} is about ${Math.round(timeout)} s.`} ${twin ? 'Compare the rows without pings: when they are cut as early, the hop does not count kubectl\'s pings as activity.' : 'Probe with --keepalive none too: without pings the same hold measures the hop\'s own idle timeout.'} Raise the timeout above the longest quiet period you need.${silent}`,
+      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it; its idle timeout${twin ? ', measured without pings,' : ''} is about ${Math.round(timeout)} s.`} ${twin ? "Compare the rows without pings: when they are cut as early, the hop does not count kubectl's pings as activity." : "Probe with --keepalive none too: without pings the same hold measures the hop's own idle timeout."} Raise the timeout above the longest quiet period you need.${silent}`,
     };
   }
   return {
@@ -179,13 +195,15 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
         return {
           code: 'upgrade-no-answer',
           summary: `The ${what(r)} upgrade request got no answer${u.phases.tcpMs !== undefined || u.phases.proxyMs !== undefined ? ' although the connection was made' : ''}.`,
-          check: 'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path. kubectl waits and does not fall back.',
+          check:
+            'A buffering hop holds upgrade requests (e.g. Envoy with a buffer filter, a proxy waiting for a request body, an HTTP/2-only hop). Look for request buffering or HTTP/2 conversion on the path. kubectl waits and does not fall back.',
         };
       case 'UPGRADE_BAD_RESPONSE':
         return {
           code: 'bad-upgrade-response',
           summary: `A 101 came back for the ${what(r)} upgrade, but not the one the protocol needs: ${err}`,
-          check: 'A hop rewrote the handshake (dropped Sec-WebSocket-Protocol or X-Stream-Protocol-Version). kubectl treats this as an upgrade failure and falls back to SPDY.',
+          check:
+            'A hop rewrote the handshake (dropped Sec-WebSocket-Protocol or X-Stream-Protocol-Version). kubectl treats this as an upgrade failure and falls back to SPDY.',
         };
       case 'DIAL_PROXY': {
         const hop = identifyHop(u);
@@ -201,9 +219,17 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       case 'DIAL_TIMEOUT':
       case 'DIAL_TLS':
       case 'DIAL_FAILED':
-        return { code: 'unreachable', summary: `Could not reach the API server for the ${what(r)}: ${err}`, check: 'Check DNS, routing and security groups from this location.' };
+        return {
+          code: 'unreachable',
+          summary: `Could not reach the API server for the ${what(r)}: ${err}`,
+          check: 'Check DNS, routing and security groups from this location.',
+        };
       default:
-        return { code: 'upgrade-failed', summary: `The ${what(r)} upgrade failed: ${err || 'unknown error'}`, check: 'A hop broke the connection during the handshake.' };
+        return {
+          code: 'upgrade-failed',
+          summary: `The ${what(r)} upgrade failed: ${err || 'unknown error'}`,
+          check: 'A hop broke the connection during the handshake.',
+        };
     }
   }
   if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR') {
@@ -211,11 +237,15 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       code: 'stream-error-after-upgrade',
       summary: `The ${what(r)} upgraded (101), then the server sent an error on the error stream: ${errorText(r, r.error).replace(/^the first echo failed: the upgrade succeeded, then the server reported: /, '')}`,
       check:
-        'Not a hop refusing the upgrade (that would be a non-101), and kubectl does not fall back after a 101. From 1.36 the API server passes WebSockets to kubelets that declare ExtendWebSocketsToKubelet: check that node\'s kubelet and CRI streaming server (cri-dockerd returning a scheme-less URL: Mirantis/cri-dockerd#560) and the network between the API server and that kubelet.',
+        "Not a hop refusing the upgrade (that would be a non-101), and kubectl does not fall back after a 101. From 1.36 the API server passes WebSockets to kubelets that declare ExtendWebSocketsToKubelet: check that node's kubelet and CRI streaming server (cri-dockerd returning a scheme-less URL: Mirantis/cri-dockerd#560) and the network between the API server and that kubelet.",
     };
   }
   if (r.firstEchoMs === null) {
-    return { code: 'channel-broken', summary: `The ${what(r)} upgraded (101), then ${errorText(r, r.error).replace(/^the first echo failed: /, 'its first echo failed: ')}`, check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).' };
+    return {
+      code: 'channel-broken',
+      summary: `The ${what(r)} upgraded (101), then ${errorText(r, r.error).replace(/^the first echo failed: /, 'its first echo failed: ')}`,
+      check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).',
+    };
   }
   const h = r.hold;
   if (h.survived === false) {
@@ -223,18 +253,31 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       return {
         code: 'black-hole',
         summary: `After a ${r.holdSeconds} s idle hold the ${what(r)} connection stayed open but nothing came back.`,
-        check: 'A hop silently dropped the idle flow without closing it (NAT or conntrack timeout, stateful firewall). Look for idle timeouts shorter than the hold.',
+        check:
+          'A hop silently dropped the idle flow without closing it (NAT or conntrack timeout, stateful firewall). Look for idle timeouts shorter than the hold.',
       };
     }
     if (h.cause === 'protocol-error') {
-      return { code: 'stream-corrupted', summary: `The ${what(r)} stream was corrupted during the hold.`, check: 'A hop altered bytes inside the upgraded connection.' };
+      return {
+        code: 'stream-corrupted',
+        summary: `The ${what(r)} stream was corrupted during the hold.`,
+        check: 'A hop altered bytes inside the upgraded connection.',
+      };
     }
     if (h.cause === 'no-pong') {
-      return { code: 'no-pong', summary: `The ${what(r)} lost its keepalive: no pong for ${seconds(WS_PONG_DEADLINE_MS)}.`, check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.' };
+      return {
+        code: 'no-pong',
+        summary: `The ${what(r)} lost its keepalive: no pong for ${seconds(WS_PONG_DEADLINE_MS)}.`,
+        check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.',
+      };
     }
     const cut = holdCut(r, context.peers ?? []);
     if (cut) return cut;
-    return { code: 'lost-during-hold', summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`, check: 'Look for idle timeouts on the path.' };
+    return {
+      code: 'lost-during-hold',
+      summary: `The ${what(r)} session was lost during the ${r.holdSeconds} s hold (${h.cause ?? 'unknown'}).`,
+      check: 'Look for idle timeouts on the path.',
+    };
   }
   if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${errorText(r, r.error)}`, check: 'See the error.' };
   return undefined;
@@ -244,7 +287,9 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
 export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
   const out: Diagnosis[] = [];
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
-    results.find((x) => (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])));
+    results.find((x) =>
+      (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])),
+    );
   for (const r of results) {
     if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
     const twin = noPingTwin(r, results);

@@ -82,18 +82,24 @@ export class EchoReader {
         if (waiter.received > 0) {
           const receivedPrefix = printable(Buffer.from(waiter.prefix, 'latin1'), MISMATCH_PREFIX_BYTES);
           settle(
-            probeError('ECHO_MISMATCH', `${waiter.received} bytes came back within ${timeoutMs} ms, but not the ${payload.length} bytes written: "${receivedPrefix}"`, {
-              expectedBytes: payload.length,
-              receivedBytes: waiter.received,
-              receivedPrefix,
-            }),
+            probeError(
+              'ECHO_MISMATCH',
+              `${waiter.received} bytes came back within ${timeoutMs} ms, but not the ${payload.length} bytes written: "${receivedPrefix}"`,
+              {
+                expectedBytes: payload.length,
+                receivedBytes: waiter.received,
+                receivedPrefix,
+              },
+            ),
           );
         } else settle(probeError('ECHO_TIMEOUT', `the echo did not come back within ${timeoutMs} ms`, { timeoutMs }));
       }, timeoutMs);
       const waiter: Waiter = { needle: payload, received: 0, prefix: '', resolve: () => settle() };
       this.text = '';
       this.waiter = waiter;
-      lost.then((end) => settle(probeError('ECHO_CONNECTION_ENDED', `the connection ended (${end.cause}) before the echo came back`, { cause: end.cause })));
+      void lost.then((end) =>
+        settle(probeError('ECHO_CONNECTION_ENDED', `the connection ended (${end.cause}) before the echo came back`, { cause: end.cause })),
+      );
       out.write(payload, (err) => {
         if (err) settle(probeError('ECHO_WRITE_FAILED', `the echo could not be written: ${err.message}`, { reason: err.message }, err));
       });

@@ -34,7 +34,8 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'nginx',
     match: { server: /^nginx|openresty/i, body: /<center>nginx/i },
     fixes: {
-      upgrade: 'in the location that proxies the API server: `proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade;` (with `map $http_upgrade $connection_upgrade { default upgrade; "" close; }`) and `proxy_buffering off;`',
+      upgrade:
+        'in the location that proxies the API server: `proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade;` (with `map $http_upgrade $connection_upgrade { default upgrade; "" close; }`) and `proxy_buffering off;`',
       rule: 'find the `deny`, `limit_except` or `if ($request_method …) { return 403; }` that applies to pods/exec and pods/portforward, and allow GET with `Upgrade: websocket` as well as POST',
       idle: '`proxy_read_timeout` and `proxy_send_timeout` (60 s by default) in that location',
     },
@@ -69,7 +70,8 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'HAProxy',
     match: { server: /haproxy/i, body: /request forbidden by administrative rules|haproxy/i },
     fixes: {
-      upgrade: 'mode http passes upgrades by itself: remove any `http-request del-header Upgrade`/`Connection` or `option httpclose` that strips them, and do not force `proto h2` on the API server\'s backend',
+      upgrade:
+        "mode http passes upgrades by itself: remove any `http-request del-header Upgrade`/`Connection` or `option httpclose` that strips them, and do not force `proto h2` on the API server's backend",
       rule: 'find the `http-request deny` (an ACL on `method GET` or on `hdr(upgrade)`) that matches pods/exec and pods/portforward, and allow GET with `Upgrade: websocket` as well as POST',
       idle: '`timeout tunnel` (upgraded connections), or `timeout client`/`timeout server` in mode tcp',
     },
@@ -92,7 +94,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Caddy',
     match: { server: /^caddy/i },
     fixes: {
-      upgrade: '`reverse_proxy` passes upgrades over HTTP/1.1 by itself: do not set `transport http { versions h2 }` (or h2c) for the API server\'s upstream',
+      upgrade: "`reverse_proxy` passes upgrades over HTTP/1.1 by itself: do not set `transport http { versions h2 }` (or h2c) for the API server's upstream",
       rule: 'find the `respond`/`abort` matcher on method GET or the Upgrade header for pods/exec and pods/portforward',
       idle: '`stream_timeout` / `stream_close_delay` of `reverse_proxy`',
     },
@@ -103,7 +105,7 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Traefik',
     match: { server: /traefik/i },
     fixes: {
-      upgrade: 'Traefik passes WebSocket by itself; SPDY/3.1 needs an HTTP/1.1 backend (not `h2c://`): check the service\'s `serversTransport` and scheme',
+      upgrade: "Traefik passes WebSocket by itself; SPDY/3.1 needs an HTTP/1.1 backend (not `h2c://`): check the service's `serversTransport` and scheme",
       rule: 'find the middleware (IPAllowList, ForwardAuth, a plugin) that refuses GET on pods/exec and pods/portforward',
       idle: '`respondingTimeouts.idleTimeout` of the entry point (180 s by default)',
     },
@@ -125,8 +127,10 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Squid',
     match: { server: /squid/i, via: /squid/i, body: /squid/i },
     fixes: {
-      connect: 'the stock squid.conf refuses CONNECT to any port but 443 (`http_access deny CONNECT !SSL_ports`): add the API server\'s port to the `SSL_ports` ACL (e.g. `acl SSL_ports port 6443`) or an `http_access allow CONNECT` rule for its address above that line',
-      upgrade: 'as a forward proxy Squid tunnels HTTPS with CONNECT; for an http:// API server it must not strip `Upgrade` (`http_upgrade_request_protocols WebSocket allow all` and `SPDY/3.1`, Squid 5+)',
+      connect:
+        "the stock squid.conf refuses CONNECT to any port but 443 (`http_access deny CONNECT !SSL_ports`): add the API server's port to the `SSL_ports` ACL (e.g. `acl SSL_ports port 6443`) or an `http_access allow CONNECT` rule for its address above that line",
+      upgrade:
+        'as a forward proxy Squid tunnels HTTPS with CONNECT; for an http:// API server it must not strip `Upgrade` (`http_upgrade_request_protocols WebSocket allow all` and `SPDY/3.1`, Squid 5+)',
       idle: '`read_timeout` / `client_idle_pconn_timeout` for tunnels',
     },
     source: 'squid-cache.org/Doc/config/http_access/; squid-cache.org/Doc/config/http_upgrade_request_protocols/',
@@ -136,7 +140,8 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'tinyproxy',
     match: { server: /tinyproxy/i, body: /tinyproxy/i },
     fixes: {
-      connect: 'when tinyproxy.conf has `ConnectPort` lines, CONNECT is allowed only to those ports (the shipped file has 443 and 563 as commented examples): add one for the API server\'s port, e.g. `ConnectPort 6443`',
+      connect:
+        "when tinyproxy.conf has `ConnectPort` lines, CONNECT is allowed only to those ports (the shipped file has 443 and 563 as commented examples): add one for the API server's port, e.g. `ConnectPort 6443`",
       idle: '`Timeout` (idle seconds before a connection is closed)',
     },
     source: 'tinyproxy.github.io/ (tinyproxy.conf(5): ConnectPort, Timeout)',
@@ -146,7 +151,8 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'Privoxy',
     match: { server: /privoxy/i, body: /privoxy/i },
     fixes: {
-      connect: 'a `limit-connect` action (often `{+limit-connect{443}}`) limits CONNECT to the ports it lists: add the API server\'s port, e.g. `{+limit-connect{443,6443}}`, in the actions file that sets it',
+      connect:
+        "a `limit-connect` action (often `{+limit-connect{443}}`) limits CONNECT to the ports it lists: add the API server's port, e.g. `{+limit-connect{443,6443}}`, in the actions file that sets it",
     },
     source: 'privoxy.org/user-manual/actions-file.html#LIMIT-CONNECT',
   },
@@ -155,11 +161,13 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
     name: 'an AWS Application Load Balancer',
     match: { server: /awselb/i, body: /awselb/i },
     fixes: {
-      upgrade: 'an ALB passes WebSocket upgrades to HTTP/1.1 targets: check the target group\'s protocol version (HTTP1, not HTTP2/gRPC); SPDY/3.1 is not carried by an ALB, use an NLB (TCP/TLS) for the API server',
+      upgrade:
+        "an ALB passes WebSocket upgrades to HTTP/1.1 targets: check the target group's protocol version (HTTP1, not HTTP2/gRPC); SPDY/3.1 is not carried by an ALB, use an NLB (TCP/TLS) for the API server",
       rule: 'find the listener rule or AWS WAF rule that refuses GET on pods/exec and pods/portforward',
       idle: 'the load balancer attribute `idle_timeout.timeout_seconds` (60 s by default, up to 4000)',
     },
-    source: 'docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-listeners.html (WebSockets); .../application-load-balancers.html#connection-idle-timeout',
+    source:
+      'docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-listeners.html (WebSockets); .../application-load-balancers.html#connection-idle-timeout',
   },
   {
     id: 'cloudflare',
@@ -171,7 +179,11 @@ export const HOP_PRODUCTS: readonly HopProduct[] = [
 ];
 
 /** The product a reply names, with the evidence (the header or the words that named it). */
-export function identifyHop(reply: { readonly server?: string; readonly via?: string; readonly bodyPrefix?: string }): { readonly product: HopProduct; readonly evidence: string } | undefined {
+export function identifyHop(reply: {
+  readonly server?: string;
+  readonly via?: string;
+  readonly bodyPrefix?: string;
+}): { readonly product: HopProduct; readonly evidence: string } | undefined {
   for (const p of HOP_PRODUCTS) {
     if (reply.server && p.match.server?.test(reply.server)) return { product: p, evidence: `Server: ${reply.server}` };
     if (reply.via && p.match.via?.test(reply.via)) return { product: p, evidence: `Via: ${reply.via}` };
@@ -185,9 +197,10 @@ export function identifyHop(reply: { readonly server?: string; readonly via?: st
 
 /** Generic fixes, when the product is unknown. */
 const GENERIC: Readonly<Record<HopFix, string>> = {
-  upgrade: 'it must pass `Connection: Upgrade` and `Upgrade` end to end over HTTP/1.1 and answer with the API server\'s 101 (for WebSocket: GET with `Upgrade: websocket`; for SPDY: POST with `Upgrade: SPDY/3.1`)',
+  upgrade:
+    "it must pass `Connection: Upgrade` and `Upgrade` end to end over HTTP/1.1 and answer with the API server's 101 (for WebSocket: GET with `Upgrade: websocket`; for SPDY: POST with `Upgrade: SPDY/3.1`)",
   rule: 'find the rule (WAF, ACL, policy) that refuses GET (or upgrades) on pods/exec and pods/portforward and allow GET with `Upgrade: websocket` as well as POST',
-  connect: 'allow CONNECT to the API server\'s host and port in the proxy',
+  connect: "allow CONNECT to the API server's host and port in the proxy",
   idle: 'its idle timeout for upgraded connections',
 };
 

@@ -34,43 +34,10 @@
  *   do not (the fallback came with kubernetes#126231) and break.
  */
 import type { KeepaliveMode, Operation } from '../vocabulary.js';
+import { KUBECTL_CLIENTS, type KubectlExperience } from './kubectl-clients.js';
 import type { SessionResult } from './types.js';
 
-const KEP = 'KEP-4006 (kubernetes/enhancements keps/sig-api-machinery/4006-transition-spdy-to-websockets)';
-const FALLBACK_SOURCE = 'kubectl pkg/cmd/exec/exec.go and pkg/cmd/portforward/portforward.go: client-go FallbackExecutor/FallbackDialer on httpstream.IsUpgradeFailure or IsHTTPSProxyError';
-
-export const KUBECTL_CLIENTS = [
-  { id: '1.29', label: '≤1.29', speaks: 'SPDY only', source: `${KEP}: WebSockets alpha in 1.29, opt-in only` },
-  { id: '1.30', label: '1.30', speaks: 'exec WebSocket first with fallback; port-forward SPDY', source: `${KEP}: exec beta (on by default) in 1.30, port-forward in 1.31; ${FALLBACK_SOURCE}; the https-proxy fallback from 1.30.4 (kubernetes#126231)` },
-  { id: '1.31-1.37', label: '1.31–1.37', speaks: 'WebSocket first, falls back to SPDY only when the upgrade is refused', source: `${KEP}: port-forward beta in 1.31; ${FALLBACK_SOURCE}` },
-  {
-    id: '1.38',
-    label: '1.38 (GA)',
-    speaks: 'as 1.31–1.37 on the wire (the fallback stays), but KUBECTL_*_WEBSOCKETS are ignored and the server gates locked on: SPDY can no longer be forced',
-    source: `${KEP}, "GA" graduation criteria (env variables and gates locked on and deprecated; no criterion removes the fallback, and its version-skew section relies on it); GA PR kubernetes/enhancements#6364, milestone v1.38`,
-  },
-  {
-    id: 'websocket-only',
-    label: 'WS-only',
-    speaks: 'WebSocket only, no fallback: browser terminals, SDK clients, tools on client-go ≥ 0.36, any future kubectl without SPDY',
-    source: 'client-go ≥ 0.36 moved the upgrade error type to k8s.io/streaming, so apimachinery IsUpgradeFailure no longer matches and such tools stop falling back (piraeus-operator#1036, troubleshoot#2037); clients written for WebSocket have no SPDY at all',
-  },
-] as const;
-
-export type KubectlClient = (typeof KUBECTL_CLIENTS)[number]['id'];
-/** The client most users run today (kubectl's supported versions in December 2026). */
-export const TODAYS_KUBECTL: KubectlClient = '1.31-1.37';
-
-export type KubectlOutcome = 'works' | 'works-via-fallback' | 'breaks' | 'unknown';
-
-export interface KubectlExperience {
-  readonly client: KubectlClient;
-  readonly outcome: KubectlOutcome;
-  /** Why, in plain words, with what was measured. */
-  readonly reason: string;
-  /** Where the client's behaviour comes from (kubectl's code, the KEP's text, the issues that show it). */
-  readonly source: string;
-}
+export { KUBECTL_CLIENTS, TODAYS_KUBECTL, type KubectlClient, type KubectlExperience, type KubectlOutcome } from './kubectl-clients.js';
 
 export interface ModelContext {
   /** The forward proxy's scheme, when there is one (`https:` changes the WebSocket dial of kubectl < 1.33). */
@@ -97,7 +64,8 @@ export function failureOf(r: SessionResult): { readonly fallback: boolean; reado
     }
   }
   // client-go falls back only on an upgrade failure: an error after the 101 ends the command.
-  if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR') return { fallback: false, why: 'it upgraded, then the server sent an error on the error stream' };
+  if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR')
+    return { fallback: false, why: 'it upgraded, then the server sent an error on the error stream' };
   if (r.firstEchoMs === null) return { fallback: false, why: 'it upgraded, then the first exchange failed' };
   if (r.hold.survived === false) {
     const at = r.hold.disconnectSeconds !== null ? ` ${r.hold.disconnectSeconds.toFixed(1)} s after the 101` : '';
@@ -143,7 +111,12 @@ export function modelsKubectl(keepalive: KeepaliveMode, holdSeconds: number): bo
 }
 
 /** Each kubectl's (and a WebSocket-only client's) experience of one operation on this path. */
-export function kubectlExperience(operation: Operation, spdy: SessionResult | undefined, ws: SessionResult | undefined, context: ModelContext = {}): KubectlExperience[] {
+export function kubectlExperience(
+  operation: Operation,
+  spdy: SessionResult | undefined,
+  ws: SessionResult | undefined,
+  context: ModelContext = {},
+): KubectlExperience[] {
   const httpsProxy = context.proxyScheme === 'https:';
   return KUBECTL_CLIENTS.map(({ id, source }): KubectlExperience => {
     const e = ((): Forecast => {
@@ -154,7 +127,9 @@ export function kubectlExperience(operation: Operation, spdy: SessionResult | un
           if (operation === 'portforward') return spdyOnly(spdy, 'its port-forward speaks only SPDY');
           const f = webSocketFirst(spdy, ws, httpsProxy);
           // 1.30.0–1.30.3 have no IsHTTPSProxyError fallback: through an https:// proxy their exec fails outright.
-          return httpsProxy && f.outcome === 'works-via-fallback' ? { ...f, reason: `${f.reason} (1.30.4 and later; 1.30.0–1.30.3 have no such fallback and fail here: kubernetes#126231)` } : f;
+          return httpsProxy && f.outcome === 'works-via-fallback'
+            ? { ...f, reason: `${f.reason} (1.30.4 and later; 1.30.0–1.30.3 have no such fallback and fail here: kubernetes#126231)` }
+            : f;
         }
         case '1.31-1.37': {
           const f = webSocketFirst(spdy, ws, false);
@@ -164,12 +139,15 @@ export function kubectlExperience(operation: Operation, spdy: SessionResult | un
         }
         case '1.38': {
           const f = webSocketFirst(spdy, ws, false);
-          const hatch = f.outcome === 'works-via-fallback' ? '; KUBECTL_*_WEBSOCKETS=false no longer forces SPDY, and the fallback is all that keeps it working' : '';
+          const hatch =
+            f.outcome === 'works-via-fallback' ? '; KUBECTL_*_WEBSOCKETS=false no longer forces SPDY, and the fallback is all that keeps it working' : '';
           return { ...f, reason: f.reason + hatch };
         }
         case 'websocket-only':
           if (!ws) return { outcome: 'unknown', reason: 'WebSocket was not probed' };
-          return ws.ok ? { outcome: 'works', reason: 'WebSocket works here' } : { outcome: 'breaks', reason: `over WebSocket ${failureOf(ws).why}, and it has no SPDY to fall back to` };
+          return ws.ok
+            ? { outcome: 'works', reason: 'WebSocket works here' }
+            : { outcome: 'breaks', reason: `over WebSocket ${failureOf(ws).why}, and it has no SPDY to fall back to` };
       }
     })();
     return { client: id, ...e, source };

@@ -22,7 +22,9 @@ export interface MethodProbe {
 
 /** A WebSocket upgrade refused by a hop (not the API server) with 403 or 405. */
 export function refusedByHopRule(r: SessionResult | undefined): boolean {
-  return !!r && !r.upgrade.ok && r.upgrade.errorCode === 'UPGRADE_REJECTED' && !r.upgrade.kubernetesStatus && (r.upgrade.status === 403 || r.upgrade.status === 405);
+  return (
+    !!r && !r.upgrade.ok && r.upgrade.errorCode === 'UPGRADE_REJECTED' && !r.upgrade.kubernetesStatus && (r.upgrade.status === 403 || r.upgrade.status === 405)
+  );
 }
 
 /** The operations whose SPDY worked and whose WebSocket a hop refused by a rule, in some session. */
@@ -35,7 +37,11 @@ export function operationsToProbe(results: readonly SessionResult[]): Operation[
   return [...ops];
 }
 
-export async function probePlainGet(rest: RestClient, target: { namespace: string; pod: string; port: number }, operations: readonly Operation[]): Promise<MethodProbe[]> {
+export async function probePlainGet(
+  rest: RestClient,
+  target: { namespace: string; pod: string; port: number },
+  operations: readonly Operation[],
+): Promise<MethodProbe[]> {
   return Promise.all(
     operations.map(async (operation): Promise<MethodProbe> => {
       // The same path and a harmless query: without an upgrade the API server runs nothing.

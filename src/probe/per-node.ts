@@ -33,7 +33,12 @@ export interface NodeFailureSummary {
   readonly operation: Operation;
   readonly transport: Transport;
   readonly probed: number;
-  readonly failing: readonly { readonly node: string; readonly class: string; readonly kubeletVersion: string | null; readonly extendWebSockets: boolean | null }[];
+  readonly failing: readonly {
+    readonly node: string;
+    readonly class: string;
+    readonly kubeletVersion: string | null;
+    readonly extendWebSockets: boolean | null;
+  }[];
   /** One sentence, for the table and the log. */
   readonly text: string;
 }
@@ -70,8 +75,11 @@ type NodeItem = { status?: { nodeInfo?: { kubeletVersion?: string }; declaredFea
 /** The Running per-node targets, and what each node says of itself (GET /api/v1/nodes/NAME, when allowed). */
 export async function discoverNodeTargets(rest: RestClient, namespace: string, selector = NODE_TARGET_SELECTOR): Promise<NodeTarget[] | { error: string }> {
   const r = await rest.request('GET', `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`);
-  if (r.status !== 200) return { error: `listing pods labelled ${selector} in ${namespace} answered ${r.status}${r.kubeStatus ? `: ${r.kubeStatus.message}` : ''}` };
-  const pods = ((r.body as { items?: PodItem[] } | undefined)?.items ?? []).filter((p) => p.status?.phase === 'Running' && p.metadata?.name && p.spec?.nodeName);
+  if (r.status !== 200)
+    return { error: `listing pods labelled ${selector} in ${namespace} answered ${r.status}${r.kubeStatus ? `: ${r.kubeStatus.message}` : ''}` };
+  const pods = ((r.body as { items?: PodItem[] } | undefined)?.items ?? []).filter(
+    (p) => p.status?.phase === 'Running' && p.metadata?.name && p.spec?.nodeName,
+  );
   return Promise.all(
     pods.map(async (p): Promise<NodeTarget> => {
       const node = p.spec!.nodeName!;
@@ -109,10 +117,14 @@ export function summarizeNodes(nodes: readonly NodeResult[], serverMinor: number
       const what = `${transport === 'websocket' ? 'WebSocket' : 'SPDY'} ${operation}`;
       let text: string;
       if (failing.length === 0) text = `${what} works on all ${probed.length} nodes`;
-      else if (failing.length === probed.length) text = `${what} fails on every node (${failing.map((f) => `${f.node}: ${f.class}`).join(', ')}): not a per-node problem`;
+      else if (failing.length === probed.length)
+        text = `${what} fails on every node (${failing.map((f) => `${f.node}: ${f.class}`).join(', ')}): not a per-node problem`;
       else {
-        const why = failing.map((f) => `${f.node} (kubelet ${f.kubeletVersion ?? '?'}${f.extendWebSockets ? ', declares ExtendWebSocketsToKubelet' : ''}): ${f.class}`).join('; ');
-        const passthrough = transport === 'websocket' && (serverMinor ?? 0) >= 36 && failing.every((f) => f.extendWebSockets) && probed.some((n) => !n.extendWebSockets);
+        const why = failing
+          .map((f) => `${f.node} (kubelet ${f.kubeletVersion ?? '?'}${f.extendWebSockets ? ', declares ExtendWebSocketsToKubelet' : ''}): ${f.class}`)
+          .join('; ');
+        const passthrough =
+          transport === 'websocket' && (serverMinor ?? 0) >= 36 && failing.every((f) => f.extendWebSockets) && probed.some((n) => !n.extendWebSockets);
         text = `${what} fails only on ${failing.length} of ${probed.length} nodes: ${why}${passthrough ? '. Those nodes get the WebSocket passed through to their kubelet; the others are translated at the API server' : ''}`;
       }
       out.push({ operation, transport, probed: probed.length, failing, text });
@@ -140,9 +152,22 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
   } finally {
     await rest.close();
   }
-  const base = { probeVersion: VERSION, location: plan.location, cluster: plan.cluster.name, selector, operations: plan.operations, transports: plan.transports };
+  const base = {
+    probeVersion: VERSION,
+    location: plan.location,
+    cluster: plan.cluster.name,
+    selector,
+    operations: plan.operations,
+    transports: plan.transports,
+  };
   if ('error' in targets) return { ...base, nodes: [], summary: [], ...targets };
-  if (targets.length === 0) return { ...base, nodes: [], summary: [], error: `no Running pod labelled ${selector} in ${plan.cluster.namespace}: deploy them with \`kube-stream-probe manifest --per-node\`` };
+  if (targets.length === 0)
+    return {
+      ...base,
+      nodes: [],
+      summary: [],
+      error: `no Running pod labelled ${selector} in ${plan.cluster.namespace}: deploy them with \`kube-stream-probe manifest --per-node\``,
+    };
   const results: NodeResult[] = [];
   const sorted = [...targets].sort((a, b) => a.node.localeCompare(b.node));
   const queue = sorted.slice(0, options.maxNodes ?? sorted.length);

@@ -23,7 +23,11 @@ interface PodListShape {
  * The pod to probe when none is named: the first Running pod (by name) matching the selector, as a
  * StatefulSet's or DaemonSet's pods are found. Needs `list` on pods in the namespace.
  */
-export async function resolveTarget(rest: RestClient, namespace: string, selector: string): Promise<{ pod: string } | { notMeasured: Diagnosis } | { unresolved: string }> {
+export async function resolveTarget(
+  rest: RestClient,
+  namespace: string,
+  selector: string,
+): Promise<{ pod: string } | { notMeasured: Diagnosis } | { unresolved: string }> {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
   let r;
   try {
@@ -40,11 +44,11 @@ export async function resolveTarget(rest: RestClient, namespace: string, selecto
       notMeasured: {
         code: 'target-forbidden',
         summary: `The probe may not list pods in ${namespace} to find its target (${selector}): ${r.kubeStatus?.message ?? 'Forbidden'}`,
-        check: 'Grant list on pods in that namespace (see `kube-stream-probe manifest`), or name the pod with --pod (the config\'s target.pod).',
+        check: "Grant list on pods in that namespace (see `kube-stream-probe manifest`), or name the pod with --pod (the config's target.pod).",
       },
     };
   }
-  const items = r.status === 200 ? ((r.body ?? {}) as PodListShape).items ?? [] : [];
+  const items = r.status === 200 ? (((r.body ?? {}) as PodListShape).items ?? []) : [];
   const running = items
     .filter((p) => p.status?.phase === 'Running' && p.metadata?.name)
     .map((p) => p.metadata!.name!)
@@ -65,7 +69,8 @@ function credentialsRejected(path: string, message: string): Diagnosis {
   return {
     code: 'credentials-rejected',
     summary: `The API server rejected the probe's credentials (401 Unauthorized on GET ${path}): ${message}`,
-    check: 'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
+    check:
+      'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
   };
 }
 
@@ -98,7 +103,7 @@ export async function checkTarget(rest: RestClient, target: Pick<ClusterTarget, 
         return {
           code: 'target-missing',
           summary: `The ${where} has no container "${target.container}" (it has ${names.join(', ') || 'none'}).`,
-          check: 'Fix --container (the config\'s target.container), or leave it out to use the first container.',
+          check: "Fix --container (the config's target.container), or leave it out to use the first container.",
         };
       }
       return undefined;
@@ -115,7 +120,8 @@ export async function checkTarget(rest: RestClient, target: Pick<ClusterTarget, 
       return {
         code: 'target-missing',
         summary: `The ${where} does not exist (or its namespace does not): ${message}`,
-        check: 'Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (the config\'s target) at a pod that runs cat and a TCP echo port.',
+        check:
+          "Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (the config's target) at a pod that runs cat and a TCP echo port.",
       };
     default:
       return undefined;

@@ -42,7 +42,6 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
 }
 
-
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
@@ -55,7 +54,13 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
   try {
     // No pod named: find it by label first (a StatefulSet's pod, wherever the last drain put it).
     const selector = spec.pod ? undefined : (spec.selector ?? TARGET_SELECTOR);
-    const interruptedBefore = { notMeasured: { code: 'interrupted', summary: 'The run was interrupted while the target pod was being looked up: nothing was probed.', check: 'Run again.' } } as const;
+    const interruptedBefore = {
+      notMeasured: {
+        code: 'interrupted',
+        summary: 'The run was interrupted while the target pod was being looked up: nothing was probed.',
+        check: 'Run again.',
+      },
+    } as const;
     const found = selector ? await unlessAborted(resolveTarget(rest, spec.namespace, selector), options.signal, interruptedBefore) : { pod: spec.pod! };
     // When the list itself failed on the path, probe the manifest's pod by name: the upgrades meet the same failure.
     const resolved = 'unresolved' in found ? { pod: statefulPodName(TARGET_DEFAULTS.name) } : found;
@@ -65,7 +70,12 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
         probeVersion: VERSION,
         location: plan.location,
         cluster: spec.name,
-        server: { url: serverUrl, version: version.version?.gitVersion ?? null, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
+        server: {
+          url: serverUrl,
+          version: version.version?.gitVersion ?? null,
+          ...(version.error ? { versionError: version.error } : {}),
+          ...(proxy ? { proxy } : {}),
+        },
         target: { namespace: spec.namespace, pod: null, selector },
         rbac: [],
         results: [],
@@ -91,7 +101,9 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const methodProbes = toProbe.length ? await unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [];
     const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured, methodProbes });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
-    const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds));
+    const measured = results.filter((r) =>
+      verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds),
+    );
     const findings = crossFindings(measured);
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));

@@ -118,7 +118,15 @@ export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) 
     errorCode: errorCodeOf(err, 'UPGRADE_FAILED'),
     kubernetesStatus: null,
     ...(tls
-      ? { tls: { peer: tls.peer ?? 'server', checkedName: tls.checkedName!, certificateNames: tls.certificateNames, issuer: tls.issuer, untrusted: tls.untrusted === true } }
+      ? {
+          tls: {
+            peer: tls.peer ?? 'server',
+            checkedName: tls.checkedName!,
+            certificateNames: tls.certificateNames,
+            issuer: tls.issuer,
+            untrusted: tls.untrusted === true,
+          },
+        }
       : {}),
   };
 }
@@ -198,7 +206,10 @@ class SessionRun {
     const err = probeError('INTERRUPTED', `interrupted (${signal}) ${held}`, { signal, heldSeconds });
     const upgraded = this.state.upgrade?.ok === true;
     return this.finish({
-      hold: upgraded && this.spec.holdSeconds > 0 && this.state.hold === undefined ? { survived: null, disconnectSeconds: null, cause: 'interrupted', heldSeconds } : undefined,
+      hold:
+        upgraded && this.spec.holdSeconds > 0 && this.state.hold === undefined
+          ? { survived: null, disconnectSeconds: null, cause: 'interrupted', heldSeconds }
+          : undefined,
       upgrade: this.state.upgrade ?? upgradeFailure(err),
       error: err.message,
       errorCode: err.code,
@@ -229,7 +240,10 @@ class SessionRun {
     const common = { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS };
     let session: ExecSession | PortForwardSession;
     try {
-      session = spec.operation === 'exec' ? await openExec(spec.transport, target.connection, { ...common, command: ['cat'], stdin: true }) : await openPortForward(spec.transport, target.connection, common);
+      session =
+        spec.operation === 'exec'
+          ? await openExec(spec.transport, target.connection, { ...common, command: ['cat'], stdin: true })
+          : await openPortForward(spec.transport, target.connection, common);
     } catch (err) {
       throw new Finished({ upgrade: upgradeFailure(err, this.scrub) });
     }
@@ -238,7 +252,15 @@ class SessionRun {
       throw new Finished({});
     }
     this.state.subprotocol = session.subprotocol;
-    this.state.upgrade = { ok: true, status: 101, handshakeMs: r3(session.timing.handshakeMs), phases: session.timing.phases, error: null, errorCode: null, kubernetesStatus: null };
+    this.state.upgrade = {
+      ok: true,
+      status: 101,
+      handshakeMs: r3(session.timing.handshakeMs),
+      phases: session.timing.phases,
+      error: null,
+      errorCode: null,
+      kubernetesStatus: null,
+    };
     const connectionLost = session.ended.then(asLost);
     if ('stdin' in session) {
       // Opened with stdin and stdout, so both exist.
@@ -278,7 +300,10 @@ class SessionRun {
         ? (err as ProbeError)
         : errorText && POD_PORT_REFUSED.test(errorText)
           ? probeError('PORTFORWARD_ERROR', text, { port: this.target.port, text: text.slice(0, 300) })
-          : probeError('STREAM_ERROR', `the upgrade succeeded, then the server reported: ${text.slice(0, 300)}`, { operation: this.spec.operation, text: text.slice(0, 300) });
+          : probeError('STREAM_ERROR', `the upgrade succeeded, then the server reported: ${text.slice(0, 300)}`, {
+              operation: this.spec.operation,
+              text: text.slice(0, 300),
+            });
       const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${end.cause})` : '';
       throw new Finished({ error: `the first echo failed: ${this.scrub(e.message)}${ended}`, errorCode: e.code });
     }
@@ -358,7 +383,8 @@ class SessionRun {
       const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);
       this.state.exitCode = exit?.exitCode ?? null;
       if (exit?.exitCode === undefined) {
-        const err = exit?.error ?? probeError('EXEC_NO_STATUS', `no exit status within ${CLOSE_GRACE_MS / 1000} s after stdin was closed`, { cause: 'timeout' });
+        const err =
+          exit?.error ?? probeError('EXEC_NO_STATUS', `no exit status within ${CLOSE_GRACE_MS / 1000} s after stdin was closed`, { cause: 'timeout' });
         this.state.error = `no exit status after stdin was closed: ${this.scrub(err.message)}`;
         this.state.errorCode = err.code;
       }

@@ -2,7 +2,7 @@
 import type { DialPhases } from '../net/dial.js';
 import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
-import type { KubectlExperience } from './kubectl-model.js';
+import type { KubectlExperience } from './kubectl-clients.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
 import type { ConnectionConfig } from '../net/connection.js';
 
@@ -63,7 +63,13 @@ export interface UpgradeOutcome {
   /** The hop that answered, when the reply names it (Server, Via, its error page): `hopIdentity()`. */
   readonly hop?: string;
   /** For a certificate that was refused (DIAL_TLS): whose, the name checked, what it holds, who issued it. */
-  readonly tls?: { readonly peer: 'server' | 'proxy'; readonly checkedName: string; readonly certificateNames?: string; readonly issuer?: string; readonly untrusted: boolean };
+  readonly tls?: {
+    readonly peer: 'server' | 'proxy';
+    readonly checkedName: string;
+    readonly certificateNames?: string;
+    readonly issuer?: string;
+    readonly untrusted: boolean;
+  };
 }
 
 /** How a session was lost (EndCause, src/streaming/end-cause.ts); `local` never counts as a loss. */

@@ -48,14 +48,16 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
     return {
       code: 'credentials-rejected',
       summary: `The API server rejected the probe's credentials (401 Unauthorized) on every upgrade: ${statusText(first)}`,
-      check: 'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
+      check:
+        'Fix the kubeconfig user (an expired token, an exec plugin that failed, a client certificate the server does not trust): kubectl with the same kubeconfig gets the same 401.',
     };
   }
   if (from(404)) {
     return {
       code: 'target-missing',
       summary: `The target does not exist: ${statusText(first)}`,
-      check: 'Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (or the config\'s target) at a pod that runs cat and a TCP echo port.',
+      check:
+        "Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (or the config's target) at a pod that runs cat and a TCP echo port.",
     };
   }
   if (from(403)) {
@@ -84,7 +86,18 @@ export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosi
     const key = `${s.operation}|${s.keepalive}|${s.holdSeconds}`;
     if (seen.has(key)) return [];
     seen.add(key);
-    return [{ operation: s.operation, keepalive: s.keepalive, holdSeconds: s.holdSeconds, spdy: 'not-run', websocket: 'not-run', verdict, kubectl: null, diagnosis: [why] }];
+    return [
+      {
+        operation: s.operation,
+        keepalive: s.keepalive,
+        holdSeconds: s.holdSeconds,
+        spdy: 'not-run',
+        websocket: 'not-run',
+        verdict,
+        kubectl: null,
+        diagnosis: [why],
+      },
+    ];
   });
 }
 
@@ -111,20 +124,37 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
         websocket: cell(ws),
         verdict: 'interrupted',
         kubectl: null,
-        diagnosis: [{ code: 'interrupted', summary: `The run was interrupted before these sessions finished: ${held}.`, check: `Run again and let the ${first.holdSeconds} s holds finish; what finished is in the table.` }],
+        diagnosis: [
+          {
+            code: 'interrupted',
+            summary: `The run was interrupted before these sessions finished: ${held}.`,
+            check: `Run again and let the ${first.holdSeconds} s holds finish; what finished is in the table.`,
+          },
+        ],
       });
       continue;
     }
     const unmeasured = context.notMeasured ?? notMeasuredReason(group, context.port);
     if (unmeasured) {
       // What the other sessions found about the path is still said.
-      const others = context.notMeasured ? [] : group.filter((r) => r.errorCode !== 'PORTFORWARD_ERROR').flatMap((r) => [explainFailure(r, context)].filter((d) => d !== undefined));
-      out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: 'not-measured', kubectl: null, diagnosis: [unmeasured, ...(unmeasured.code === 'target-port-closed' ? others : [])] });
+      const others = context.notMeasured
+        ? []
+        : group.filter((r) => r.errorCode !== 'PORTFORWARD_ERROR').flatMap((r) => [explainFailure(r, context)].filter((d) => d !== undefined));
+      out.push({
+        ...head,
+        spdy: cell(spdy),
+        websocket: cell(ws),
+        verdict: 'not-measured',
+        kubectl: null,
+        diagnosis: [unmeasured, ...(unmeasured.code === 'target-port-closed' ? others : [])],
+      });
       continue;
     }
     const signatures = pathSignatures(spdy, ws, context);
     const replaced = new Set(signatures.map((x) => x.replaces));
-    const diagnosis = [ws, spdy].flatMap((r) => (r ? [explainFailure(r, context)].filter((d): d is Diagnosis => d !== undefined && !replaced.has(d.code)) : []));
+    const diagnosis = [ws, spdy].flatMap((r) =>
+      r ? [explainFailure(r, context)].filter((d): d is Diagnosis => d !== undefined && !replaced.has(d.code)) : [],
+    );
     diagnosis.push(...signatures.map((x) => x.diagnosis));
     const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context) : null;
     const today = kubectl?.find((k) => k.client === TODAYS_KUBECTL);
@@ -191,7 +221,8 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
         },
       });
     } else {
-      const evidence = plain && plain.status !== null ? ` A plain GET (no Upgrade) to ${sub} was refused with ${plain.status} by the hop too: the rule is on the method.` : '';
+      const evidence =
+        plain && plain.status !== null ? ` A plain GET (no Upgrade) to ${sub} was refused with ${plain.status} by the hop too: the rule is on the method.` : '';
       out.push({
         replaces: 'hop-refused-upgrade',
         diagnosis: {
@@ -202,10 +233,19 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
       });
     }
   }
-  if (ws.upgrade.ok && spdy.upgrade.errorCode === 'UPGRADE_REJECTED' && spdy.upgrade.kubernetesStatus && spdy.upgrade.status === 400 && /upgrade request required|missing upgrade headers/i.test(spdy.upgrade.error ?? '')) {
+  if (
+    ws.upgrade.ok &&
+    spdy.upgrade.errorCode === 'UPGRADE_REJECTED' &&
+    spdy.upgrade.kubernetesStatus &&
+    spdy.upgrade.status === 400 &&
+    /upgrade request required|missing upgrade headers/i.test(spdy.upgrade.error ?? '')
+  ) {
     const hop = identifyHop(spdy.upgrade);
     // A Via entry with protocol version 2 ("2 nghttpx", "2.0 envoy") is the HTTP/2 leg itself, named by the hop.
-    const h2 = spdy.upgrade.via?.split(',').map((v) => v.trim()).find((v) => /^(HTTP\/)?2(\.0)? /i.test(v));
+    const h2 = spdy.upgrade.via
+      ?.split(',')
+      .map((v) => v.trim())
+      .find((v) => /^(HTTP\/)?2(\.0)? /i.test(v));
     out.push({
       replaces: 'hop-stripped-upgrade',
       diagnosis: {

@@ -22,8 +22,7 @@ export interface ReportEntry {
   readonly report: ProbeReport;
 }
 
-const esc = (s: unknown) =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const VERDICT_CLASS: Record<VerdictName, string> = {
   clean: 'ok',
@@ -37,7 +36,12 @@ const VERDICT_CLASS: Record<VerdictName, string> = {
   'not-measured': 'warn',
   interrupted: 'warn',
 };
-const OUTCOME: Record<KubectlOutcome, [string, string]> = { works: ['works', 'ok'], 'works-via-fallback': ['fallback', 'warn'], breaks: ['BREAKS', 'bad'], unknown: ['?', 'muted'] };
+const OUTCOME: Record<KubectlOutcome, [string, string]> = {
+  works: ['works', 'ok'],
+  'works-via-fallback': ['fallback', 'warn'],
+  breaks: ['BREAKS', 'bad'],
+  unknown: ['?', 'muted'],
+};
 const CELL_CLASS: Record<string, string> = { ok: 'ok', fail: 'bad', 'not-run': 'muted', interrupted: 'warn' };
 
 const IDLE_MARKS = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => k.seconds);
@@ -46,7 +50,8 @@ const AXIS_MIN_SECONDS = 65;
 function verdictMatrix(e: ReportEntry): string {
   const rows = e.report.verdicts
     .map(
-      (v) => `<tr data-verdict="${esc(v.verdict)}"><td>${esc(v.operation)}</td><td>${esc(v.keepalive)}</td><td class="num">${v.holdSeconds} s</td>` +
+      (v) =>
+        `<tr data-verdict="${esc(v.verdict)}"><td>${esc(v.operation)}</td><td>${esc(v.keepalive)}</td><td class="num">${v.holdSeconds} s</td>` +
         `<td class="${CELL_CLASS[v.spdy]}">${esc(v.spdy)}</td><td class="${CELL_CLASS[v.websocket]}">${esc(v.websocket)}</td>` +
         `<td class="${VERDICT_CLASS[v.verdict] ?? ''}"><b>${esc(v.verdict)}</b></td></tr>`,
     )
@@ -63,7 +68,9 @@ function kubectlMatrix(e: ReportEntry): string {
     const [word, cls] = OUTCOME[x.outcome];
     return `<td class="${cls}" title="${esc(x.reason)}">${word}<div class="why">${esc(x.reason)}</div></td>`;
   };
-  const rows = modelled.map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${v.holdSeconds} s</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`).join('');
+  const rows = modelled
+    .map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${v.holdSeconds} s</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`)
+    .join('');
   return `<table class="kubectl"><caption>What each kubectl does on this path (kubectl model: fallback to SPDY only when the WebSocket upgrade is refused; 1.38 is KEP-4006 GA as planned: the fallback stays, SPDY can no longer be forced), and clients that have no fallback</caption><thead><tr><th>operation</th><th>hold</th>${KUBECTL_CLIENTS.map((c) => `<th title="${esc(`${c.speaks}. Source: ${c.source}`)}">${c.id === 'websocket-only' ? 'WebSocket-only clients' : `kubectl ${esc(c.label)}`}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
 }
 
@@ -78,20 +85,32 @@ function timeline(e: ReportEntry): string {
   const rowH = 22;
   const H = held.length * rowH + 40;
   const x = (s: number) => left + (Math.min(s, maxS) / maxS) * (W - left - 20);
-  const marks = `<line class="axis" x1="${left}" x2="${left}" y1="10" y2="${H - 20}"/><text class="marklabel axislabel" x="${left}" y="${H - 6}">0 s</text>` + IDLE_MARKS.filter((m) => m <= maxS)
-    .map((m) => `<line class="mark" x1="${x(m)}" x2="${x(m)}" y1="10" y2="${H - 20}"/><text class="marklabel" x="${x(m)}" y="${H - 6}">${m} s</text>`)
-    .join('');
+  const marks =
+    `<line class="axis" x1="${left}" x2="${left}" y1="10" y2="${H - 20}"/><text class="marklabel axislabel" x="${left}" y="${H - 6}">0 s</text>` +
+    IDLE_MARKS.filter((m) => m <= maxS)
+      .map((m) => `<line class="mark" x1="${x(m)}" x2="${x(m)}" y1="10" y2="${H - 20}"/><text class="marklabel" x="${x(m)}" y="${H - 6}">${m} s</text>`)
+      .join('');
   const bars = held
     .map((r, i) => {
       const y = 14 + i * rowH;
       const label = `${r.operation} ${r.transport} ${r.keepalive} ${r.holdSeconds} s`;
       const lostAt = r.hold.survived === false ? (r.hold.disconnectSeconds ?? r.hold.idleSeconds ?? null) : null;
-      const end = r.hold.cause === 'interrupted' ? (r.hold.heldSeconds ?? 0) : lostAt ?? (r.hold.survived ? r.holdSeconds : 0);
+      const end = r.hold.cause === 'interrupted' ? (r.hold.heldSeconds ?? 0) : (lostAt ?? (r.hold.survived ? r.holdSeconds : 0));
       const cls = r.hold.survived ? 'ok' : r.hold.cause === 'interrupted' ? 'warn' : 'bad';
-      const state = r.hold.survived ? 'survived' : r.hold.cause === 'interrupted' ? `interrupted after ${r.hold.heldSeconds ?? '?'} s` : lostAt !== null ? `lost at ${lostAt.toFixed(1)} s (${r.hold.cause})` : r.upgrade.ok ? `lost (${r.hold.cause ?? r.errorCode ?? 'error'})` : 'no upgrade';
+      const state = r.hold.survived
+        ? 'survived'
+        : r.hold.cause === 'interrupted'
+          ? `interrupted after ${r.hold.heldSeconds ?? '?'} s`
+          : lostAt !== null
+            ? `lost at ${lostAt.toFixed(1)} s (${r.hold.cause})`
+            : r.upgrade.ok
+              ? `lost (${r.hold.cause ?? r.errorCode ?? 'error'})`
+              : 'no upgrade';
       const cross = lostAt !== null ? `<text class="cut" x="${x(lostAt)}" y="${y + 13}">✕</text>` : '';
-      return `<g class="session ${cls}" data-session="${esc(label)}"><title>${esc(`${label}: ${state}`)}</title><text class="label" x="${left - 8}" y="${y + 12}">${esc(label)}</text>` +
-        `<rect class="planned" x="${left}" y="${y + 2}" width="${x(r.holdSeconds) - left}" height="${rowH - 8}"/><rect class="${cls}" x="${left}" y="${y + 2}" width="${Math.max(1, x(end) - left)}" height="${rowH - 8}"/>${cross}<text class="state" x="${Math.max(x(end), x(r.holdSeconds)) + 8}" y="${y + 12}">${esc(state)}</text></g>`;
+      return (
+        `<g class="session ${cls}" data-session="${esc(label)}"><title>${esc(`${label}: ${state}`)}</title><text class="label" x="${left - 8}" y="${y + 12}">${esc(label)}</text>` +
+        `<rect class="planned" x="${left}" y="${y + 2}" width="${x(r.holdSeconds) - left}" height="${rowH - 8}"/><rect class="${cls}" x="${left}" y="${y + 2}" width="${Math.max(1, x(end) - left)}" height="${rowH - 8}"/>${cross}<text class="state" x="${Math.max(x(end), x(r.holdSeconds)) + 8}" y="${y + 12}">${esc(state)}</text></g>`
+      );
     })
     .join('');
   return `<figure><svg class="timeline" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="held sessions against 30, 60 and 350 s idle timeouts">${marks}${bars}</svg><figcaption>Each held session from its 101 (s); the dotted outline is the hold it was asked for. Red lines: idle timeouts hops are known for (30 s: GKE backends and some proxies; 60 s: nginx proxy_read_timeout, AWS ALB; 350 s: AWS NLB, NAT gateway, VPC endpoints). ✕ where a session was lost.</figcaption></figure>`;
@@ -128,7 +147,10 @@ function diagnoses(e: ReportEntry): string {
   }
   if (items.size === 0) return '<p class="ok">Nothing to diagnose: every verdict is clean.</p>';
   return `<ul class="diagnoses">${[...items.values()]
-    .map((g) => `<li data-code="${esc(g.code)}"><code>${esc(g.code)}</code> ${[...g.summaries].map((s) => `<p>${esc(s)}</p>`).join('')}<p class="check"><b>Check next:</b> ${esc(g.check)}</p></li>`)
+    .map(
+      (g) =>
+        `<li data-code="${esc(g.code)}"><code>${esc(g.code)}</code> ${[...g.summaries].map((s) => `<p>${esc(s)}</p>`).join('')}<p class="check"><b>Check next:</b> ${esc(g.check)}</p></li>`,
+    )
     .join('')}</ul>`;
 }
 

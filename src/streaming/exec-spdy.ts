@@ -47,7 +47,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   session.releaseHeaderContexts();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
-  ended.then(() => keepalive?.stop());
+  void ended.then(() => keepalive?.stop());
 
   const errorText = errorStream.readAll();
   // kubectl waits for stdout and stderr to end before it reports the status.

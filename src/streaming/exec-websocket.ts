@@ -44,7 +44,10 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
       default:
         // client-go logs and drops unknown channels; a probe reports them, since a
         // server (or hop) that invents channels is not one kubectl can trust either.
-        conn.fail('protocol-error', probeError('CHANNEL_PROTOCOL', `unknown channel ${msg.channel} from the server`, { subprotocol: protocol, channel: msg.channel }));
+        conn.fail(
+          'protocol-error',
+          probeError('CHANNEL_PROTOCOL', `unknown channel ${msg.channel} from the server`, { subprotocol: protocol, channel: msg.channel }),
+        );
         break;
     }
   });
@@ -84,7 +87,10 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     const text = Buffer.concat(errorChunks).toString('utf8');
     if (!statusSeen) {
       // A v4/v5 server always sends a status before close 1000; none means the session was lost.
-      return { exitCode: undefined, error: probeError('EXEC_NO_STATUS', `the connection ended (${end.cause}) before the exit status arrived`, { cause: end.cause }) };
+      return {
+        exitCode: undefined,
+        error: probeError('EXEC_NO_STATUS', `the connection ended (${end.cause}) before the exit status arrived`, { cause: end.cause }),
+      };
     }
     return decodeExecStatus(text, protocol);
   });

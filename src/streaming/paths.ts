@@ -11,9 +11,7 @@ export function goQueryEscape(s: string): string {
 /** Go's url.Values.Encode: keys sorted, values of one key in order. */
 export function encodeQuery(values: ReadonlyArray<readonly [string, string]>): string {
   const keys = [...new Set(values.map(([k]) => k))].sort();
-  return keys
-    .flatMap((k) => values.filter(([kk]) => kk === k).map(([, v]) => `${goQueryEscape(k)}=${goQueryEscape(v)}`))
-    .join('&');
+  return keys.flatMap((k) => values.filter(([kk]) => kk === k).map(([, v]) => `${goQueryEscape(k)}=${goQueryEscape(v)}`)).join('&');
 }
 
 export function podPath(t: PodTarget, subresource: 'exec' | 'attach' | 'portforward'): string {

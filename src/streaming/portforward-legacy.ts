@@ -21,7 +21,12 @@ export async function openLegacyPortForward(
   opts: PortForwardOptions & { readonly ports: readonly number[]; readonly protocols?: readonly string[] },
 ): Promise<PortForwardSession> {
   const path = `${podPath(opts, 'portforward')}?${encodeQuery(opts.ports.map((p) => ['ports', String(p)] as const))}`;
-  const up = await upgradeWebSocket(config, { path, what: 'legacy WebSocket port-forward', headers: [], protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS });
+  const up = await upgradeWebSocket(config, {
+    path,
+    what: 'legacy WebSocket port-forward',
+    headers: [],
+    protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS,
+  });
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
@@ -42,7 +47,7 @@ export async function openLegacyPortForward(
     if (isError) slot.error.push(payload);
     else slot.data.write(payload);
   });
-  conn.ended.then(() => inbound.forEach((s) => s.data.end()));
+  void conn.ended.then(() => inbound.forEach((s) => s.data.end()));
   ws.start();
 
   return {
@@ -56,7 +61,9 @@ export async function openLegacyPortForward(
     async openConnection(port: number): Promise<ForwardedConnection> {
       const index = opts.ports.indexOf(port);
       if (index < 0 || opened.has(index)) {
-        throw probeError('CONFIG_INVALID', `port ${port} was not requested at upgrade time (legacy port-forward forwards ${opts.ports.join(',')} once each)`, { field: 'port' });
+        throw probeError('CONFIG_INVALID', `port ${port} was not requested at upgrade time (legacy port-forward forwards ${opts.ports.join(',')} once each)`, {
+          field: 'port',
+        });
       }
       opened.add(index);
       const slot = inbound[index]!;

@@ -96,7 +96,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
   const session = new SpdySession(up.socket, { role: 'client', head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY port-forward') });
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
-  ended.then(() => keepalive?.stop());
+  void ended.then(() => keepalive?.stop());
   return spdyPortForward({
     session,
     transport: 'spdy',
@@ -120,10 +120,10 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
   up.ws.start();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, TUNNEL_PING_PERIOD_MS);
   // The WebSocket tells how the connection died; SPDY adds GOAWAY and garbage inside the tunnel.
-  session.closed.then((end) => {
+  void session.closed.then((end) => {
     if (end.cause === 'goaway' || end.cause === 'protocol-error') conn.fail(end.cause, isProbeError(end.error) ? end.error : undefined, end.error?.message);
   });
-  conn.ended.then(() => keepalive?.stop());
+  void conn.ended.then(() => keepalive?.stop());
   const close = () => {
     session.close();
     conn.close(1000);

@@ -4,7 +4,6 @@ import { isProbeError } from '../errors.js';
 import type { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd } from './types.js';
 
-
 export function startSpdyKeepalive(session: SpdySession, periodMs: number): { stop(): void } {
   // Like spdystream, an unanswered ping never fails the session by itself.
   const timer = setInterval(() => session.ping().catch(() => undefined), periodMs);

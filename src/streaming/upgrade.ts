@@ -57,7 +57,9 @@ async function readRejection(res: IncomingMessage, what: string, phases: Upgrade
   const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
   const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
   const via = typeof res.headers.via === 'string' ? res.headers.via.slice(0, 120) : undefined;
-  const who = kubeStatus ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})` : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
+  const who = kubeStatus
+    ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})`
+    : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
   const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${clip(bodyPrefix, 120)}"` : '';
   return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, via, phases });
 }
@@ -81,10 +83,7 @@ function baseHeaders(config: ConnectionConfig): [string, string][] {
 async function dialFor(config: ConnectionConfig, what: string): Promise<Dialed> {
   const dialer = config.dialer ?? defaultDial;
   try {
-    return await dialer(
-      { url: config.server, tls: config.tls, proxy: config.proxy },
-      { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS },
-    );
+    return await dialer({ url: config.server, tls: config.tls, proxy: config.proxy }, { timeoutMs: config.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS });
   } catch (err) {
     // The dial error keeps its code and context (host, phases so far); only the message says which upgrade.
     if (isProbeError(err)) throw new ProbeError(err.code, `${what}: ${err.message}`, err.context, err);
@@ -107,11 +106,7 @@ export interface UpgradedConnection {
  * Writes one upgrade request on a fresh connection and reads the answer.
  * `check` inspects a 101 and returns what is wrong with it, if anything.
  */
-async function httpUpgrade(
-  config: ConnectionConfig,
-  req: UpgradeRequest,
-  check: (res: IncomingMessage) => string | undefined,
-): Promise<UpgradedConnection> {
+async function httpUpgrade(config: ConnectionConfig, req: UpgradeRequest, check: (res: IncomingMessage) => string | undefined): Promise<UpgradedConnection> {
   const t0 = performance.now();
   const dialed = await dialFor(config, req.what);
   const phases = dialed.phases;
@@ -120,9 +115,23 @@ async function httpUpgrade(
   const headers = headerList.flat();
   const conn = nextConnectionNumber();
   const path = requestPath(config.server, req.path);
-  config.wireLog?.({ kind: 'request', conn, what: req.what, method: req.method, url: `${config.server.protocol}//${config.server.host}${path}`, headers: headerList });
+  config.wireLog?.({
+    kind: 'request',
+    conn,
+    what: req.what,
+    method: req.method,
+    url: `${config.server.protocol}//${config.server.host}${path}`,
+    headers: headerList,
+  });
   const logReply = (res: IncomingMessage) =>
-    config.wireLog?.({ kind: 'response', conn, what: req.what, status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: headerPairs(res.rawHeaders) });
+    config.wireLog?.({
+      kind: 'response',
+      conn,
+      what: req.what,
+      status: res.statusCode ?? 0,
+      statusText: res.statusMessage ?? '',
+      headers: headerPairs(res.rawHeaders),
+    });
   return new Promise((resolve, reject) => {
     let settled = false;
     const fail = (err: Error) => {
@@ -148,7 +157,8 @@ async function httpUpgrade(
       if (settled) return socket.destroy();
       logReply(res);
       const problem = check(res);
-      if (problem) return fail(probeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, { phases: { ...phases, upgradeMs: round(performance.now() - tReq) } }));
+      if (problem)
+        return fail(probeError('UPGRADE_BAD_RESPONSE', `${req.what}: ${problem}`, { phases: { ...phases, upgradeMs: round(performance.now() - tReq) } }));
       settled = true;
       clearTimeout(timer);
       const tDone = performance.now();
@@ -171,7 +181,9 @@ async function httpUpgrade(
       fail(
         probeError(
           'UPGRADE_FAILED',
-          notHttp ? `${req.what}: the reply to the upgrade is not HTTP (${err.code})` : `${req.what}: the connection failed during the upgrade (${err.code ?? err.message})`,
+          notHttp
+            ? `${req.what}: the reply to the upgrade is not HTTP (${err.code})`
+            : `${req.what}: the connection failed during the upgrade (${err.code ?? err.message})`,
           { phases, errno: err.code },
           err,
         ),
@@ -257,7 +269,9 @@ export async function upgradeWebSocket(
   req: Omit<UpgradeRequest, 'method'> & { readonly protocols: readonly string[]; readonly maxMessageBytes?: number },
 ): Promise<WebSocketUpgraded> {
   const key = randomBytes(16).toString('base64');
-  const expectedAccept = createHash('sha1').update(key + WS_GUID).digest('base64');
+  const expectedAccept = createHash('sha1')
+    .update(key + WS_GUID)
+    .digest('base64');
   const headers: [string, string][] = [
     ['Connection', 'Upgrade'],
     ['Upgrade', 'websocket'],

@@ -11,7 +11,6 @@ import type { WsLike } from './ws-client.js';
 import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
 import type { ConnectionEnd, KeepaliveMode, TransportEndCause } from './types.js';
 
-
 export interface WebSocketKeepalive {
   readonly pingPeriodMs: number;
   readonly pongDeadlineMs: number;
@@ -50,11 +49,16 @@ export class WebSocketConnection {
       // ws reports frames it cannot parse as errors with WS_ERR_* codes, then closes 1002/1009.
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
         const limitBytes = ws.maxPayloadBytes ?? 0;
-        this.pending ??= { cause: 'protocol-error', error: probeError('WS_MESSAGE_TOO_LARGE', `the server sent a WebSocket message larger than the limit of ${limitBytes} bytes`, { limitBytes }, err) };
+        this.pending ??= {
+          cause: 'protocol-error',
+          error: probeError('WS_MESSAGE_TOO_LARGE', `the server sent a WebSocket message larger than the limit of ${limitBytes} bytes`, { limitBytes }, err),
+        };
       } else if (err.code?.startsWith('WS_ERR')) {
-        this.pending ??= { cause: 'protocol-error', error: probeError('WS_PROTOCOL', `the server broke the WebSocket protocol: ${err.message}`, { wsCode: err.code }, err) };
-      }
-      else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' && !this.sawFin) this.sawRst = true;
+        this.pending ??= {
+          cause: 'protocol-error',
+          error: probeError('WS_PROTOCOL', `the server broke the WebSocket protocol: ${err.message}`, { wsCode: err.code }, err),
+        };
+      } else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' && !this.sawFin) this.sawRst = true;
     });
     ws.on('pong', () => (this.lastPongAt = performance.now()));
     ws.on('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));

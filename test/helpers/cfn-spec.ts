@@ -16,7 +16,8 @@ const require = createRequire(import.meta.url);
 let db: Spec | undefined;
 const spec = (): Spec => (db ??= require('@aws-cdk/aws-service-spec').loadAwsServiceSpecSync());
 
-const isIntrinsic = (v: Json) => v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && /^(Ref|Fn::[A-Za-z]+|Condition)$/.test(Object.keys(v)[0]!);
+const isIntrinsic = (v: Json) =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && /^(Ref|Fn::[A-Za-z]+|Condition)$/.test(Object.keys(v)[0]!);
 
 function checkValue(type: Json, v: Json, path: string, problems: string[]): void {
   if (isIntrinsic(v)) return;

@@ -11,7 +11,12 @@ export interface CliRun {
 export async function cli(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
-  const io: CommandIO = { out: (t) => void (stdout += t), err: (t) => void (stderr += t), interactive: false, env: { PATH: process.env.PATH, HOME: '/nonexistent', ...env } };
+  const io: CommandIO = {
+    out: (t) => void (stdout += t),
+    err: (t) => void (stderr += t),
+    interactive: false,
+    env: { PATH: process.env.PATH, HOME: '/nonexistent', ...env },
+  };
   const code = await main(argv, io);
   return { code, stdout, stderr };
 }

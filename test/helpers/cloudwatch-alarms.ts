@@ -184,7 +184,13 @@ export class AlarmSimulator {
           okActions: (p.OKActions ?? []).map(resolve),
         });
       } else if (r.Type === 'AWS::CloudWatch::CompositeAlarm') {
-        this.composites.push({ id, name: resolve(p.AlarmName ?? id), rule: resolve(p.AlarmRule), alarmActions: (p.AlarmActions ?? []).map(resolve), okActions: (p.OKActions ?? []).map(resolve) });
+        this.composites.push({
+          id,
+          name: resolve(p.AlarmName ?? id),
+          rule: resolve(p.AlarmRule),
+          alarmActions: (p.AlarmActions ?? []).map(resolve),
+          okActions: (p.OKActions ?? []).map(resolve),
+        });
       }
     }
     for (const a of [...this.metricAlarms, ...this.composites]) this.states.set(a.id, 'INSUFFICIENT_DATA');

@@ -108,7 +108,11 @@ export function keyPolicyOfTopic(t: DeployedTemplate, topicArn: string): { keyAr
  * then, for an encrypted topic, kms:GenerateDataKey and kms:Decrypt against the key policy
  * (docs.aws.amazon.com/sns/latest/dg/sns-key-management.html). The first refusal, or undefined when delivered.
  */
-export async function publishRefusal(t: DeployedTemplate, topicArn: string, publisher: { principal: string; identityPolicies?: Json[]; context?: Record<string, string> }): Promise<string | undefined> {
+export async function publishRefusal(
+  t: DeployedTemplate,
+  topicArn: string,
+  publisher: { principal: string; identityPolicies?: Json[]; context?: Record<string, string> },
+): Promise<string | undefined> {
   const checks: Call[] = [{ ...publisher, action: 'sns:Publish', resource: topicArn, resourcePolicy: topicPolicy(t, topicArn) }];
   const key = keyPolicyOfTopic(t, topicArn);
   if (key) for (const action of ['kms:GenerateDataKey', 'kms:Decrypt']) checks.push({ ...publisher, action, resource: key.keyArn, resourcePolicy: key.policy });

@@ -22,7 +22,11 @@ export interface RecordedPut {
 export interface TaskDefinitionStub {
   readonly arn: string;
   readonly family: string;
-  readonly container: { name: string; environment: { name: string; value: string }[]; logConfiguration: { logDriver: string; options: Record<string, string> } };
+  readonly container: {
+    name: string;
+    environment: { name: string; value: string }[];
+    logConfiguration: { logDriver: string; options: Record<string, string> };
+  };
 }
 
 export interface LocalAws {
@@ -71,13 +75,15 @@ export async function startLocalAws(): Promise<LocalAws> {
         res.end(JSON.stringify(json));
       };
       if (!signed) return send(403, { __type: 'MissingAuthenticationToken', message: 'not signed' });
-      const wrongService = (want: string) => service !== want && send(403, { __type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${want}'.` });
+      const wrongService = (want: string) =>
+        service !== want && send(403, { __type: 'InvalidSignatureException', message: `Credential should be scoped to correct service: '${want}'.` });
       if (target === 'GraniteServiceVersion20100801.PutMetricData') {
         if (wrongService('monitoring')) return;
         calls.push(`PutMetricData ${region}`);
         const kind = queue.shift() ?? always;
         if (kind === 'throttle') return send(400, { __type: 'Throttling', message: 'Rate exceeded' }, { 'x-amzn-query-error': 'Throttling;Sender' });
-        if (kind === 'error') return send(500, { __type: 'InternalServiceError', message: 'internal failure' }, { 'x-amzn-query-error': 'InternalServiceError;Receiver' });
+        if (kind === 'error')
+          return send(500, { __type: 'InternalServiceError', message: 'internal failure' }, { 'x-amzn-query-error': 'InternalServiceError;Receiver' });
         const input = JSON.parse(body) as { Namespace: string; MetricData: RecordedPut['metricData'] };
         puts.push({ namespace: input.Namespace, metricData: input.MetricData });
         return send(200, {});
@@ -89,7 +95,8 @@ export async function startLocalAws(): Promise<LocalAws> {
         const value = secrets.get(id);
         // A secret lives in one region: asked for anywhere else, AWS cannot find it.
         const inRegion = !id.startsWith('arn:') || id.split(':')[3] === region;
-        if (value === undefined || !inRegion) return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
+        if (value === undefined || !inRegion)
+          return send(400, { __type: 'ResourceNotFoundException', Message: 'Secrets Manager can’t find the specified secret.' });
         return send(200, { ARN: id, Name: id.split(':').pop(), SecretString: value, VersionId: 'v1' });
       }
       // ECS (the task runner): task definitions the test registers, RunTask running api.onRunTask, DescribeTasks.
@@ -98,7 +105,8 @@ export async function startLocalAws(): Promise<LocalAws> {
         if (wrongService('ecs')) return;
         calls.push(`${ecsOp} ${region}`);
         const input = JSON.parse(body || '{}');
-        if (ecsOp === 'ListTaskDefinitionFamilies') return send(200, { families: [...taskDefinitions.keys()].filter((f) => f.startsWith(input.familyPrefix ?? '')) });
+        if (ecsOp === 'ListTaskDefinitionFamilies')
+          return send(200, { families: [...taskDefinitions.keys()].filter((f) => f.startsWith(input.familyPrefix ?? '')) });
         if (ecsOp === 'DescribeTaskDefinition') {
           const td = taskDefinitions.get(String(input.taskDefinition).split('/').pop()!.split(':')[0]!);
           if (!td) return send(400, { __type: 'ClientException', message: 'Unable to describe task definition.' });
@@ -121,7 +129,12 @@ export async function startLocalAws(): Promise<LocalAws> {
           return send(200, { tasks: [{ taskArn: arn, lastStatus: 'PROVISIONING' }], failures: [] });
         }
         if (ecsOp === 'DescribeTasks') {
-          return send(200, { tasks: (input.tasks as string[]).map((a) => tasks.get(a.split('/').pop()!)).filter(Boolean).map((t) => ({ taskArn: t!.arn, lastStatus: t!.status })) });
+          return send(200, {
+            tasks: (input.tasks as string[])
+              .map((a) => tasks.get(a.split('/').pop()!))
+              .filter(Boolean)
+              .map((t) => ({ taskArn: t!.arn, lastStatus: t!.status })),
+          });
         }
       }
       if (target === 'Logs_20140328.GetLogEvents') {
@@ -131,7 +144,10 @@ export async function startLocalAws(): Promise<LocalAws> {
         const task = tasks.get(String(input.logStreamName).split('/').pop()!);
         if (!task) return send(400, { __type: 'ResourceNotFoundException', message: 'The specified log stream does not exist.' });
         if (input.nextToken === 'f/end') return send(200, { events: [], nextForwardToken: 'f/end' });
-        return send(200, { events: task.lines.map((m, i) => ({ timestamp: Date.now(), message: m, ingestionTime: Date.now() + i })), nextForwardToken: 'f/end' });
+        return send(200, {
+          events: task.lines.map((m, i) => ({ timestamp: Date.now(), message: m, ingestionTime: Date.now() + i })),
+          nextForwardToken: 'f/end',
+        });
       }
       const inv = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
       if (req.method === 'POST' && inv) {

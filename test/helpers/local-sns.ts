@@ -29,7 +29,10 @@ export class LocalSns {
   /** A service publishing on behalf of a source (aws:SourceArn, aws:SourceAccount as the service sends them). */
   async publishAs(service: string, topicArn: string, message: string, source: { arn: string; account: string }): Promise<void> {
     if (!this.template.ofType('AWS::SNS::Topic').some((t) => t.arn === topicArn)) throw new Error(`NotFound: Topic does not exist (${topicArn})`);
-    const why = await publishRefusal(this.template, topicArn, { principal: service, context: { 'aws:SourceArn': source.arn, 'aws:SourceAccount': source.account } });
+    const why = await publishRefusal(this.template, topicArn, {
+      principal: service,
+      context: { 'aws:SourceArn': source.arn, 'aws:SourceAccount': source.account },
+    });
     if (why) {
       this.refusals.push(why);
       throw new SnsAuthorizationError(`AuthorizationError: ${service} is not authorized to perform: SNS:Publish on resource: ${topicArn} (${why})`);

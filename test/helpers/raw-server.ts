@@ -35,7 +35,11 @@ export async function rawServer(onRequest: (socket: net.Socket, req: RawRequest)
         head,
         method,
         path,
-        header: (name) => lines.find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`))?.slice(name.length + 1).trim(),
+        header: (name) =>
+          lines
+            .find((l) => l.toLowerCase().startsWith(`${name.toLowerCase()}:`))
+            ?.slice(name.length + 1)
+            .trim(),
       };
       requests.push(req);
       onRequest(socket, req);
@@ -55,11 +59,18 @@ export async function rawServer(onRequest: (socket: net.Socket, req: RawRequest)
 }
 
 export function wsAccept(key: string): string {
-  return createHash('sha1').update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11').digest('base64');
+  return createHash('sha1')
+    .update(key + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11')
+    .digest('base64');
 }
 
 export function ws101(req: RawRequest, protocol?: string): string {
-  const lines = ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Accept: ${wsAccept(req.header('sec-websocket-key') ?? '')}`];
+  const lines = [
+    'HTTP/1.1 101 Switching Protocols',
+    'Upgrade: websocket',
+    'Connection: Upgrade',
+    `Sec-WebSocket-Accept: ${wsAccept(req.header('sec-websocket-key') ?? '')}`,
+  ];
   if (protocol !== undefined) lines.push(`Sec-WebSocket-Protocol: ${protocol}`);
   return lines.join('\r\n') + '\r\n\r\n';
 }

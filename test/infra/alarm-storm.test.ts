@@ -42,13 +42,50 @@ type Path = (s: Spec, t: number, run: number) => Partial<SessionResult> | 'no-ru
 
 const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 40, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
 const healthy: Path = () => ({});
-const unreachable: Partial<SessionResult> = { ok: false, firstEchoMs: null, echoMs: null, hold: { survived: null, disconnectSeconds: null, cause: null }, upgrade: { ...OK_UPGRADE, ok: false, status: null, handshakeMs: null, error: 'connect ETIMEDOUT', errorCode: 'DIAL_TIMEOUT' } };
-const refusedByHop: Partial<SessionResult> = { ok: false, firstEchoMs: null, echoMs: null, hold: { survived: null, disconnectSeconds: null, cause: null }, upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false } };
-const unauthorized: Partial<SessionResult> = { ok: false, firstEchoMs: null, echoMs: null, hold: { survived: null, disconnectSeconds: null, cause: null }, upgrade: { ...OK_UPGRADE, ok: false, status: 401, handshakeMs: null, error: 'HTTP 401', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: true } };
-const cutIdleAt = (seconds: number): Partial<SessionResult> => ({ ok: false, echoMs: null, error: 'lost', errorCode: 'SESSION_LOST', hold: { survived: false, disconnectSeconds: seconds + 0.3, cause: 'fin', idleSeconds: seconds, sinceDataSeconds: seconds } });
+const unreachable: Partial<SessionResult> = {
+  ok: false,
+  firstEchoMs: null,
+  echoMs: null,
+  hold: { survived: null, disconnectSeconds: null, cause: null },
+  upgrade: { ...OK_UPGRADE, ok: false, status: null, handshakeMs: null, error: 'connect ETIMEDOUT', errorCode: 'DIAL_TIMEOUT' },
+};
+const refusedByHop: Partial<SessionResult> = {
+  ok: false,
+  firstEchoMs: null,
+  echoMs: null,
+  hold: { survived: null, disconnectSeconds: null, cause: null },
+  upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false },
+};
+const unauthorized: Partial<SessionResult> = {
+  ok: false,
+  firstEchoMs: null,
+  echoMs: null,
+  hold: { survived: null, disconnectSeconds: null, cause: null },
+  upgrade: { ...OK_UPGRADE, ok: false, status: 401, handshakeMs: null, error: 'HTTP 401', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: true },
+};
+const cutIdleAt = (seconds: number): Partial<SessionResult> => ({
+  ok: false,
+  echoMs: null,
+  error: 'lost',
+  errorCode: 'SESSION_LOST',
+  hold: { survived: false, disconnectSeconds: seconds + 0.3, cause: 'fin', idleSeconds: seconds, sinceDataSeconds: seconds },
+});
 
 function session(s: Spec, over: Partial<SessionResult>): SessionResult {
-  return { ...s, subprotocol: 'x', upgrade: OK_UPGRADE, firstEchoMs: 2, hold: { survived: true, disconnectSeconds: null, cause: null }, echoMs: 2, exitCode: 0, ok: true, error: null, errorCode: null, durationMs: 1, ...over } as SessionResult;
+  return {
+    ...s,
+    subprotocol: 'x',
+    upgrade: OK_UPGRADE,
+    firstEchoMs: 2,
+    hold: { survived: true, disconnectSeconds: null, cause: null },
+    echoMs: 2,
+    exitCode: 0,
+    ok: true,
+    error: null,
+    errorCode: null,
+    durationMs: 1,
+    ...over,
+  } as SessionResult;
 }
 
 interface Counts {
@@ -69,7 +106,18 @@ function perNodeReport(nodes: NodesPath, t: number): PerNodeReport {
   const summary = OPERATIONS.flatMap((operation) =>
     TRANSPORTS.map((transport) => {
       const n = nodes(operation, transport, t) as number;
-      return { operation, transport, probed: 3, failing: Array.from({ length: n }, (_, i) => ({ node: `node-${i}`, class: 'stream-error-after-upgrade', kubeletVersion: 'v1.36.0', extendWebSockets: true })), text: '' };
+      return {
+        operation,
+        transport,
+        probed: 3,
+        failing: Array.from({ length: n }, (_, i) => ({
+          node: `node-${i}`,
+          class: 'stream-error-after-upgrade',
+          kubeletVersion: 'v1.36.0',
+          extendWebSockets: true,
+        })),
+        text: '',
+      };
     }),
   );
   return { ...base, summary };
@@ -111,7 +159,19 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
               else results.push(session(spec, over));
             }
       if (!ran) continue;
-      const report = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, server: { url: 'https://x', version: null }, target: { namespace: 'n', pod: 'p' }, rbac: [], results, verdicts: verdicts(results), findings: [], startedAt: '', durationMs: 0 } as ProbeReport;
+      const report = {
+        probeVersion: 'test',
+        location: LOCATION,
+        cluster: CLUSTER,
+        server: { url: 'https://x', version: null },
+        target: { namespace: 'n', pod: 'p' },
+        rbac: [],
+        results,
+        verdicts: verdicts(results),
+        findings: [],
+        startedAt: '',
+        durationMs: 0,
+      } as ProbeReport;
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
       const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t), new Date(publishedAt * 1000)) : [];
@@ -126,7 +186,14 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
   const page = counted.filter((n) => /PageTopic/.test(n.topic));
   const ticket = counted.filter((n) => /TicketTopic/.test(n.topic));
   expect(counted.length).toBe(page.length + ticket.length);
-  return { sim, idleTimeouts, pages: page.filter((n) => n.state === 'ALARM').length, pageOks: page.filter((n) => n.state === 'OK').length, tickets: ticket.filter((n) => n.state === 'ALARM').length, ticketAlarms: [...new Set(ticket.map((n) => n.alarm))] };
+  return {
+    sim,
+    idleTimeouts,
+    pages: page.filter((n) => n.state === 'ALARM').length,
+    pageOks: page.filter((n) => n.state === 'OK').length,
+    tickets: ticket.filter((n) => n.state === 'ALARM').length,
+    ticketAlarms: [...new Set(ticket.map((n) => n.alarm))],
+  };
 }
 
 /**
@@ -139,7 +206,8 @@ const replayed: { template: unknown; sim: AlarmSimulator }[] = [];
 async function deliver(template: unknown, notifications: AlarmSimulator['notifications']): Promise<LocalSns> {
   const deployed = deployedTemplate(template, { account: ACCOUNT, region: 'eu-west-1', stackName: 'S' });
   const sns = new LocalSns(deployed);
-  const alarmArn = (name: string) => [...deployed.ofType('AWS::CloudWatch::Alarm'), ...deployed.ofType('AWS::CloudWatch::CompositeAlarm')].find((a) => a.name === name)!.arn!;
+  const alarmArn = (name: string) =>
+    [...deployed.ofType('AWS::CloudWatch::Alarm'), ...deployed.ofType('AWS::CloudWatch::CompositeAlarm')].find((a) => a.name === name)!.arn!;
   for (const n of notifications) {
     await sns
       .publishAs('cloudwatch.amazonaws.com', deployed.get(n.topic).arn!, `${n.alarm} ${n.state}`, { arn: alarmArn(n.alarm), account: ACCOUNT })
@@ -184,7 +252,10 @@ describe('alarm storms: notifications per replayed history (single-location exam
   });
 
   it('one cluster unreachable for an hour: one page and its OK, not 40 e-mails; the page within 20 minutes', () => {
-    const r = replay(config, template, [[() => unreachable, 1], [healthy, 3]]);
+    const r = replay(config, template, [
+      [() => unreachable, 1],
+      [healthy, 3],
+    ]);
     expect(r).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
     const page = r.sim.notifications.find((n) => n.at >= WARM_UP && n.state === 'ALARM')!;
     expect(page.alarm).toBe('kube-stream-probe-eu-west-1-public-prod-eu-PAGE');
@@ -192,14 +263,25 @@ describe('alarm storms: notifications per replayed history (single-location exam
     expect(page.at - WARM_UP).toBeLessThanOrEqual(20 * 60);
   });
 
-  it('the page reaches the page topic\'s subscribers; with the topic policy CDK writes for enforceSSL alone (no CloudWatch statement) SNS refuses it and nobody is paged', async () => {
-    const r = replay(config, template, [[() => unreachable, 1], [healthy, 3]]);
+  it("the page reaches the page topic's subscribers; with the topic policy CDK writes for enforceSSL alone (no CloudWatch statement) SNS refuses it and nobody is paged", async () => {
+    const r = replay(config, template, [
+      [() => unreachable, 1],
+      [healthy, 3],
+    ]);
     const page = r.sim.notifications.filter((n) => n.at >= WARM_UP && n.state === 'ALARM');
     const sns = await deliver(template, page);
-    expect(sns.deliveries).toEqual([expect.objectContaining({ topicArn: expect.stringMatching(/^arn:aws:sns:eu-west-1:111111111111:.*PageTopic/), message: 'kube-stream-probe-eu-west-1-public-prod-eu-PAGE ALARM' })]);
+    expect(sns.deliveries).toEqual([
+      expect.objectContaining({
+        topicArn: expect.stringMatching(/^arn:aws:sns:eu-west-1:111111111111:.*PageTopic/),
+        message: 'kube-stream-probe-eu-west-1-public-prod-eu-PAGE ALARM',
+      }),
+    ]);
     const withoutStatement = structuredClone(template) as { Resources: Record<string, any> };
     for (const res of Object.values(withoutStatement.Resources)) {
-      if (res.Type === 'AWS::SNS::TopicPolicy') res.Properties.PolicyDocument.Statement = res.Properties.PolicyDocument.Statement.filter((st: any) => st.Principal?.Service !== 'cloudwatch.amazonaws.com');
+      if (res.Type === 'AWS::SNS::TopicPolicy')
+        res.Properties.PolicyDocument.Statement = res.Properties.PolicyDocument.Statement.filter(
+          (st: any) => st.Principal?.Service !== 'cloudwatch.amazonaws.com',
+        );
     }
     const refused = await deliver(withoutStatement, page);
     expect(refused.deliveries).toEqual([]);
@@ -207,12 +289,15 @@ describe('alarm storms: notifications per replayed history (single-location exam
   });
 
   it('a hop that refuses WebSocket upgrades for a day: no page (kubectl works through its fallback), one GA-readiness ticket', () => {
-    const r = replay(config, template, [[(s) => (s.transport === 'websocket' ? refusedByHop : {}), 24], [healthy, 3]]);
+    const r = replay(config, template, [
+      [(s) => (s.transport === 'websocket' ? refusedByHop : {}), 24],
+      [healthy, 3],
+    ]);
     expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 1 });
     expect(r.ticketAlarms).toEqual(['kube-stream-probe-eu-west-1-public-ga-readiness']);
   });
 
-  it('a NAT gateway cutting idle flows at 350 s, for a day: holds without pings die, kubectl\'s survive: no alarm at all, IdleTimeout 350 s published', () => {
+  it("a NAT gateway cutting idle flows at 350 s, for a day: holds without pings die, kubectl's survive: no alarm at all, IdleTimeout 350 s published", () => {
     const nat: Path = (s) => (s.keepalive === 'none' && s.holdSeconds > 350 ? cutIdleAt(350) : {});
     const r = replay(config, template, [[nat, 24]]);
     expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 0 });
@@ -223,26 +308,38 @@ describe('alarm storms: notifications per replayed history (single-location exam
   });
 
   it('credentials rejected for two hours: not-measured is a probe-health ticket, never a page', () => {
-    const r = replay(config, template, [[() => unauthorized, 2], [healthy, 3]]);
+    const r = replay(config, template, [
+      [() => unauthorized, 2],
+      [healthy, 3],
+    ]);
     expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 1 });
     expect(r.ticketAlarms).toEqual(['kube-stream-probe-eu-west-1-public-probe-health']);
   });
 
   it('the probe stops running for two hours: a probe-health ticket (its ProbeError goes missing), no page', () => {
-    const r = replay(config, template, [[() => 'no-run', 2], [healthy, 3]]);
+    const r = replay(config, template, [
+      [() => 'no-run', 2],
+      [healthy, 3],
+    ]);
     expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 1 });
     expect(r.ticketAlarms).toEqual(['kube-stream-probe-eu-west-1-public-probe-health']);
   });
 
   it('a path failing every other run for three hours: it stays in ALARM (each 10-minute period holds a failure): one page, one OK', () => {
     const flapping: Path = (_s, _t, run) => (run % 2 === 0 ? unreachable : {});
-    const r = replay(config, template, [[flapping, 3], [healthy, 3]]);
+    const r = replay(config, template, [
+      [flapping, 3],
+      [healthy, 3],
+    ]);
     expect(r).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
   });
 
   it('documented limit: a path failing one run in four flaps (CloudWatch has no hysteresis): counted here, and in the README', () => {
     const sparse: Path = (_s, _t, run) => (run % 4 === 0 ? unreachable : {});
-    const r = replay(config, template, [[sparse, 3], [healthy, 3]]);
+    const r = replay(config, template, [
+      [sparse, 3],
+      [healthy, 3],
+    ]);
     // Its 10-minute periods alternate failing / clean, so 2 of 3 is met every other period: a page and an OK
     // every 20 minutes, 8 of each in three hours.
     expect(r.pages).toBe(8);
@@ -250,7 +347,10 @@ describe('alarm storms: notifications per replayed history (single-location exam
     expect(r.tickets).toBe(0);
     // The README's remedy: 3 of 6 periods holds it in ALARM.
     const wider = { ...config, alarms: { ...config.alarms, evaluationPeriods: 6, datapointsToAlarm: 3 } };
-    const w = replay(wider, synth(wider), [[sparse, 3], [healthy, 3]]);
+    const w = replay(wider, synth(wider), [
+      [sparse, 3],
+      [healthy, 3],
+    ]);
     expect(w).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
   });
 });
@@ -271,7 +371,15 @@ describe('alarm storms with per-node probing (the same example, its cluster prob
 
   it('one node of three breaks WebSocket exec (a 1.36 kubelet passthrough) for a day: one nodes ticket, no page (the main target works)', () => {
     const oneBad: NodesPath = (op, transport, t) => (t >= WARM_UP && t < WARM_UP + 24 * HOUR && op === 'exec' && transport === 'websocket' ? 1 : 0);
-    const r = replay(perNodeConfig, perNodeTemplate, [[healthy, 24], [healthy, 3]], oneBad);
+    const r = replay(
+      perNodeConfig,
+      perNodeTemplate,
+      [
+        [healthy, 24],
+        [healthy, 3],
+      ],
+      oneBad,
+    );
     expect(r).toMatchObject({ pages: 0, pageOks: 0, tickets: 1 });
     expect(r.ticketAlarms).toEqual(['kube-stream-probe-eu-west-1-public-nodes']);
   });
@@ -285,7 +393,15 @@ describe('alarm storms with per-node probing (the same example, its cluster prob
 
   it('the cluster unreachable for an hour: still one page and its OK, and no ticket (per-node probing does not tell the outage twice)', () => {
     const down: NodesPath = (_op, _tr, t) => (t >= WARM_UP && t < WARM_UP + HOUR ? 'unreachable' : 0);
-    const r = replay(perNodeConfig, perNodeTemplate, [[() => unreachable, 1], [healthy, 3]], down);
+    const r = replay(
+      perNodeConfig,
+      perNodeTemplate,
+      [
+        [() => unreachable, 1],
+        [healthy, 3],
+      ],
+      down,
+    );
     expect(r).toMatchObject({ pages: 1, pageOks: 1, tickets: 0 });
   });
 });

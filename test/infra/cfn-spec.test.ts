@@ -30,21 +30,33 @@ function taskRunner(endpoints: Json): Stack {
 }
 
 describe('every synthesized template conforms to the CloudFormation resource specification', () => {
-  it.each(['single-location', 'multi-location', 'private-vpc'])('%s.yaml', (example) => {
-    for (const stack of buildApp(new App(), `infra/examples/${example}.yaml`)) expect(specProblems(Template.fromStack(stack).toJSON())).toEqual([]);
-  }, 120_000);
+  it.each(['single-location', 'multi-location', 'private-vpc'])(
+    '%s.yaml',
+    (example) => {
+      for (const stack of buildApp(new App(), `infra/examples/${example}.yaml`)) expect(specProblems(Template.fromStack(stack).toJSON())).toEqual([]);
+    },
+    120_000,
+  );
 
   it.each([
     ['create', { mode: 'create', routeTableIds: ['rtb-0a1b2c3d4e5f60718'], s3PrefixListId: 'pl-6da54004' }],
     ['existing', { mode: 'existing', securityGroupIds: ['sg-0e1d2c3b4a5968778'], s3PrefixListId: 'pl-6da54004' }],
     ['none', { mode: 'none' }],
-  ])('a long-hold task runner, endpoints %s', (_n, endpoints) => {
-    expect(specProblems(Template.fromStack(taskRunner(endpoints)).toJSON())).toEqual([]);
-  }, 120_000);
+  ])(
+    'a long-hold task runner, endpoints %s',
+    (_n, endpoints) => {
+      expect(specProblems(Template.fromStack(taskRunner(endpoints)).toJSON())).toEqual([]);
+    },
+    120_000,
+  );
 
   it('the construct in a CDK app of its own: a CDK VPC, a Secret, injected topics, a task runner', () => {
     const stack = new Stack(new App(), 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } });
-    const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] });
+    const vpc = new ec2.Vpc(stack, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }],
+    });
     const secret = new secretsmanager.Secret(stack, 'Token');
     new StreamProbe(stack, 'Probe', {
       locationName: 'office-vpn',
@@ -52,7 +64,14 @@ describe('every synthesized template conforms to the CloudFormation resource spe
       subnets: vpc.isolatedSubnets,
       interfaceEndpoints: 'create',
       s3Gateway: { prefixListId: 'pl-6da54004' },
-      clusters: [{ name: 'onprem', endpoint: 'https://k8s.corp.example:6443', auth: { type: 'secret', secret }, target: { namespace: 'ksp', port: 9090, perNode: true } }],
+      clusters: [
+        {
+          name: 'onprem',
+          endpoint: 'https://k8s.corp.example:6443',
+          auth: { type: 'secret', secret },
+          target: { namespace: 'ksp', port: 9090, perNode: true },
+        },
+      ],
       schedules: [
         { name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)], keepalives: ['kubectl', 'none'] },
         { name: 'hour', expression: 'rate(2 hours)', holds: [Duration.minutes(60)] },

@@ -20,7 +20,15 @@ function build(over: Partial<StreamProbeProps> = {}, setup?: (stack: Stack) => P
   const stack = new Stack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } });
   const props: StreamProbeProps = {
     locationName: 'office-vpn',
-    clusters: [{ name: 'prod', endpoint: 'https://10.0.0.1:6443', caData: 'QQ==', auth: { type: 'eks', clusterName: 'prod' }, target: { namespace: 'kube-stream-probe' } }],
+    clusters: [
+      {
+        name: 'prod',
+        endpoint: 'https://10.0.0.1:6443',
+        caData: 'QQ==',
+        auth: { type: 'eks', clusterName: 'prod' },
+        target: { namespace: 'kube-stream-probe' },
+      },
+    ],
     schedules: [{ name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)] }],
     entry: ENTRY_STUB,
     ...over,
@@ -45,7 +53,11 @@ function jsonObjectsIn(text: string): any[] {
 describe('StreamProbe as a construct', () => {
   it('takes CDK objects: a VPC and subnets made in the same stack, a Secret with its key, Durations', () => {
     const { template, probe } = build({}, (stack) => {
-      const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] });
+      const vpc = new ec2.Vpc(stack, 'Vpc', {
+        maxAzs: 2,
+        natGateways: 0,
+        subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }],
+      });
       const secret = new secretsmanager.Secret(stack, 'Token');
       return {
         vpc,
@@ -63,14 +75,23 @@ describe('StreamProbe as a construct', () => {
     const statements = Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements.find((s) => s.Action === 'secretsmanager:GetSecretValue').Resource).toEqual({ Ref: expect.stringMatching(/^Token/) });
     // The created endpoints: monitoring and secretsmanager (a secret), no eks (no EKS cluster).
-    expect(Object.values(t.findResources('AWS::EC2::VPCEndpoint')).map((e) => JSON.stringify(e.Properties.ServiceName)).join()).toMatch(/monitoring.*secretsmanager|secretsmanager.*monitoring/);
+    expect(
+      Object.values(t.findResources('AWS::EC2::VPCEndpoint'))
+        .map((e) => JSON.stringify(e.Properties.ServiceName))
+        .join(),
+    ).toMatch(/monitoring.*secretsmanager|secretsmanager.*monitoring/);
     expect(probe.alarms!.byKey.get('hold/onprem/exec/websocket/kubectl/360')).toBeDefined();
     expect(probe.alarms!.byKey.get('hold/onprem/exec/websocket/none/360')).toBeUndefined();
   });
 
   it('injected page and ticket topics: their policies are not ours to change, so synth warns with the exact statements their owner must add', () => {
-    const { stack } = build({}, (s) => ({ pageTopic: sns.Topic.fromTopicArn(s, 'Oncall', 'arn:aws:sns:eu-west-1:123456789012:oncall'), ticketTopic: new sns.Topic(s, 'Backlog') }));
-    const warnings = Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('cloudwatch\\.amazonaws\\.com')).map((w) => String(w.entry.data));
+    const { stack } = build({}, (s) => ({
+      pageTopic: sns.Topic.fromTopicArn(s, 'Oncall', 'arn:aws:sns:eu-west-1:123456789012:oncall'),
+      ticketTopic: new sns.Topic(s, 'Backlog'),
+    }));
+    const warnings = Annotations.fromStack(stack)
+      .findWarning('*', Match.stringLikeRegexp('cloudwatch\\.amazonaws\\.com'))
+      .map((w) => String(w.entry.data));
     expect(warnings).toHaveLength(2); // one per topic
     const onPage = warnings.find((w) => w.includes('arn:aws:sns:eu-west-1:123456789012:oncall'))!;
     const [topicStatement, keyStatement] = jsonObjectsIn(onPage);
@@ -78,7 +99,10 @@ describe('StreamProbe as a construct', () => {
       Action: 'sns:Publish',
       Principal: { Service: 'cloudwatch.amazonaws.com' },
       Resource: 'arn:aws:sns:eu-west-1:123456789012:oncall',
-      Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' }, ArnLike: { 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:kube-stream-probe-office-vpn-*' } },
+      Condition: {
+        StringEquals: { 'aws:SourceAccount': '123456789012' },
+        ArnLike: { 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:123456789012:alarm:kube-stream-probe-office-vpn-*' },
+      },
     });
     expect(keyStatement).toMatchObject({ Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Principal: { Service: 'cloudwatch.amazonaws.com' } });
   });
@@ -99,7 +123,10 @@ describe('StreamProbe as a construct', () => {
     // The page is exactly "kubectl exec or port-forward is broken" (its KubectlWorks alarms), nothing measured.
     const rule = JSON.stringify(page.AlarmRule);
     expect(rule).toContain(' OR ');
-    expect(rule.match(/"Fn::GetAtt":\["[A-Za-z0-9]+"/g)!.map((x) => x.replace(/.*\["|[0-9A-F]{8}"$/g, ''))).toEqual(['ProbeAlarmskubectlprodexec', 'ProbeAlarmskubectlprodportforward']);
+    expect(rule.match(/"Fn::GetAtt":\["[A-Za-z0-9]+"/g)!.map((x) => x.replace(/.*\["|[0-9A-F]{8}"$/g, ''))).toEqual([
+      'ProbeAlarmskubectlprodexec',
+      'ProbeAlarmskubectlprodportforward',
+    ]);
     expect(JSON.stringify(page.AlarmRule)).not.toMatch(/upgrade|hold|fallback/i);
     for (const name of ['kube-stream-probe-office-vpn-ga-readiness', 'kube-stream-probe-office-vpn-probe-health']) {
       const c = composites.find((x) => x.AlarmName === name)!;
@@ -112,31 +139,80 @@ describe('StreamProbe as a construct', () => {
     }
     // Alarms by stable key, for users who add their own actions.
     expect([...probe.alarms!.byKey.keys()]).toEqual(
-      expect.arrayContaining(['page/prod', 'ticket/ga-readiness', 'ticket/probe-health', 'kubectl/prod/exec', 'upgrade/prod/portforward/websocket', 'probe-error/prod', 'health/duration']),
+      expect.arrayContaining([
+        'page/prod',
+        'ticket/ga-readiness',
+        'ticket/probe-health',
+        'kubectl/prod/exec',
+        'upgrade/prod/portforward/websocket',
+        'probe-error/prod',
+        'health/duration',
+      ]),
     );
   });
 
   it('a cluster probed per node gets a row of nodes failing on the dashboard', () => {
-    const { template } = build({ clusters: [{ name: 'prod', endpoint: 'https://10.0.0.1:6443', caData: 'QQ==', auth: { type: 'eks', clusterName: 'prod' }, target: { namespace: 'kube-stream-probe', perNode: true } }] });
+    const { template } = build({
+      clusters: [
+        {
+          name: 'prod',
+          endpoint: 'https://10.0.0.1:6443',
+          caData: 'QQ==',
+          auth: { type: 'eks', clusterName: 'prod' },
+          target: { namespace: 'kube-stream-probe', perNode: true },
+        },
+      ],
+    });
     const body = JSON.stringify(Object.values(template().findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody);
     expect(body).toContain('prod: nodes failing, per operation and transport');
     expect(body).toContain('NodesFailing');
-    expect(JSON.parse(Object.values(template().findResources('AWS::Lambda::Function')).find((f) => f.Properties.FunctionName)!.Properties.Environment.Variables.KSP_LOCATION_CONFIG).clusters[0].target.perNode).toBe(true);
+    expect(
+      JSON.parse(
+        Object.values(template().findResources('AWS::Lambda::Function')).find((f) => f.Properties.FunctionName)!.Properties.Environment.Variables
+          .KSP_LOCATION_CONFIG,
+      ).clusters[0].target.perNode,
+    ).toBe(true);
   });
 
   it('a cluster probed per node gets its nodes alarms: a ticket when some nodes fail, probe health when none was probed; never a page', () => {
-    const perNode = { name: 'prod', endpoint: 'https://10.0.0.1:6443', caData: 'QQ==', auth: { type: 'eks' as const, clusterName: 'prod' }, target: { namespace: 'kube-stream-probe', perNode: true } };
+    const perNode = {
+      name: 'prod',
+      endpoint: 'https://10.0.0.1:6443',
+      caData: 'QQ==',
+      auth: { type: 'eks' as const, clusterName: 'prod' },
+      target: { namespace: 'kube-stream-probe', perNode: true },
+    };
     const plain = { ...perNode, name: 'dev', target: { namespace: 'kube-stream-probe' } };
     const { template, probe } = build({ clusters: [perNode, plain] });
     const keys = [...probe.alarms!.byKey.keys()];
-    expect(keys.filter((k) => k.startsWith('nodes/'))).toEqual(['nodes/prod/exec/websocket', 'nodes/prod/exec/spdy', 'nodes/prod/portforward/websocket', 'nodes/prod/portforward/spdy']);
+    expect(keys.filter((k) => k.startsWith('nodes/'))).toEqual([
+      'nodes/prod/exec/websocket',
+      'nodes/prod/exec/spdy',
+      'nodes/prod/portforward/websocket',
+      'nodes/prod/portforward/spdy',
+    ]);
     expect(keys.filter((k) => k.startsWith('nodes-probed/'))).toEqual(['nodes-probed/prod']);
     const t = template();
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const failing = alarms.find((a) => a.AlarmName === 'kube-stream-probe-office-vpn-prod-exec-websocket-nodes-failing')!;
-    expect(failing).toMatchObject({ MetricName: 'NodesFailing', Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
-    expect(failing.Dimensions).toEqual(expect.arrayContaining([{ Name: 'Cluster', Value: 'prod' }, { Name: 'Transport', Value: 'websocket' }]));
-    expect(alarms.find((a) => a.AlarmName === 'kube-stream-probe-office-vpn-prod-no-nodes-probed')).toMatchObject({ MetricName: 'NodesProbed', ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'notBreaching' });
+    expect(failing).toMatchObject({
+      MetricName: 'NodesFailing',
+      Statistic: 'Maximum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+    expect(failing.Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'Cluster', Value: 'prod' },
+        { Name: 'Transport', Value: 'websocket' },
+      ]),
+    );
+    expect(alarms.find((a) => a.AlarmName === 'kube-stream-probe-office-vpn-prod-no-nodes-probed')).toMatchObject({
+      MetricName: 'NodesProbed',
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
     const composites = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')).map((c) => c.Properties);
     const rule = (name: string) => JSON.stringify(composites.find((c) => c.AlarmName === `kube-stream-probe-office-vpn-${name}`)!.AlarmRule);
     expect(rule('nodes').match(/ALARM\(/g)).toHaveLength(4);
@@ -154,10 +230,21 @@ describe('StreamProbe as a construct', () => {
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
     expect(probe.alarms).toBeUndefined();
     const m = probe.metricUpgradeSuccess('prod', 'exec', 'websocket');
-    expect(m.toMetricConfig().metricStat).toMatchObject({ namespace: 'KubeStreamProbe', metricName: 'UpgradeSuccess', statistic: 'Minimum', dimensions: expect.arrayContaining([{ name: 'Location', value: 'office-vpn' }, { name: 'Transport', value: 'websocket' }]) });
+    expect(m.toMetricConfig().metricStat).toMatchObject({
+      namespace: 'KubeStreamProbe',
+      metricName: 'UpgradeSuccess',
+      statistic: 'Minimum',
+      dimensions: expect.arrayContaining([
+        { name: 'Location', value: 'office-vpn' },
+        { name: 'Transport', value: 'websocket' },
+      ]),
+    });
     expect(m.period.toSeconds()).toBe(300);
     expect(probe.metricHandshakeLatency('prod', 'portforward', 'spdy').toMetricConfig().metricStat?.statistic).toBe('p50');
-    expect(probe.metricHoldSurvived('prod', 'exec', 'spdy', 'kubectl', Duration.seconds(65)).toMetricConfig().metricStat?.dimensions).toContainEqual({ name: 'HoldSeconds', value: '65' });
+    expect(probe.metricHoldSurvived('prod', 'exec', 'spdy', 'kubectl', Duration.seconds(65)).toMetricConfig().metricStat?.dimensions).toContainEqual({
+      name: 'HoldSeconds',
+      value: '65',
+    });
     expect(probe.metricKubectlWorks('prod', 'exec', { period: Duration.hours(1) }).period.toSeconds()).toBe(3600);
     expect(() => probe.metricUpgradeSuccess('staging', 'exec', 'spdy')).toThrow(/clusters have no cluster named "staging" \(metrics exist for prod\)/);
   });
@@ -165,16 +252,54 @@ describe('StreamProbe as a construct', () => {
   it.each<[string, Partial<StreamProbeProps> | ((s: Stack) => Partial<StreamProbeProps>), RegExp]>([
     ['an empty cluster list', { clusters: [] }, /StreamProbe props: clusters is empty/],
     ['a location name metrics cannot carry', { locationName: 'Office VPN' }, /locationName "Office VPN" must be lower-case/],
-    ['two clusters of one name', (s) => ({ clusters: [0, 1].map(() => ({ name: 'x', endpoint: 'https://x', auth: { type: 'eks' as const, clusterName: 'x' }, target: { namespace: 'n' } })) }), /clusters\[1\]\.name "x" is used twice/],
-    ['an http:// endpoint', { clusters: [{ name: 'x', endpoint: 'http://x', auth: { type: 'eks', clusterName: 'x' }, target: { namespace: 'n' } }] }, /clusters\[0\]\.endpoint "http:\/\/x" must be an https:\/\/ URL/],
-    ['a hold of half a second', { schedules: [{ name: 's', expression: 'rate(5 minutes)', holds: [Duration.millis(500)] }] }, /schedules\[0\]\.holds\[0\] 500 millis is not a whole number of seconds/],
-    ['a hold Lambda cannot finish, without a VPC for the task runner', { schedules: [{ name: 's', expression: 'rate(1 hour)', holds: [Duration.minutes(20)] }] }, /schedules\[0\]\.holds hold 1200 s is longer than a Lambda run allows \(840 s\): it runs as an ECS Fargate task, which needs vpc and subnets/],
-    ['a weekday cron with breaching missing data over the weekend', { schedules: [{ name: 's', expression: 'cron(0/10 * ? * MON-FRI *)', holds: [Duration.seconds(0)] }] }, /schedules\[0\]\.expression "cron\(0\/10 \* \? \* MON-FRI \*\)" needs an alarm period of 346800 s; CloudWatch allows at most one day/],
-    ['a daily cron with 8 evaluation periods', { schedules: [{ name: 's', expression: 'cron(0 9 * * ? *)', holds: [Duration.seconds(0)] }], alarms: { evaluationPeriods: 8, datapointsToAlarm: 2 } }, /8 evaluation periods of 86400 s span 691200 s; CloudWatch allows at most seven days/],
-    ['datapointsToAlarm above evaluationPeriods', { alarms: { evaluationPeriods: 2, datapointsToAlarm: 3 } }, /alarms\.datapointsToAlarm 3 must be a whole number from 1 to evaluationPeriods \(2\)/],
+    [
+      'two clusters of one name',
+      (s) => ({
+        clusters: [0, 1].map(() => ({ name: 'x', endpoint: 'https://x', auth: { type: 'eks' as const, clusterName: 'x' }, target: { namespace: 'n' } })),
+      }),
+      /clusters\[1\]\.name "x" is used twice/,
+    ],
+    [
+      'an http:// endpoint',
+      { clusters: [{ name: 'x', endpoint: 'http://x', auth: { type: 'eks', clusterName: 'x' }, target: { namespace: 'n' } }] },
+      /clusters\[0\]\.endpoint "http:\/\/x" must be an https:\/\/ URL/,
+    ],
+    [
+      'a hold of half a second',
+      { schedules: [{ name: 's', expression: 'rate(5 minutes)', holds: [Duration.millis(500)] }] },
+      /schedules\[0\]\.holds\[0\] 500 millis is not a whole number of seconds/,
+    ],
+    [
+      'a hold Lambda cannot finish, without a VPC for the task runner',
+      { schedules: [{ name: 's', expression: 'rate(1 hour)', holds: [Duration.minutes(20)] }] },
+      /schedules\[0\]\.holds hold 1200 s is longer than a Lambda run allows \(840 s\): it runs as an ECS Fargate task, which needs vpc and subnets/,
+    ],
+    [
+      'a weekday cron with breaching missing data over the weekend',
+      { schedules: [{ name: 's', expression: 'cron(0/10 * ? * MON-FRI *)', holds: [Duration.seconds(0)] }] },
+      /schedules\[0\]\.expression "cron\(0\/10 \* \? \* MON-FRI \*\)" needs an alarm period of 346800 s; CloudWatch allows at most one day/,
+    ],
+    [
+      'a daily cron with 8 evaluation periods',
+      { schedules: [{ name: 's', expression: 'cron(0 9 * * ? *)', holds: [Duration.seconds(0)] }], alarms: { evaluationPeriods: 8, datapointsToAlarm: 2 } },
+      /8 evaluation periods of 86400 s span 691200 s; CloudWatch allows at most seven days/,
+    ],
+    [
+      'datapointsToAlarm above evaluationPeriods',
+      { alarms: { evaluationPeriods: 2, datapointsToAlarm: 3 } },
+      /alarms\.datapointsToAlarm 3 must be a whole number from 1 to evaluationPeriods \(2\)/,
+    ],
     ['subnets without a VPC', (s) => ({ subnets: [ec2.Subnet.fromSubnetId(s, 'S', 'subnet-0123456789abcdef0')] }), /vpc is required with subnets/],
-    ['a VPC without subnets', (s) => ({ vpc: ec2.Vpc.fromVpcAttributes(s, 'V', { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['eu-west-1a'] }) }), /subnets are required with vpc/],
-    ['an e-mail for a topic it does not create', (s) => ({ pageTopic: new sns.Topic(s, 'T'), pageEmail: 'a@b.example' }), /pageEmail only subscribes to the topic the construct creates/],
+    [
+      'a VPC without subnets',
+      (s) => ({ vpc: ec2.Vpc.fromVpcAttributes(s, 'V', { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['eu-west-1a'] }) }),
+      /subnets are required with vpc/,
+    ],
+    [
+      'an e-mail for a topic it does not create',
+      (s) => ({ pageTopic: new sns.Topic(s, 'T'), pageEmail: 'a@b.example' }),
+      /pageEmail only subscribes to the topic the construct creates/,
+    ],
     ['memory Lambda does not offer', { memorySize: 64 }, /memorySize 64 must be 128-10240 MB/],
   ])('refuses %s with CONFIG_INVALID naming the prop', (_name, over, message) => {
     let caught: unknown;

@@ -44,11 +44,16 @@ const ref = (v: any): string | undefined => v?.Ref ?? v?.['Fn::GetAtt']?.[0];
 /** A group's egress rules, inline or as separate resources (CDK writes rules to other groups separately). */
 const egressOf = (r: Resources, sgId: string): any[] => [
   ...(r[sgId]!.Properties.SecurityGroupEgress ?? []),
-  ...ofType(r, 'AWS::EC2::SecurityGroupEgress').filter(([, e]) => ref(e.Properties.GroupId) === sgId).map(([, e]) => e.Properties),
+  ...ofType(r, 'AWS::EC2::SecurityGroupEgress')
+    .filter(([, e]) => ref(e.Properties.GroupId) === sgId)
+    .map(([, e]) => e.Properties),
 ];
 
 describe('alarms can notify: alarm → topic → key → key policy admits CloudWatch', () => {
-  it.each([['single-location', () => single], ['private-vpc', () => priv]])('%s: the page and the ticket topic both', (_n, stack) => {
+  it.each([
+    ['single-location', () => single],
+    ['private-vpc', () => priv],
+  ])('%s: the page and the ticket topic both', (_n, stack) => {
     const r = resources(stack());
     const alarms = [...ofType(r, 'AWS::CloudWatch::Alarm'), ...ofType(r, 'AWS::CloudWatch::CompositeAlarm')];
     const topics = new Set<string>();
@@ -72,7 +77,10 @@ describe('alarms can notify: alarm → topic → key → key policy admits Cloud
 });
 
 describe('a function in a VPC can be created', () => {
-  it.each([['multi-location corp-vpc-a', () => multi[0]!], ['private-vpc', () => priv]])('%s: its role carries AWSLambdaVPCAccessExecutionRole (CDK adds it only to roles it makes)', (_n, stack) => {
+  it.each([
+    ['multi-location corp-vpc-a', () => multi[0]!],
+    ['private-vpc', () => priv],
+  ])('%s: its role carries AWSLambdaVPCAccessExecutionRole (CDK adds it only to roles it makes)', (_n, stack) => {
     const r = resources(stack());
     const [, fn] = ofType(r, 'AWS::Lambda::Function')[0]!;
     expect(fn.Properties.VpcConfig).toBeDefined();
@@ -90,9 +98,19 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
   it('interface endpoints for monitoring and eks (DescribeCluster), none for secretsmanager (no secret here), private DNS on, in the location subnets', () => {
     const r = resources(priv);
     const endpoints = ofType(r, 'AWS::EC2::VPCEndpoint').map(([, e]) => e.Properties);
-    expect(endpoints.map((e) => JSON.stringify(e.ServiceName)).map((s) => /\.(monitoring|eks|secretsmanager|logs|sts)"/.exec(s)?.[1]).sort()).toEqual(['eks', 'monitoring']);
+    expect(
+      endpoints
+        .map((e) => JSON.stringify(e.ServiceName))
+        .map((s) => /\.(monitoring|eks|secretsmanager|logs|sts)"/.exec(s)?.[1])
+        .sort(),
+    ).toEqual(['eks', 'monitoring']);
     for (const e of endpoints) {
-      expect(e).toMatchObject({ VpcEndpointType: 'Interface', PrivateDnsEnabled: true, VpcId: 'vpc-0c1d2e3f4a5b60718', SubnetIds: ['subnet-0c1d2e3f4a5b60718', 'subnet-1c2d3e4f5a6b70819'] });
+      expect(e).toMatchObject({
+        VpcEndpointType: 'Interface',
+        PrivateDnsEnabled: true,
+        VpcId: 'vpc-0c1d2e3f4a5b60718',
+        SubnetIds: ['subnet-0c1d2e3f4a5b60718', 'subnet-1c2d3e4f5a6b70819'],
+      });
     }
   });
 
@@ -108,7 +126,9 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
     expect(toGroups[0].FromPort).toBe(443);
     const endpointGroup = ref(toGroups[0].DestinationSecurityGroupId)!;
     for (const [, e] of ofType(r, 'AWS::EC2::VPCEndpoint')) expect(e.Properties.SecurityGroupIds.map(ref)).toEqual([endpointGroup]);
-    const ingress = ofType(r, 'AWS::EC2::SecurityGroupIngress').map(([, i]) => i.Properties).filter((i) => ref(i.GroupId) === endpointGroup);
+    const ingress = ofType(r, 'AWS::EC2::SecurityGroupIngress')
+      .map(([, i]) => i.Properties)
+      .filter((i) => ref(i.GroupId) === endpointGroup);
     expect(ingress.map((i) => [ref(i.SourceSecurityGroupId), i.FromPort])).toEqual([[sgId, 443]]);
   });
 
@@ -116,7 +136,9 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
     const r = resources(multi[0]!);
     const [, fn] = ofType(r, 'AWS::Lambda::Function')[0]!;
     const sg = r[ref(fn.Properties.VpcConfig.SecurityGroupIds[0])!]!.Properties;
-    expect(sg.SecurityGroupEgress.map((e: any) => `${e.CidrIp}:${e.FromPort}`).sort()).toEqual(['0.0.0.0/0:443', '10.20.0.0/16:443', '10.20.0.0/16:6443', '203.0.113.0/24:443', '203.0.113.0/24:6443'].sort());
+    expect(sg.SecurityGroupEgress.map((e: any) => `${e.CidrIp}:${e.FromPort}`).sort()).toEqual(
+      ['0.0.0.0/0:443', '10.20.0.0/16:443', '10.20.0.0/16:6443', '203.0.113.0/24:443', '203.0.113.0/24:6443'].sort(),
+    );
   });
 
   it('existing endpoints: egress only to their security groups', () => {
@@ -129,7 +151,11 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
     expect(ofType(r, 'AWS::EC2::VPCEndpoint')).toHaveLength(0);
     const [, fn] = ofType(r, 'AWS::Lambda::Function')[0]!;
     const sgId = ref(fn.Properties.VpcConfig.SecurityGroupIds[0])!;
-    expect(egressOf(r, sgId).map((e: any) => `${e.DestinationSecurityGroupId ?? e.CidrIp}:${e.FromPort}`).sort()).toEqual(['10.40.0.0/16:443', 'sg-0e1d2c3b4a5968778:443']);
+    expect(
+      egressOf(r, sgId)
+        .map((e: any) => `${e.DestinationSecurityGroupId ?? e.CidrIp}:${e.FromPort}`)
+        .sort(),
+    ).toEqual(['10.40.0.0/16:443', 'sg-0e1d2c3b4a5968778:443']);
   });
 });
 
@@ -147,7 +173,9 @@ describe('Lambda never retries a run; a failed one is a ticket', () => {
 describe('what the account needs next', () => {
   it('outputs the role ARN (for the access entry or aws-auth), the function name and the topics', () => {
     const outputs = Template.fromStack(single).toJSON().Outputs;
-    expect(Object.keys(outputs).map((k) => k.replace(/[0-9A-F]{8}$/, ''))).toEqual(expect.arrayContaining(['ProbeRoleArn', 'ProbeFunctionName', 'ProbePageTopicArn', 'ProbeTicketTopicArn']));
+    expect(Object.keys(outputs).map((k) => k.replace(/[0-9A-F]{8}$/, ''))).toEqual(
+      expect.arrayContaining(['ProbeRoleArn', 'ProbeFunctionName', 'ProbePageTopicArn', 'ProbeTicketTopicArn']),
+    );
   });
 
   it('an EKS access entry for the probe role, in the configured Kubernetes group, when asked', () => {
@@ -175,11 +203,28 @@ describe('what the account needs next', () => {
 describe('the config refuses what AWS would', () => {
   const base = () => structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as any;
   it.each([
-    ['a function name over 64 characters', (c: any) => ((c.project = 'a-rather-long-project-name-for-probes'), (c.locations[0].name = 'private-eu-west-1-for-the-team')), /function name .* 64/],
-    ['an access entry for a cluster in another region', (c: any) => (c.clusters[0].auth.region = 'us-east-2'), /accessEntryGroup needs the cluster in the location's region/],
-    ['an endpoints mode that does not exist', (c: any) => (c.locations[0].vpc.endpoints = { mode: 'sometimes' }), /endpoints\.mode must be "create", "existing" or "none"/],
+    [
+      'a function name over 64 characters',
+      (c: any) => ((c.project = 'a-rather-long-project-name-for-probes'), (c.locations[0].name = 'private-eu-west-1-for-the-team')),
+      /function name .* 64/,
+    ],
+    [
+      'an access entry for a cluster in another region',
+      (c: any) => (c.clusters[0].auth.region = 'us-east-2'),
+      /accessEntryGroup needs the cluster in the location's region/,
+    ],
+    [
+      'an endpoints mode that does not exist',
+      (c: any) => (c.locations[0].vpc.endpoints = { mode: 'sometimes' }),
+      /endpoints\.mode must be "create", "existing" or "none"/,
+    ],
     ['a CIDR that is not one', (c: any) => (c.locations[0].vpc.apiServerCidrs = ['10.0.0.0']), /apiServerCidrs\[0\] "10\.0\.0\.0" is not an IPv4 CIDR/],
-    ['a KMS key that is not an ARN', (c: any) => (c.clusters[0].auth = { type: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:333333333333:secret:x-AbCdEf', kmsKeyArn: 'alias/mine' }), /kmsKeyArn "alias\/mine" is not a KMS key ARN/],
+    [
+      'a KMS key that is not an ARN',
+      (c: any) =>
+        (c.clusters[0].auth = { type: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:333333333333:secret:x-AbCdEf', kmsKeyArn: 'alias/mine' }),
+      /kmsKeyArn "alias\/mine" is not a KMS key ARN/,
+    ],
   ])('%s', (_n, mutate, message) => {
     const c = base();
     mutate(c);
@@ -192,12 +237,28 @@ describe('a misspelt key is refused at every level of the deployment config, nam
   it.each([
     ['the document', (c: any) => (c.schedule = c.schedules), /config: schedule is not a known field: did you mean "schedules"\?/],
     ['a cluster', (c: any) => (c.clusters[0].cadata = 'QQ=='), /clusters\[0\]\.cadata is not a known field: did you mean "caData"\?/],
-    ['a cluster auth', (c: any) => (c.clusters[0].auth.clustername = 'x'), /clusters\[0\]\.auth\.clustername is not a known field: did you mean "clusterName"\?/],
+    [
+      'a cluster auth',
+      (c: any) => (c.clusters[0].auth.clustername = 'x'),
+      /clusters\[0\]\.auth\.clustername is not a known field: did you mean "clusterName"\?/,
+    ],
     ['a target', (c: any) => (c.clusters[0].target.prot = 8080), /clusters\[0\]\.target\.prot is not a known field: did you mean "port"\?/],
-    ['a cluster misspelling target', (c: any) => ((c.clusters[0].taget = c.clusters[0].target), delete c.clusters[0].target), /clusters\[0\]\.taget is not a known field: did you mean "target"\?/],
+    [
+      'a cluster misspelling target',
+      (c: any) => ((c.clusters[0].taget = c.clusters[0].target), delete c.clusters[0].target),
+      /clusters\[0\]\.taget is not a known field: did you mean "target"\?/,
+    ],
     ['a location', (c: any) => (c.locations[0].regoin = 'eu-west-1'), /locations\[0\]\.regoin is not a known field: did you mean "region"\?/],
-    ['a vpc', (c: any) => (c.locations[0].vpc.subnetId = 'subnet-0c1d2e3f4a5b60718'), /locations\[0\]\.vpc\.subnetId is not a known field: did you mean "subnetIds"\?/],
-    ['endpoints', (c: any) => (c.locations[0].vpc.endpoints.routeTables = ['rtb-0a1b2c3d4e5f60718']), /locations\[0\]\.vpc\.endpoints\.routeTables is not a known field: did you mean "routeTableIds"\?/],
+    [
+      'a vpc',
+      (c: any) => (c.locations[0].vpc.subnetId = 'subnet-0c1d2e3f4a5b60718'),
+      /locations\[0\]\.vpc\.subnetId is not a known field: did you mean "subnetIds"\?/,
+    ],
+    [
+      'endpoints',
+      (c: any) => (c.locations[0].vpc.endpoints.routeTables = ['rtb-0a1b2c3d4e5f60718']),
+      /locations\[0\]\.vpc\.endpoints\.routeTables is not a known field: did you mean "routeTableIds"\?/,
+    ],
     ['a schedule', (c: any) => (c.schedules[0].hold = ['0s']), /schedules\[0\]\.hold is not a known field: did you mean "holds"\?/],
     ['alarms', (c: any) => (c.alarms = { evaluationPeriod: 3 }), /alarms\.evaluationPeriod is not a known field: did you mean "evaluationPeriods"\?/],
   ])('%s', (_n, mutate, message) => {
@@ -213,4 +274,3 @@ describe('a misspelt key is refused at every level of the deployment config, nam
     expect(() => buildApp(new App(), file)).toThrow(/typo\.yaml: clusters\[0\]\.taget is not a known field: did you mean "target"\?/);
   });
 });
-

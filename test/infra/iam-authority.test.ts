@@ -75,7 +75,9 @@ function sdkCallsInCode(): Set<string> {
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     const clientOf = new Map<string, string>();
-    for (const m of text.matchAll(/\{([^{}]*)\}\s*=\s*await import\('@aws-sdk\/client-([a-z-]+)'\)|import\s*\{([^{}]*)\}\s*from\s*'@aws-sdk\/client-([a-z-]+)'/g)) {
+    for (const m of text.matchAll(
+      /\{([^{}]*)\}\s*=\s*await import\('@aws-sdk\/client-([a-z-]+)'\)|import\s*\{([^{}]*)\}\s*from\s*'@aws-sdk\/client-([a-z-]+)'/g,
+    )) {
       const names = m[1] ?? m[3]!;
       const client = m[2] ?? m[4]!;
       for (const n of names.split(',')) clientOf.set(n.trim().replace(/^type\s+/, ''), client);
@@ -113,7 +115,13 @@ const assume = (t: DeployedTemplate, roleId: string, service: string): Call => (
 function probeCalls(t: DeployedTemplate, roleId: string, config: LocationRuntimeConfig): Call[] {
   const role = t.get(roleId);
   const identityPolicies = rolePolicies(t, roleId);
-  const as = (action: string, resource: string, context: Record<string, string> = {}): Call => ({ principal: role.arn!, identityPolicies, action, resource, context });
+  const as = (action: string, resource: string, context: Record<string, string> = {}): Call => ({
+    principal: role.arn!,
+    identityPolicies,
+    action,
+    resource,
+    context,
+  });
   const calls: Call[] = [];
   for (const action of Object.keys(CALLERS).filter((a) => CALLERS[a] === 'probe')) {
     if (action === 'cloudwatch:PutMetricData') calls.push(as(action, '*', { 'cloudwatch:namespace': METRIC_NAMESPACE }));
@@ -122,9 +130,14 @@ function probeCalls(t: DeployedTemplate, roleId: string, config: LocationRuntime
         calls.push(as(action, c.auth.secretArn));
         const region = c.auth.secretArn.split(':')[3]!;
         // Secrets Manager decrypts a secret under a customer-managed key with the caller's rights, through itself.
-        if (c.auth.kmsKeyArn) calls.push({ ...as('kms:Decrypt', c.auth.kmsKeyArn, { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` }), resourcePolicy: defaultKeyPolicy(c.auth.kmsKeyArn) });
+        if (c.auth.kmsKeyArn)
+          calls.push({
+            ...as('kms:Decrypt', c.auth.kmsKeyArn, { 'kms:ViaService': `secretsmanager.${region}.amazonaws.com` }),
+            resourcePolicy: defaultKeyPolicy(c.auth.kmsKeyArn),
+          });
       }
-      if (action === 'eks:DescribeCluster' && c.auth.type === 'eks' && !c.caData) calls.push(as(action, `arn:aws:eks:${c.auth.region ?? config.region}:${t.account}:cluster/${c.auth.clusterName}`));
+      if (action === 'eks:DescribeCluster' && c.auth.type === 'eks' && !c.caData)
+        calls.push(as(action, `arn:aws:eks:${c.auth.region ?? config.region}:${t.account}:cluster/${c.auth.clusterName}`));
     }
   }
   return calls;
@@ -149,7 +162,8 @@ async function refusals(t: DeployedTemplate): Promise<string[]> {
   // The function: Lambda assumes its role, ships its logs with it, makes its ENIs in a VPC, runs the probe.
   calls.push(assume(t, fnRoleId, 'lambda.amazonaws.com'));
   const fnPolicies = rolePolicies(t, fnRoleId);
-  for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents']) calls.push({ principal: t.get(fnRoleId).arn!, identityPolicies: fnPolicies, action, resource: stream('2026/12/03/[$LATEST]0123') });
+  for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents'])
+    calls.push({ principal: t.get(fnRoleId).arn!, identityPolicies: fnPolicies, action, resource: stream('2026/12/03/[$LATEST]0123') });
   if (fn.props.VpcConfig) {
     const subnet = `arn:aws:ec2:${t.region}:${t.account}:subnet/${t.resolve(fn.props.VpcConfig.SubnetIds)[0]}`;
     for (const action of ['ec2:CreateNetworkInterface', 'ec2:DescribeNetworkInterfaces', 'ec2:DeleteNetworkInterface'])
@@ -167,14 +181,20 @@ async function refusals(t: DeployedTemplate): Promise<string[]> {
   // Every alarm action: CloudWatch publishes as itself, for that alarm.
   for (const alarm of [...t.ofType('AWS::CloudWatch::Alarm'), ...t.ofType('AWS::CloudWatch::CompositeAlarm')]) {
     for (const topic of new Set<string>(t.resolve([...(alarm.props.AlarmActions ?? []), ...(alarm.props.OKActions ?? [])]))) {
-      const why = await publishRefusal(t, topic, { principal: 'cloudwatch.amazonaws.com', context: { 'aws:SourceArn': alarm.arn!, 'aws:SourceAccount': t.account } });
+      const why = await publishRefusal(t, topic, {
+        principal: 'cloudwatch.amazonaws.com',
+        context: { 'aws:SourceArn': alarm.arn!, 'aws:SourceAccount': t.account },
+      });
       if (why) out.push(`alarm ${alarm.name}: ${why}`);
     }
   }
   // Every EventBridge rule target: EventBridge publishes as itself, for that rule.
   for (const rule of t.ofType('AWS::Events::Rule')) {
     for (const target of rule.props.Targets ?? []) {
-      const why = await publishRefusal(t, t.resolve(target.Arn), { principal: 'events.amazonaws.com', context: { 'aws:SourceArn': rule.arn!, 'aws:SourceAccount': t.account } });
+      const why = await publishRefusal(t, t.resolve(target.Arn), {
+        principal: 'events.amazonaws.com',
+        context: { 'aws:SourceArn': rule.arn!, 'aws:SourceAccount': t.account },
+      });
       if (why) out.push(`rule ${rule.name}: ${why}`);
     }
   }
@@ -184,28 +204,42 @@ async function refusals(t: DeployedTemplate): Promise<string[]> {
     const target = t.resolve(schedule.props.Target);
     const roleId = roleByArn(t, target.RoleArn);
     calls.push(assume(t, roleId, 'scheduler.amazonaws.com'));
-    const as = (action: string, resource: string, context: Record<string, string> = {}): Call => ({ principal: t.get(roleId).arn!, identityPolicies: rolePolicies(t, roleId), action, resource, context });
+    const as = (action: string, resource: string, context: Record<string, string> = {}): Call => ({
+      principal: t.get(roleId).arn!,
+      identityPolicies: rolePolicies(t, roleId),
+      action,
+      resource,
+      context,
+    });
     if (!target.EcsParameters) {
       calls.push(as('lambda:InvokeFunction', target.Arn));
       continue;
     }
     const td = t.ofType('AWS::ECS::TaskDefinition').find((d) => d.arn === target.EcsParameters.TaskDefinitionArn)!;
     calls.push(as('ecs:RunTask', td.arn!, { 'ecs:cluster': target.Arn }));
-    for (const r of [td.props.TaskRoleArn, td.props.ExecutionRoleArn]) calls.push(as('iam:PassRole', t.resolve(r), { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' }));
+    for (const r of [td.props.TaskRoleArn, td.props.ExecutionRoleArn])
+      calls.push(as('iam:PassRole', t.resolve(r), { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' }));
 
     // The task: ECS assumes both roles; the execution role pulls the image and creates the log stream; the task role probes.
     const taskRoleId = roleByArn(t, t.resolve(td.props.TaskRoleArn));
     const execRoleId = roleByArn(t, t.resolve(td.props.ExecutionRoleArn));
     calls.push(assume(t, taskRoleId, 'ecs-tasks.amazonaws.com'), assume(t, execRoleId, 'ecs-tasks.amazonaws.com'));
     const container = t.resolve(td.props.ContainerDefinitions[0]);
-    const exec = (action: string, resource: string): Call => ({ principal: t.get(execRoleId).arn!, identityPolicies: rolePolicies(t, execRoleId), action, resource });
+    const exec = (action: string, resource: string): Call => ({
+      principal: t.get(execRoleId).arn!,
+      identityPolicies: rolePolicies(t, execRoleId),
+      action,
+      resource,
+    });
     const image = /^(\d{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com\/([^:@]+)/.exec(container.Image);
     if (!image) throw new Error(`task image ${container.Image} is not in ECR`);
     calls.push(exec('ecr:GetAuthorizationToken', '*'));
-    for (const action of ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage']) calls.push(exec(action, `arn:aws:ecr:${image[2]}:${image[1]}:repository/${image[3]}`));
+    for (const action of ['ecr:BatchCheckLayerAvailability', 'ecr:GetDownloadUrlForLayer', 'ecr:BatchGetImage'])
+      calls.push(exec(action, `arn:aws:ecr:${image[2]}:${image[1]}:repository/${image[3]}`));
     const opts = container.LogConfiguration.Options;
     const group = t.ofType('AWS::Logs::LogGroup').find((g) => g.name === opts['awslogs-group'])!;
-    for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents']) calls.push(exec(action, `${group.arn!.replace(/:\*$/, '')}:log-stream:${opts['awslogs-stream-prefix']}/probe/0123`));
+    for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents'])
+      calls.push(exec(action, `${group.arn!.replace(/:\*$/, '')}:log-stream:${opts['awslogs-stream-prefix']}/probe/0123`));
     const taskRuntime = JSON.parse(container.Environment.find((e: Json) => e.Name === 'KSP_LOCATION_CONFIG').Value) as LocationRuntimeConfig;
     calls.push(...probeCalls(t, taskRoleId, taskRuntime));
   }
@@ -219,9 +253,16 @@ function unreachable(t: DeployedTemplate, mode: 'create' | 'existing'): string[]
   const endpoints = t.ofType('AWS::EC2::VPCEndpoint').map((e) => t.resolve(e.props));
   const egressOf = (sg: string) => [
     ...(t.ofType('AWS::EC2::SecurityGroup').find((g) => g.ref === sg)?.props.SecurityGroupEgress ?? []).map((e: Json) => t.resolve(e)),
-    ...t.ofType('AWS::EC2::SecurityGroupEgress').map((e) => t.resolve(e.props)).filter((e) => e.GroupId === sg),
+    ...t
+      .ofType('AWS::EC2::SecurityGroupEgress')
+      .map((e) => t.resolve(e.props))
+      .filter((e) => e.GroupId === sg),
   ];
-  const ingressTo = (sg: string) => t.ofType('AWS::EC2::SecurityGroupIngress').map((i) => t.resolve(i.props)).filter((i) => i.GroupId === sg);
+  const ingressTo = (sg: string) =>
+    t
+      .ofType('AWS::EC2::SecurityGroupIngress')
+      .map((i) => t.resolve(i.props))
+      .filter((i) => i.GroupId === sg);
   const check = (who: string, groups: string[], services: string[]) => {
     const egress = groups.flatMap(egressOf).filter((e) => e.FromPort <= 443 && e.ToPort >= 443);
     for (const service of services) {
@@ -242,7 +283,11 @@ function unreachable(t: DeployedTemplate, mode: 'create' | 'existing'): string[]
         continue;
       }
       if (!ep.PrivateDnsEnabled) missing.push(`${who}: ${name} has private DNS off (the SDK's default host name would not resolve to it)`);
-      const admitted = ep.SecurityGroupIds.some((g: string) => egress.some((e) => e.DestinationSecurityGroupId === g) && ingressTo(g).some((i) => groups.includes(i.SourceSecurityGroupId) && i.FromPort <= 443 && i.ToPort >= 443));
+      const admitted = ep.SecurityGroupIds.some(
+        (g: string) =>
+          egress.some((e) => e.DestinationSecurityGroupId === g) &&
+          ingressTo(g).some((i) => groups.includes(i.SourceSecurityGroupId) && i.FromPort <= 443 && i.ToPort >= 443),
+      );
       if (!admitted) missing.push(`${who}: no security-group path to ${name} on 443`);
     }
   };
@@ -260,7 +305,10 @@ function unreachable(t: DeployedTemplate, mode: 'create' | 'existing'): string[]
     const td = t.ofType('AWS::ECS::TaskDefinition').find((d) => d.arn === target.EcsParameters.TaskDefinitionArn)!;
     const container = t.resolve(td.props.ContainerDefinitions[0]);
     // Fargate (platform 1.4+) pulls an ECR image with ecr.api and ecr.dkr, its layers from S3, and awslogs needs logs.
-    const fargate = [...(/\.dkr\.ecr\./.test(container.Image) ? ['ecr.api', 'ecr.dkr', 's3'] : []), ...(container.LogConfiguration?.LogDriver === 'awslogs' ? ['logs'] : [])];
+    const fargate = [
+      ...(/\.dkr\.ecr\./.test(container.Image) ? ['ecr.api', 'ecr.dkr', 's3'] : []),
+      ...(container.LogConfiguration?.LogDriver === 'awslogs' ? ['logs'] : []),
+    ];
     const config = JSON.parse(container.Environment.find((e: Json) => e.Name === 'KSP_LOCATION_CONFIG').Value) as LocationRuntimeConfig;
     check(`the task ${td.name}`, target.EcsParameters.NetworkConfiguration.AwsvpcConfiguration.SecurityGroups, [...probeServices(config), ...fargate]);
   }
@@ -280,7 +328,11 @@ function withTaskRunner(endpoints: Json): LocationStack {
   c.clusters.push({
     name: 'gitops',
     endpoint: 'https://k8s.gitops.example.com:6443',
-    auth: { type: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:333333333333:secret:ksp/gitops-a1B2c3', kmsKeyArn: 'arn:aws:kms:eu-west-1:333333333333:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b' },
+    auth: {
+      type: 'secret',
+      secretArn: 'arn:aws:secretsmanager:eu-west-1:333333333333:secret:ksp/gitops-a1B2c3',
+      kmsKeyArn: 'arn:aws:kms:eu-west-1:333333333333:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b',
+    },
     target: { namespace: 'kube-stream-probe' },
   });
   c.locations[0].vpc.endpoints = endpoints;
@@ -296,12 +348,15 @@ beforeAll(() => {
   for (const example of ['single-location', 'multi-location', 'private-vpc']) {
     buildApp(new App(), `infra/examples/${example}.yaml`).forEach((s, i) => stacks.set(`${example}#${i}`, s));
   }
-  stacks.set('task, endpoints create', withTaskRunner({ mode: 'create', routeTableIds: ['rtb-0a1b2c3d4e5f60718', 'rtb-1a2b3c4d5e6f70819'], s3PrefixListId: 'pl-6da54004' }));
+  stacks.set(
+    'task, endpoints create',
+    withTaskRunner({ mode: 'create', routeTableIds: ['rtb-0a1b2c3d4e5f60718', 'rtb-1a2b3c4d5e6f70819'], s3PrefixListId: 'pl-6da54004' }),
+  );
   stacks.set('task, endpoints existing', withTaskRunner({ mode: 'existing', securityGroupIds: ['sg-0e1d2c3b4a5968778'], s3PrefixListId: 'pl-6da54004' }));
   stacks.set('task, behind NAT', withTaskRunner({ mode: 'none' }));
 }, 180_000);
 
-describe('the code\'s AWS calls are all accounted for', () => {
+describe("the code's AWS calls are all accounted for", () => {
   it('every SDK command in src/ and functions/ is a call this test evaluates, and a real IAM action', async () => {
     const found = sdkCallsInCode();
     expect([...found].sort()).toEqual(Object.keys(CALLERS).sort());
@@ -310,10 +365,22 @@ describe('the code\'s AWS calls are all accounted for', () => {
   });
 });
 
-describe('every run-time call is allowed by AWS\'s rules, as deployed', () => {
-  it.each(['single-location#0', 'multi-location#0', 'multi-location#1', 'private-vpc#0', 'task, endpoints create', 'task, endpoints existing', 'task, behind NAT'])('%s', async (name) => {
-    expect(await refusals(deploy(stacks.get(name)!))).toEqual([]);
-  }, 120_000);
+describe("every run-time call is allowed by AWS's rules, as deployed", () => {
+  it.each([
+    'single-location#0',
+    'multi-location#0',
+    'multi-location#1',
+    'private-vpc#0',
+    'task, endpoints create',
+    'task, endpoints existing',
+    'task, behind NAT',
+  ])(
+    '%s',
+    async (name) => {
+      expect(await refusals(deploy(stacks.get(name)!))).toEqual([]);
+    },
+    120_000,
+  );
 });
 
 describe("the operator's `invoke`, with the IAM policy the README gives", () => {
@@ -323,31 +390,44 @@ describe("the operator's `invoke`, with the IAM policy the README gives", () => 
     return JSON.parse(m![1]!.replaceAll('ACCOUNT', account));
   };
 
-  it.each(['single-location#0', 'task, endpoints create'])('%s: every call `invoke` makes is allowed on the deployed resources', async (name) => {
-    const t = deploy(stacks.get(name)!);
-    const operator = { principal: `arn:aws:iam::${t.account}:role/platform-oncall`, identityPolicies: [readmePolicy(t.account)] };
-    const fn = t.ofType('AWS::Lambda::Function')[0]!;
-    const calls: Call[] = [{ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn! }];
-    const td = t.ofType('AWS::ECS::TaskDefinition')[0];
-    if (td) {
-      const cluster = t.ofType('AWS::ECS::Cluster')[0]!;
-      const container = t.resolve(td.props.ContainerDefinitions[0]);
-      const group = t.ofType('AWS::Logs::LogGroup').find((g) => g.name === container.LogConfiguration.Options['awslogs-group'])!;
-      calls.push(
-        { ...operator, action: 'ecs:ListTaskDefinitionFamilies', resource: '*' },
-        { ...operator, action: 'ecs:DescribeTaskDefinition', resource: '*' },
-        { ...operator, action: 'ecs:RunTask', resource: td.arn!, context: { 'ecs:cluster': cluster.arn! } },
-        ...[td.props.TaskRoleArn, td.props.ExecutionRoleArn].map((r): Call => ({ ...operator, action: 'iam:PassRole', resource: t.resolve(r), context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } })),
-        { ...operator, action: 'ecs:DescribeTasks', resource: `arn:aws:ecs:${t.region}:${t.account}:task/${cluster.name}/0123456789abcdef0123456789abcdef` },
-        { ...operator, action: 'logs:GetLogEvents', resource: `${group.arn!.replace(/:\*$/, '')}:log-stream:task/probe/0123456789abcdef0123456789abcdef` },
-      );
-      // Every operator call the code makes is among them.
-      expect(Object.keys(CALLERS).filter((a) => CALLERS[a] === 'operator').every((a) => calls.some((c) => c.action === a))).toBe(true);
-    }
-    expect(await expectAllowed(calls)).toEqual([]);
-    // And not more than that: another project's function is refused.
-    expect((await evaluate({ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn!.replace('function:kube-stream-probe-', 'function:payroll-') })).decision).toBe('ImplicitlyDenied');
-  }, 120_000);
+  it.each(['single-location#0', 'task, endpoints create'])(
+    '%s: every call `invoke` makes is allowed on the deployed resources',
+    async (name) => {
+      const t = deploy(stacks.get(name)!);
+      const operator = { principal: `arn:aws:iam::${t.account}:role/platform-oncall`, identityPolicies: [readmePolicy(t.account)] };
+      const fn = t.ofType('AWS::Lambda::Function')[0]!;
+      const calls: Call[] = [{ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn! }];
+      const td = t.ofType('AWS::ECS::TaskDefinition')[0];
+      if (td) {
+        const cluster = t.ofType('AWS::ECS::Cluster')[0]!;
+        const container = t.resolve(td.props.ContainerDefinitions[0]);
+        const group = t.ofType('AWS::Logs::LogGroup').find((g) => g.name === container.LogConfiguration.Options['awslogs-group'])!;
+        calls.push(
+          { ...operator, action: 'ecs:ListTaskDefinitionFamilies', resource: '*' },
+          { ...operator, action: 'ecs:DescribeTaskDefinition', resource: '*' },
+          { ...operator, action: 'ecs:RunTask', resource: td.arn!, context: { 'ecs:cluster': cluster.arn! } },
+          ...[td.props.TaskRoleArn, td.props.ExecutionRoleArn].map(
+            (r): Call => ({ ...operator, action: 'iam:PassRole', resource: t.resolve(r), context: { 'iam:PassedToService': 'ecs-tasks.amazonaws.com' } }),
+          ),
+          { ...operator, action: 'ecs:DescribeTasks', resource: `arn:aws:ecs:${t.region}:${t.account}:task/${cluster.name}/0123456789abcdef0123456789abcdef` },
+          { ...operator, action: 'logs:GetLogEvents', resource: `${group.arn!.replace(/:\*$/, '')}:log-stream:task/probe/0123456789abcdef0123456789abcdef` },
+        );
+        // Every operator call the code makes is among them.
+        expect(
+          Object.keys(CALLERS)
+            .filter((a) => CALLERS[a] === 'operator')
+            .every((a) => calls.some((c) => c.action === a)),
+        ).toBe(true);
+      }
+      expect(await expectAllowed(calls)).toEqual([]);
+      // And not more than that: another project's function is refused.
+      expect(
+        (await evaluate({ ...operator, action: 'lambda:InvokeFunction', resource: fn.arn!.replace('function:kube-stream-probe-', 'function:payroll-') }))
+          .decision,
+      ).toBe('ImplicitlyDenied');
+    },
+    120_000,
+  );
 });
 
 describe('private subnets without NAT: every API each runner calls has an endpoint it can reach', () => {
@@ -364,7 +444,10 @@ describe('the cost estimate bills the endpoints the stack creates', () => {
   it.each(['task, endpoints create', 'task, endpoints existing', 'task, behind NAT'])('%s', (name) => {
     const stack = stacks.get(name)!;
     const config = configs.get(stack)!;
-    const billed = deploy(stack).ofType('AWS::EC2::VPCEndpoint').filter((e) => e.props.VpcEndpointType === 'Interface').reduce((n, e) => n + e.props.SubnetIds.length, 0);
+    const billed = deploy(stack)
+      .ofType('AWS::EC2::VPCEndpoint')
+      .filter((e) => e.props.VpcEndpointType === 'Interface')
+      .reduce((n, e) => n + e.props.SubnetIds.length, 0);
     expect(estimateMonthlyCost(config, config.locations[0]!).interfaceEndpoints).toBe(billed);
     if (name.endsWith('create')) expect(billed).toBe(6 * 2); // monitoring, secretsmanager, eks, ecr.api, ecr.dkr, logs in 2 subnets
   });
@@ -374,7 +457,10 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
   it("without the CloudWatch statement in the topic policies (CDK's enforceSSL policy alone), no alarm can notify", async () => {
     const t = deploy(stacks.get('single-location#0')!, (template) => {
       for (const r of Object.values<Json>(template.Resources)) {
-        if (r.Type === 'AWS::SNS::TopicPolicy') r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter((s: Json) => s.Principal?.Service !== 'cloudwatch.amazonaws.com');
+        if (r.Type === 'AWS::SNS::TopicPolicy')
+          r.Properties.PolicyDocument.Statement = r.Properties.PolicyDocument.Statement.filter(
+            (s: Json) => s.Principal?.Service !== 'cloudwatch.amazonaws.com',
+          );
       }
     });
     const found = await refusals(t);
@@ -385,12 +471,21 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
   it('an alarm of another account is refused (aws:SourceAccount / aws:SourceArn)', async () => {
     const t = deploy(stacks.get('single-location#0')!);
     const topic = t.ofType('AWS::SNS::Topic')[0]!.arn!;
-    expect(await publishRefusal(t, topic, { principal: 'cloudwatch.amazonaws.com', context: { 'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:999999999999:alarm:kube-stream-probe-eu-west-1-public-x', 'aws:SourceAccount': '999999999999' } })).toMatch(/ImplicitlyDenied/);
+    expect(
+      await publishRefusal(t, topic, {
+        principal: 'cloudwatch.amazonaws.com',
+        context: {
+          'aws:SourceArn': 'arn:aws:cloudwatch:eu-west-1:999999999999:alarm:kube-stream-probe-eu-west-1-public-x',
+          'aws:SourceAccount': '999999999999',
+        },
+      }),
+    ).toMatch(/ImplicitlyDenied/);
   });
 
   it('without the ECR dkr endpoint, the task cannot pull its image', () => {
     const t = deploy(stacks.get('task, endpoints create')!, (template) => {
-      for (const [id, r] of Object.entries<Json>(template.Resources)) if (r.Type === 'AWS::EC2::VPCEndpoint' && JSON.stringify(r.Properties.ServiceName).includes('.ecr.dkr')) delete template.Resources[id];
+      for (const [id, r] of Object.entries<Json>(template.Resources))
+        if (r.Type === 'AWS::EC2::VPCEndpoint' && JSON.stringify(r.Properties.ServiceName).includes('.ecr.dkr')) delete template.Resources[id];
     });
     expect(unreachable(t, 'create')).toEqual([expect.stringMatching(/the task .*: no interface endpoint com\.amazonaws\.eu-west-1\.ecr\.dkr/)]);
   });
@@ -398,7 +493,8 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
   it('without the egress to S3 prefix list, the task cannot fetch the image layers', () => {
     const t = deploy(stacks.get('task, endpoints existing')!, (template) => {
       for (const [id, r] of Object.entries<Json>(template.Resources)) {
-        if (r.Type === 'AWS::EC2::SecurityGroup') r.Properties.SecurityGroupEgress = (r.Properties.SecurityGroupEgress ?? []).filter((e: Json) => !e.DestinationPrefixListId);
+        if (r.Type === 'AWS::EC2::SecurityGroup')
+          r.Properties.SecurityGroupEgress = (r.Properties.SecurityGroupEgress ?? []).filter((e: Json) => !e.DestinationPrefixListId);
         if (r.Type === 'AWS::EC2::SecurityGroupEgress' && r.Properties.DestinationPrefixListId) delete template.Resources[id];
       }
     });
@@ -407,9 +503,15 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
 
   it("without the task role's access, the task's probe calls are refused", async () => {
     const t = deploy(stacks.get('task, endpoints create')!, (template) => {
-      for (const r of Object.values<Json>(template.Resources)) if (r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('TaskRole')) r.Properties.PolicyDocument.Statement = [];
+      for (const r of Object.values<Json>(template.Resources))
+        if (r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties.Roles).includes('TaskRole')) r.Properties.PolicyDocument.Statement = [];
     });
     const found = await refusals(t);
-    expect(found).toEqual(expect.arrayContaining([expect.stringMatching(/TaskRole.* cloudwatch:PutMetricData \*: ImplicitlyDenied/), expect.stringMatching(/TaskRole.* secretsmanager:GetSecretValue .*: ImplicitlyDenied/)]));
+    expect(found).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/TaskRole.* cloudwatch:PutMetricData \*: ImplicitlyDenied/),
+        expect.stringMatching(/TaskRole.* secretsmanager:GetSecretValue .*: ImplicitlyDenied/),
+      ]),
+    );
   }, 120_000);
 });

@@ -20,7 +20,7 @@ const scrub = (t: unknown) =>
     .replace(/"salt": "\d+"/g, '"salt": "SALT"');
 
 describe('the real-account integration test', () => {
-  it('synthesizes under names of its own: the schedule\'s own run, the metrics listed, a page driven to ALARM and read from the page queue', () => {
+  it("synthesizes under names of its own: the schedule's own run, the metrics listed, a page driven to ALARM and read from the page queue", () => {
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-integ-')) });
     const { stack, assertions } = buildIntegApp(app, 'infra/examples/single-location.yaml', 'r42');
     const assembly = app.synth();
@@ -40,7 +40,11 @@ describe('the real-account integration test', () => {
     location.hasResourceProperties('AWS::Scheduler::ScheduleGroup', { Name: 'ksp-ir42-eu-west-1-public' });
     expect(JSON.stringify(location.toJSON())).not.toMatch(/"kube-stream-probe-eu-west-1-public/);
     // Each topic has a queue subscribed, which SNS may send to.
-    expect(Object.values(location.findResources('AWS::SNS::Subscription')).map((r) => r.Properties.Protocol).sort()).toEqual(['sqs', 'sqs']);
+    expect(
+      Object.values(location.findResources('AWS::SNS::Subscription'))
+        .map((r) => r.Properties.Protocol)
+        .sort(),
+    ).toEqual(['sqs', 'sqs']);
     expect(assembly.stacks.map((s) => s.stackName).sort()).toEqual(['ksp-ir42-eu-west-1-public', 'ksp-ir42-eu-west-1-public-assertions']);
     expect(scrub(location.toJSON())).toMatchSnapshot('location');
     expect(scrub(asserts)).toMatchSnapshot('assertions');

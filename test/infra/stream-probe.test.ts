@@ -36,7 +36,7 @@ const single = () => Template.fromStack(stacksOf(EXAMPLES[0]!)[0]!);
 const vpcStack = () => Template.fromStack(stacksOf(EXAMPLES[1]!)[0]!);
 
 describe('StreamProbe: what each location gets', () => {
-  it('one stack per location, in that location\'s account and region', () => {
+  it("one stack per location, in that location's account and region", () => {
     expect(stacksOf(EXAMPLES[1]!).map((s) => [s.stackName, s.account, s.region])).toEqual([
       ['kube-stream-probe-corp-vpc-a', '222222222222', 'us-east-1'],
       ['kube-stream-probe-eu-central-1-public', '222222222222', 'eu-central-1'],
@@ -54,12 +54,19 @@ describe('StreamProbe: what each location gets', () => {
     expect(fn.Timeout).toBe(lambdaRunSeconds(360)); // 6 m hold + the session, credentials, publishing and margin
     expect(lambdaRunSeconds(360)).toBe(360 + 60);
     const env = JSON.parse(fn.Environment.Variables.KSP_LOCATION_CONFIG);
-    expect(env).toMatchObject({ location: 'eu-west-1-public', region: 'eu-west-1', clusters: [{ name: 'prod-eu', auth: { type: 'eks', clusterName: 'prod-eu' } }] });
+    expect(env).toMatchObject({
+      location: 'eu-west-1-public',
+      region: 'eu-west-1',
+      clusters: [{ name: 'prod-eu', auth: { type: 'eks', clusterName: 'prod-eu' } }],
+    });
   });
 
   it('VPC placement: the configured subnets, its own security group and the configured ones when a VPC is given, none otherwise', () => {
     vpcStack().hasResourceProperties('AWS::Lambda::Function', {
-      VpcConfig: { SubnetIds: ['subnet-0a1b2c3d4e5f60718', 'subnet-1a2b3c4d5e6f70819'], SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('NetworkSecurityGroup'), 'GroupId'] }, 'sg-0a1b2c3d4e5f60718'] },
+      VpcConfig: {
+        SubnetIds: ['subnet-0a1b2c3d4e5f60718', 'subnet-1a2b3c4d5e6f70819'],
+        SecurityGroupIds: [{ 'Fn::GetAtt': [Match.stringLikeRegexp('NetworkSecurityGroup'), 'GroupId'] }, 'sg-0a1b2c3d4e5f60718'],
+      },
     });
     const fn = Object.values(single().findResources('AWS::Lambda::Function'))[0]!.Properties;
     expect(fn.VpcConfig).toBeUndefined();
@@ -114,7 +121,9 @@ describe('StreamProbe: what each location gets', () => {
     }
     const gitops = Template.fromStack(stacksOf(EXAMPLES[1]!)[1]!);
     const st = Object.values(gitops.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
-    expect(st.find((x) => x.Action === 'secretsmanager:GetSecretValue').Resource).toBe('arn:aws:secretsmanager:eu-central-1:222222222222:secret:ksp/shared-gitops-a1B2c3');
+    expect(st.find((x) => x.Action === 'secretsmanager:GetSecretValue').Resource).toBe(
+      'arn:aws:secretsmanager:eu-central-1:222222222222:secret:ksp/shared-gitops-a1B2c3',
+    );
     expect(st.some((x) => x.Action === 'eks:DescribeCluster')).toBe(false);
     const eks = Object.values(single().findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(JSON.stringify(eks.find((x) => x.Action === 'eks:DescribeCluster').Resource)).toContain(':cluster/prod-eu');
@@ -127,15 +136,29 @@ describe('StreamProbe: what each location gets', () => {
     const upgrade = alarmsOf(single()).filter((a) => a.MetricName === 'UpgradeSuccess');
     expect(upgrade).toHaveLength(4);
     for (const a of upgrade) {
-      expect(a).toMatchObject({ Namespace: METRIC_NAMESPACE, Statistic: 'Minimum', Period: 600, Threshold: 1, ComparisonOperator: 'LessThanThreshold', EvaluationPeriods: 3, DatapointsToAlarm: 2, TreatMissingData: 'breaching' });
+      expect(a).toMatchObject({
+        Namespace: METRIC_NAMESPACE,
+        Statistic: 'Minimum',
+        Period: 600,
+        Threshold: 1,
+        ComparisonOperator: 'LessThanThreshold',
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 2,
+        TreatMissingData: 'breaching',
+      });
       expect(a.Dimensions.map((d: { Name: string }) => d.Name).sort()).toEqual([...METRICS.UpgradeSuccess.dimensions].sort());
       expect(a.AlarmActions).toBeUndefined();
       expect(a.OKActions).toBeUndefined();
     }
-    expect(upgrade.map((a) => `${dimsOf(a).Operation}/${dimsOf(a).Transport}`).sort()).toEqual(['exec/spdy', 'exec/websocket', 'portforward/spdy', 'portforward/websocket']);
+    expect(upgrade.map((a) => `${dimsOf(a).Operation}/${dimsOf(a).Transport}`).sort()).toEqual([
+      'exec/spdy',
+      'exec/websocket',
+      'portforward/spdy',
+      'portforward/websocket',
+    ]);
   });
 
-  it('alarms: HoldSurvived only for holds with kubectl\'s keepalive, with the period of the schedule that runs the hold, missing data not breaching', () => {
+  it("alarms: HoldSurvived only for holds with kubectl's keepalive, with the period of the schedule that runs the hold, missing data not breaching", () => {
     const hold = alarmsOf(single()).filter((a) => a.MetricName === 'HoldSurvived');
     // holds 65s (every 5 min) and 6m (hourly) × kubectl × 2 ops × 2 transports; none for keepalive "none".
     // Periods of two runs: a path failing every other run stays in ALARM (test/infra/alarm-storm.test.ts).
@@ -149,11 +172,18 @@ describe('StreamProbe: what each location gets', () => {
     const alarms = alarmsOf(single());
     const by = (name: string) => alarms.filter((a) => a.MetricName === name);
     expect(by('KubectlWorks')).toHaveLength(2);
-    for (const a of by('KubectlWorks')) expect(a).toMatchObject({ Statistic: 'Minimum', Threshold: 1, ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'notBreaching' });
+    for (const a of by('KubectlWorks'))
+      expect(a).toMatchObject({ Statistic: 'Minimum', Threshold: 1, ComparisonOperator: 'LessThanThreshold', TreatMissingData: 'notBreaching' });
     expect(by('SilentFallback')).toHaveLength(2);
-    for (const a of by('SilentFallback')) expect(a).toMatchObject({ Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
+    for (const a of by('SilentFallback'))
+      expect(a).toMatchObject({ Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
     expect(by('ProbeError')).toHaveLength(1);
-    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda').map((a) => a.MetricName).sort()).toEqual(['Duration', 'Errors', 'Throttles']);
+    expect(
+      alarms
+        .filter((a) => a.Namespace === 'AWS/Lambda')
+        .map((a) => a.MetricName)
+        .sort(),
+    ).toEqual(['Duration', 'Errors', 'Throttles']);
     const duration = alarms.find((a) => a.MetricName === 'Duration')!;
     expect(duration.Threshold).toBe(Math.round(lambdaRunSeconds(360) * 1000 * 0.9));
     const scheduler = alarms.filter((a) => a.Namespace === 'AWS/Scheduler');
@@ -167,8 +197,11 @@ describe('StreamProbe: what each location gets', () => {
     const t = single();
     t.resourceCountIs('AWS::SNS::Topic', 2);
     t.resourceCountIs('AWS::KMS::Key', 1);
-    for (const topic of Object.values(t.findResources('AWS::SNS::Topic'))) expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/AlarmTopicKey/), 'Arn'] });
-    t.hasResourceProperties('AWS::SNS::TopicPolicy', { PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) } });
+    for (const topic of Object.values(t.findResources('AWS::SNS::Topic')))
+      expect(topic.Properties.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/AlarmTopicKey/), 'Arn'] });
+    t.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
     const subscriptions = Object.values(t.findResources('AWS::SNS::Subscription')).map((x) => x.Properties);
     expect(subscriptions.map((x) => [x.Protocol, x.Endpoint, x.TopicArn.Ref.replace(/[0-9A-F]{8}$/, '')]).sort()).toEqual([
       ['email', 'sre-oncall@example.com', 'ProbePageTopic'],
@@ -178,7 +211,11 @@ describe('StreamProbe: what each location gets', () => {
 
   it('a dashboard for the upgrade meeting: cross-location row, A/B now and over a day, holds against 30/60/350 s, IdleTimeout, p50/p99, latest verdicts', () => {
     const t = single();
-    const body = JSON.parse(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody['Fn::Join'][1].map((x: unknown) => (typeof x === 'string' ? x : 'TOKEN')).join(''));
+    const body = JSON.parse(
+      Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!
+        .Properties.DashboardBody['Fn::Join'][1].map((x: unknown) => (typeof x === 'string' ? x : 'TOKEN'))
+        .join(''),
+    );
     const titles = body.widgets.map((w: any) => w.properties.title);
     for (const title of [
       'kubectl works (1 = yes, incl. via fallback): every location in this account and region',
@@ -189,7 +226,8 @@ describe('StreamProbe: what each location gets', () => {
       'prod-eu: measured idle timeout (s, holds without pings)',
       'prod-eu: handshake latency p50 / p99 (ms, dial start to 101)',
       'prod-eu: latest verdicts and diagnoses',
-    ]) expect(titles).toContain(title);
+    ])
+      expect(titles).toContain(title);
     const disconnect = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: disconnect time'));
     expect(disconnect.properties.annotations.horizontal.map((a: any) => a.value)).toEqual([30, 60, 350]);
     const latency = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: handshake latency'));
@@ -246,7 +284,20 @@ describe('the bundled Lambda', () => {
     // Lambda's Node.js runtime provides @aws-sdk/*; here the project's node_modules stands in for it.
     const dir = mkdtempSync(join(process.cwd(), '.tmp', 'lambda-smoke-'));
     copyFileSync(bundle, join(dir, 'index.mjs'));
-    const runtimeConfig = { project: 'p', location: 'l', region: 'eu-west-1', clusters: [{ name: 'c', endpoint: 'https://127.0.0.1:1', auth: { type: 'eks', clusterName: 'c' }, caData: 'QQ==', target: { namespace: 'n', pod: 'p', port: 8080 } }] };
+    const runtimeConfig = {
+      project: 'p',
+      location: 'l',
+      region: 'eu-west-1',
+      clusters: [
+        {
+          name: 'c',
+          endpoint: 'https://127.0.0.1:1',
+          auth: { type: 'eks', clusterName: 'c' },
+          caData: 'QQ==',
+          target: { namespace: 'n', pod: 'p', port: 8080 },
+        },
+      ],
+    };
     const env = { ...process.env, KSP_LOCATION_CONFIG: JSON.stringify(runtimeConfig) };
     const script = `const m = await import(${JSON.stringify(join(dir, 'index.mjs'))}); const out = await m.handler({ holds: ['never'] }, { getRemainingTimeInMillis: () => 60000 }); process.stdout.write(JSON.stringify(out));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 30_000 });
@@ -267,23 +318,51 @@ describe('fails when…', () => {
     ['a VPC has no subnets', (c) => (c.locations[0].vpc.subnetIds = []), /locations\[0\]\.vpc\.subnetIds must have at least 1 item/],
     ['a subnet id is malformed', (c) => (c.locations[0].vpc.subnetIds = ['subnet-xyz']), /locations\[0\]\.vpc\.subnetIds\[0\] "subnet-xyz" is not a subnet id/],
     ['a VPC has no security group', (c) => (c.locations[0].vpc.securityGroupIds = []), /securityGroupIds must have at least 1 item/],
-    ['a location names an unknown cluster', (c) => (c.locations[1].clusters = ['nope']), /locations\[1\]\.clusters\[0\] "nope" is not a cluster in clusters\[\]/],
+    [
+      'a location names an unknown cluster',
+      (c) => (c.locations[1].clusters = ['nope']),
+      /locations\[1\]\.clusters\[0\] "nope" is not a cluster in clusters\[\]/,
+    ],
     ['two locations share a name', (c) => (c.locations[1].name = c.locations[0].name), /locations\[1\]\.name "corp-vpc-a" is used twice/],
     ['an endpoint is not https', (c) => (c.clusters[0].endpoint = 'http://k8s:8080'), /clusters\[0\]\.endpoint "http:\/\/k8s:8080" must be an https:\/\/ URL/],
     ['an auth type is unknown', (c) => (c.clusters[0].auth = { type: 'password' }), /clusters\[0\]\.auth\.type must be "eks" or "secret"/],
-    ['a secret ARN is not one', (c) => (c.clusters[1].auth.secretArn = 'my-secret'), /clusters\[1\]\.auth\.secretArn "my-secret" is not a Secrets Manager secret ARN/],
+    [
+      'a secret ARN is not one',
+      (c) => (c.clusters[1].auth.secretArn = 'my-secret'),
+      /clusters\[1\]\.auth\.secretArn "my-secret" is not a Secrets Manager secret ARN/,
+    ],
     ['a target port is out of range', (c) => (c.clusters[0].target.port = 70000), /clusters\[0\]\.target\.port must be a whole number from 1 to 65535/],
-    ['a hold longer than the task runner takes', (c) => (c.schedules[1].holds = ['3h']), /schedules\[1\]\.holds\[0\] 3h is longer than 7200s, the task runner's limit \(holds up to 840s run in Lambda, longer ones as an ECS task\)/],
+    [
+      'a hold longer than the task runner takes',
+      (c) => (c.schedules[1].holds = ['3h']),
+      /schedules\[1\]\.holds\[0\] 3h is longer than 7200s, the task runner's limit \(holds up to 840s run in Lambda, longer ones as an ECS task\)/,
+    ],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
     ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" must be one of kubectl, none/],
-    ['datapointsToAlarm exceeds evaluationPeriods', (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }), /alarms\.datapointsToAlarm must be a whole number from 1 to 2/],
+    [
+      'datapointsToAlarm exceeds evaluationPeriods',
+      (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
+      /alarms\.datapointsToAlarm must be a whole number from 1 to 2/,
+    ],
     ['a log retention CloudWatch does not offer', (c) => (c.logRetentionDays = 45), /logRetentionDays 45 is not one CloudWatch Logs accepts/],
     ['there are no clusters', (c) => (c.clusters = []), /config\.clusters must have at least 1 item/],
-    ['ticketHoldsWithoutPings is not a boolean', (c) => (c.alarms = { ticketHoldsWithoutPings: 'yes' }), /alarms\.ticketHoldsWithoutPings must be true or false/],
+    [
+      'ticketHoldsWithoutPings is not a boolean',
+      (c) => (c.alarms = { ticketHoldsWithoutPings: 'yes' }),
+      /alarms\.ticketHoldsWithoutPings must be true or false/,
+    ],
     ['a ticket e-mail is not one', (c) => (c.ticketEmail = 'backlog'), /ticketEmail "backlog" is not an email address/],
-    ['a weekday-only cron (its weekend gap exceeds the one-day alarm period)', (c) => (c.schedules[0].expression = 'cron(0/10 * ? * MON-FRI *)'), /schedules\[0\]\.expression "cron\(0\/10 \* \? \* MON-FRI \*\)" needs an alarm period of 346800 s; CloudWatch allows at most one day/],
-    ['a cron with a field out of range', (c) => (c.schedules[0].expression = 'cron(0 25 * * ? *)'), /schedules\[0\]\.expression: "cron\(0 25 \* \* \? \*\)": hours: "25" is not in 0-23/],
+    [
+      'a weekday-only cron (its weekend gap exceeds the one-day alarm period)',
+      (c) => (c.schedules[0].expression = 'cron(0/10 * ? * MON-FRI *)'),
+      /schedules\[0\]\.expression "cron\(0\/10 \* \? \* MON-FRI \*\)" needs an alarm period of 346800 s; CloudWatch allows at most one day/,
+    ],
+    [
+      'a cron with a field out of range',
+      (c) => (c.schedules[0].expression = 'cron(0 25 * * ? *)'),
+      /schedules\[0\]\.expression: "cron\(0 25 \* \* \? \*\)": hours: "25" is not in 0-23/,
+    ],
   ];
   for (const [name, mutate, message] of cases) {
     it(name, async () => {

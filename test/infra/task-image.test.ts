@@ -46,7 +46,15 @@ afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 describe('the task image', () => {
   it('its build context is what the bundle is built from, and nothing else', () => {
     const all = files(context);
-    expect([...new Set(all.map((f) => f.split('/')[0]))].sort()).toEqual(['.dockerignore', 'container', 'functions', 'package-lock.json', 'package.json', 'scripts', 'src']);
+    expect([...new Set(all.map((f) => f.split('/')[0]))].sort()).toEqual([
+      '.dockerignore',
+      'container',
+      'functions',
+      'package-lock.json',
+      'package.json',
+      'scripts',
+      'src',
+    ]);
     expect(all.filter((f) => /^(scripts|container)\//.test(f)).sort()).toEqual(['container/Dockerfile', 'scripts/build.mjs']);
     expect(all.some((f) => /(^|\/)(node_modules|docs|test|lab|infra|\.git)\//.test(f) || f === 'README.md')).toBe(false);
   });
@@ -59,7 +67,12 @@ describe('the task image', () => {
       const build = spawnSync(process.execPath, ['scripts/build.mjs', 'task'], { cwd: work, encoding: 'utf8' });
       expect(build.stderr).toBe('');
       expect(build.status).toBe(0);
-      const run = spawnSync(process.execPath, [join(work, 'dist/task.mjs')], { cwd: work, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', KSP_EVENT: '{"holds":["0s"]}' }, timeout: 30_000 });
+      const run = spawnSync(process.execPath, [join(work, 'dist/task.mjs')], {
+        cwd: work,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', KSP_EVENT: '{"holds":["0s"]}' },
+        timeout: 30_000,
+      });
       expect(run.stdout).toMatch(/KSP_LOCATION_CONFIG is not set/);
       expect(run.status).toBe(1);
     } finally {

@@ -20,7 +20,9 @@ const S3_PREFIX_LIST = 'pl-6da54004';
 function build(schedules: StreamProbeProps['schedules'], withVpc = true) {
   const app = new App();
   const stack = new Stack(app, 'LongHolds', { env: { account: '123456789012', region: 'eu-west-1' } });
-  const vpc = withVpc ? new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] }) : undefined;
+  const vpc = withVpc
+    ? new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, subnetConfiguration: [{ name: 'private', subnetType: ec2.SubnetType.PRIVATE_ISOLATED }] })
+    : undefined;
   const secret = new secretsmanager.Secret(stack, 'Token');
   const probe = new StreamProbe(stack, 'Probe', {
     locationName: 'corp',
@@ -39,15 +41,29 @@ describe('the task runner', () => {
     const { template: t } = build([SHORT, HOUR_HOLD]);
     t.resourceCountIs('AWS::ECS::TaskDefinition', 1);
     const td = Object.values(t.findResources('AWS::ECS::TaskDefinition'))[0]!.Properties;
-    expect(td).toMatchObject({ Cpu: '256', Memory: '512', RequiresCompatibilities: ['FARGATE'], NetworkMode: 'awsvpc', RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' } });
+    expect(td).toMatchObject({
+      Cpu: '256',
+      Memory: '512',
+      RequiresCompatibilities: ['FARGATE'],
+      NetworkMode: 'awsvpc',
+      RuntimePlatform: { CpuArchitecture: 'ARM64', OperatingSystemFamily: 'LINUX' },
+    });
     const env = Object.fromEntries(td.ContainerDefinitions[0].Environment.map((e: { Name: string; Value: unknown }) => [e.Name, e.Value]));
-    expect(JSON.parse(env.KSP_EVENT as string)).toEqual({ schedule: 'hour', holds: ['3600s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'] });
+    expect(JSON.parse(env.KSP_EVENT as string)).toEqual({
+      schedule: 'hour',
+      holds: ['3600s'],
+      keepalives: ['kubectl', 'none'],
+      operations: ['exec', 'portforward'],
+    });
     expect(Number(env.KSP_TASK_SECONDS)).toBe(3600 + 60);
     // What `invoke` finds it by and runs it with (src/aws/task-invoke.ts).
     expect(td.Family).toBe('kube-stream-probe-corp-hour');
     expect(JSON.stringify(env.KSP_NETWORK)).toMatch(/subnets.*securityGroups/);
     t.hasResourceProperties('AWS::ECS::Cluster', { ClusterName: 'kube-stream-probe-corp' });
-    expect(td.ContainerDefinitions[0].LogConfiguration).toMatchObject({ LogDriver: 'awslogs', Options: { 'awslogs-group': { Ref: expect.stringMatching(/^ProbeLogs/) } } });
+    expect(td.ContainerDefinitions[0].LogConfiguration).toMatchObject({
+      LogDriver: 'awslogs',
+      Options: { 'awslogs-group': { Ref: expect.stringMatching(/^ProbeLogs/) } },
+    });
     expect(td.ContainerDefinitions[0].ReadonlyRootFilesystem).toBe(true);
     const schedules = Object.values(t.findResources('AWS::Scheduler::Schedule')).map((s) => s.Properties);
     const hour = schedules.find((s) => s.Name === undefined && JSON.stringify(s.Description).includes('ECS Fargate'))!;
@@ -63,14 +79,17 @@ describe('the task runner', () => {
 
   it('the task role: ecs-tasks only, no "*" action, PutMetricData for our namespace, the secret, nothing else', () => {
     const { template: t } = build([HOUR_HOLD]);
-    const roles = Object.entries(t.findResources('AWS::IAM::Role')).filter(([, r]) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'));
+    const roles = Object.entries(t.findResources('AWS::IAM::Role')).filter(([, r]) =>
+      JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('ecs-tasks.amazonaws.com'),
+    );
     const taskRole = roles.find(([id]) => id.startsWith('ProbeTaskRole'))!;
     expect(taskRole).toBeDefined();
     const statements = Object.values(t.findResources('AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles).includes(taskRole[0]))
       .flatMap((p) => p.Properties.PolicyDocument.Statement);
     expect(statements.map((s) => s.Action).sort()).toEqual(['cloudwatch:PutMetricData', 'secretsmanager:GetSecretValue']);
-    for (const st of Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement)) for (const a of [st.Action].flat()) expect(a).not.toMatch(/(^|:)\*$/);
+    for (const st of Object.values(t.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement))
+      for (const a of [st.Action].flat()) expect(a).not.toMatch(/(^|:)\*$/);
   });
 
   it('a task that stops without finishing its run is a ticket: an EventBridge rule on the task cluster to the ticket topic, which only that rule may publish to; EventBridge may use the key', () => {
@@ -81,9 +100,17 @@ describe('the task runner', () => {
     expect(pattern).toMatchObject({ source: ['aws.ecs'], 'detail-type': ['ECS Task State Change'], detail: { lastStatus: ['STOPPED'] } });
     expect(pattern.detail.clusterArn).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^ProbeTaskCluster/), 'Arn'] }]);
     // Failed to start, or exited non-zero (a failed run); a clean exit (findings included) or a person's stop is not a ticket.
-    expect(pattern.detail.$or).toEqual([{ stopCode: [{ 'anything-but': ['EssentialContainerExited', 'UserInitiated'] }] }, { containers: { exitCode: [{ 'anything-but': 0 }] } }]);
+    expect(pattern.detail.$or).toEqual([
+      { stopCode: [{ 'anything-but': ['EssentialContainerExited', 'UserInitiated'] }] },
+      { containers: { exitCode: [{ 'anything-but': 0 }] } },
+    ]);
     const ticket = stack.getLogicalId(probe.ticketTopic.node.defaultChild as sns.CfnTopic);
-    expect(rules[0]!.Targets).toEqual([expect.objectContaining({ Arn: { Ref: ticket }, InputTransformer: expect.objectContaining({ InputPathsMap: expect.objectContaining({ 'detail-stopCode': '$.detail.stopCode' }) }) })]);
+    expect(rules[0]!.Targets).toEqual([
+      expect.objectContaining({
+        Arn: { Ref: ticket },
+        InputTransformer: expect.objectContaining({ InputPathsMap: expect.objectContaining({ 'detail-stopCode': '$.detail.stopCode' }) }),
+      }),
+    ]);
     const topicPolicy = Object.values(t.findResources('AWS::SNS::TopicPolicy')).flatMap((p) => p.Properties.PolicyDocument.Statement);
     const ruleId = Object.keys(t.findResources('AWS::Events::Rule'))[0]!;
     // Only this rule (confused deputy: not any rule of any account).
@@ -97,7 +124,15 @@ describe('the task runner', () => {
     const key = Object.values(t.findResources('AWS::KMS::Key'))[0]!.Properties.KeyPolicy.Statement;
     // No source condition on the key: EventBridge's KMS calls do not carry aws:SourceArn/SourceAccount (infra/topic-access.ts).
     const forEvents = key.filter((st: any) => st.Principal?.Service === 'events.amazonaws.com');
-    expect(forEvents).toEqual([{ Sid: 'EventBridgeTaskFailedRuleUsesTheTopicKey', Effect: 'Allow', Principal: { Service: 'events.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Resource: '*' }]);
+    expect(forEvents).toEqual([
+      {
+        Sid: 'EventBridgeTaskFailedRuleUsesTheTopicKey',
+        Effect: 'Allow',
+        Principal: { Service: 'events.amazonaws.com' },
+        Action: ['kms:Decrypt', 'kms:GenerateDataKey*'],
+        Resource: '*',
+      },
+    ]);
   });
 
   it('no long hold: no rule, and the key admits no EventBridge', () => {
@@ -123,9 +158,24 @@ describe('the task runner', () => {
   });
 
   it.each<[string, StreamProbeProps['schedules'], boolean, RegExp]>([
-    ['runs that would overlap (a 60 m hold every hour)', [{ name: 'h', expression: 'rate(1 hour)', holds: [Duration.minutes(60)] }], true, /schedules\[0\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3660 s: runs would overlap/],
-    ['a long hold without a VPC', [HOUR_HOLD], false, /schedules\[0\]\.holds hold 3600 s is longer than a Lambda run allows \(\d+ s\): it runs as an ECS Fargate task, which needs vpc and subnets/],
-    ['a hold above the task runner\'s limit', [{ name: 'x', expression: 'rate(1 day)', holds: [Duration.hours(3)] }], true, /schedules\[0\]\.holds\[0\] 3 hours is longer than the task runner's 7200 s \(taskMaxHold\)/],
+    [
+      'runs that would overlap (a 60 m hold every hour)',
+      [{ name: 'h', expression: 'rate(1 hour)', holds: [Duration.minutes(60)] }],
+      true,
+      /schedules\[0\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3660 s: runs would overlap/,
+    ],
+    [
+      'a long hold without a VPC',
+      [HOUR_HOLD],
+      false,
+      /schedules\[0\]\.holds hold 3600 s is longer than a Lambda run allows \(\d+ s\): it runs as an ECS Fargate task, which needs vpc and subnets/,
+    ],
+    [
+      "a hold above the task runner's limit",
+      [{ name: 'x', expression: 'rate(1 day)', holds: [Duration.hours(3)] }],
+      true,
+      /schedules\[0\]\.holds\[0\] 3 hours is longer than the task runner's 7200 s \(taskMaxHold\)/,
+    ],
   ])('refuses %s', (_n, schedules, vpc, message) => {
     expect(() => build(schedules, vpc)).toThrow(message);
   });

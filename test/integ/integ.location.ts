@@ -41,9 +41,11 @@ export interface IntegApp {
 
 /** `run` makes every name unique (project `ksp-i<run>`): the function, schedule group, dashboard, alarms, task family. */
 export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): IntegApp {
-  if (!/^[a-z0-9]{1,12}$/.test(run)) throw probeError('CONFIG_INVALID', `KSP_INTEG_RUN "${run}" must be 1-12 lower-case letters or digits`, { field: 'KSP_INTEG_RUN' });
+  if (!/^[a-z0-9]{1,12}$/.test(run))
+    throw probeError('CONFIG_INVALID', `KSP_INTEG_RUN "${run}" must be 1-12 lower-case letters or digits`, { field: 'KSP_INTEG_RUN' });
   const base = loadProbeConfig(configPath);
-  if (base.locations.length !== 1) throw probeError('CONFIG_INVALID', `${configPath}: the integration test deploys exactly one location`, { field: 'locations' });
+  if (base.locations.length !== 1)
+    throw probeError('CONFIG_INVALID', `${configPath}: the integration test deploys exactly one location`, { field: 'locations' });
   // Its own project name, and no e-mail: the queues below are its subscribers.
   const config = parseProbeConfig({ ...structuredClone(base), project: `ksp-i${run}`, alarmEmail: undefined, ticketEmail: undefined }, configPath);
   const location = config.locations[0]!;
@@ -53,7 +55,12 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
 
   // Stand-ins for the people: a queue on each topic (SNS → SQS; the topic key is SNS's, the queues' SQS-managed).
   const inboxes = (['page', 'ticket'] as const).map((kind) => {
-    const queue = new sqs.Queue(stack, `Integ${kind}Inbox`, { encryption: sqs.QueueEncryption.SQS_MANAGED, enforceSSL: true, removalPolicy: RemovalPolicy.DESTROY, retentionPeriod: Duration.hours(1) });
+    const queue = new sqs.Queue(stack, `Integ${kind}Inbox`, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.DESTROY,
+      retentionPeriod: Duration.hours(1),
+    });
     (kind === 'page' ? probe.pageTopic : probe.ticketTopic).addSubscription(new subs.SqsSubscription(queue, { rawMessageDelivery: true }));
     return queue;
   });
@@ -66,21 +73,43 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
   // 1. The run the schedule makes: its target's input, read back from Scheduler, invoked synchronously.
   const [scheduleName, schedule] = [...probe.schedulesByName].find(([name]) => !probe.taskDefinitions.has(name))!;
   const scheduled = test.assertions.awsApiCall('Scheduler', 'getSchedule', { Name: schedule.scheduleName, GroupName: probe.scheduleGroup.scheduleGroupName });
-  scheduled.expect(ExpectedResult.objectLike({ Target: ExpectedResult.objectLike({ Arn: probe.function.functionArn, Input: ExpectedResult.stringLikeRegexp(`"schedule":"${scheduleName}"`) }) }));
-  const run0 = test.assertions.invokeFunction({ functionName: probe.function.functionName, invocationType: InvocationType.REQUEST_RESPONSE, payload: scheduled.getAttString('Target.Input') });
+  scheduled.expect(
+    ExpectedResult.objectLike({
+      Target: ExpectedResult.objectLike({ Arn: probe.function.functionArn, Input: ExpectedResult.stringLikeRegexp(`"schedule":"${scheduleName}"`) }),
+    }),
+  );
+  const run0 = test.assertions.invokeFunction({
+    functionName: probe.function.functionName,
+    invocationType: InvocationType.REQUEST_RESPONSE,
+    payload: scheduled.getAttString('Target.Input'),
+  });
   run0.expect(ExpectedResult.objectLike({ StatusCode: 200, Payload: ExpectedResult.stringLikeRegexp('"ok":true') }));
 
   // 2. Its metrics arrived (CloudWatch takes a minute or two to list new metrics).
-  const metrics = test.assertions.awsApiCall('CloudWatch', 'listMetrics', { Namespace: METRIC_NAMESPACE, MetricName: 'UpgradeSuccess', Dimensions: [{ Name: 'Location', Value: location.name }] });
-  metrics.expect(ExpectedResult.objectLike({ Metrics: ExpectedResult.arrayWith([ExpectedResult.objectLike({ MetricName: 'UpgradeSuccess' })]) })).waitForAssertions({ totalTimeout: Duration.minutes(10), interval: Duration.seconds(30) });
+  const metrics = test.assertions.awsApiCall('CloudWatch', 'listMetrics', {
+    Namespace: METRIC_NAMESPACE,
+    MetricName: 'UpgradeSuccess',
+    Dimensions: [{ Name: 'Location', Value: location.name }],
+  });
+  metrics
+    .expect(ExpectedResult.objectLike({ Metrics: ExpectedResult.arrayWith([ExpectedResult.objectLike({ MetricName: 'UpgradeSuccess' })]) }))
+    .waitForAssertions({ totalTimeout: Duration.minutes(10), interval: Duration.seconds(30) });
 
   // 3. A page reaches the page queue: a component to ALARM, the composite follows, CloudWatch publishes.
   const component = probe.alarms!.byKey.get(`kubectl/${cluster.name}/exec`)!;
   const page = probe.alarms!.byKey.get(`page/${cluster.name}`)!;
-  const setAlarm = test.assertions.awsApiCall('CloudWatch', 'setAlarmState', { AlarmName: component.alarmName, StateValue: 'ALARM', StateReason: 'kube-stream-probe integration test: does the page reach a person?' });
+  const setAlarm = test.assertions.awsApiCall('CloudWatch', 'setAlarmState', {
+    AlarmName: component.alarmName,
+    StateValue: 'ALARM',
+    StateReason: 'kube-stream-probe integration test: does the page reach a person?',
+  });
   const received = test.assertions.awsApiCall('SQS', 'receiveMessage', { QueueUrl: pageInbox.queueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
   received.provider.addToRolePolicy({ Effect: 'Allow', Action: ['sqs:ReceiveMessage'], Resource: [pageInbox.queueArn] });
-  received.expect(ExpectedResult.objectLike({ Messages: ExpectedResult.arrayWith([ExpectedResult.objectLike({ Body: ExpectedResult.stringLikeRegexp(page.alarmName) })]) })).waitForAssertions({ totalTimeout: Duration.minutes(5), interval: Duration.seconds(20) });
+  received
+    .expect(
+      ExpectedResult.objectLike({ Messages: ExpectedResult.arrayWith([ExpectedResult.objectLike({ Body: ExpectedResult.stringLikeRegexp(page.alarmName) })]) }),
+    )
+    .waitForAssertions({ totalTimeout: Duration.minutes(5), interval: Duration.seconds(20) });
 
   const chain = [scheduled, run0, metrics, setAlarm, received];
 
@@ -91,13 +120,28 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
       cluster: probe.taskCluster.clusterName,
       taskDefinition: definition.taskDefinitionArn,
       launchType: 'FARGATE',
-      networkConfiguration: { awsvpcConfiguration: { subnets: location.vpc!.subnetIds, securityGroups: probe.network.securityGroups.map((g) => g.securityGroupId), assignPublicIp: 'DISABLED' } },
-      overrides: { containerOverrides: [{ name: 'probe', environment: [{ name: 'KSP_EVENT', value: JSON.stringify({ holds: ['0s'], keepalives: ['kubectl'] }) }] }] },
+      networkConfiguration: {
+        awsvpcConfiguration: {
+          subnets: location.vpc!.subnetIds,
+          securityGroups: probe.network.securityGroups.map((g) => g.securityGroupId),
+          assignPublicIp: 'DISABLED',
+        },
+      },
+      overrides: {
+        containerOverrides: [{ name: 'probe', environment: [{ name: 'KSP_EVENT', value: JSON.stringify({ holds: ['0s'], keepalives: ['kubectl'] }) }] }],
+      },
     });
     started.provider.addToRolePolicy({ Effect: 'Allow', Action: ['iam:PassRole'], Resource: [definition.taskRole.roleArn, definition.executionRole!.roleArn] });
     started.expect(ExpectedResult.objectLike({ failures: [] }));
-    const stopped = test.assertions.awsApiCall('ECS', 'describeTasks', { cluster: probe.taskCluster.clusterName, tasks: [started.getAttString('tasks.0.taskArn')] });
-    stopped.expect(ExpectedResult.objectLike({ tasks: [ExpectedResult.objectLike({ lastStatus: 'STOPPED', containers: [ExpectedResult.objectLike({ exitCode: 0 })] })] })).waitForAssertions({ totalTimeout: Duration.minutes(15), interval: Duration.seconds(30) });
+    const stopped = test.assertions.awsApiCall('ECS', 'describeTasks', {
+      cluster: probe.taskCluster.clusterName,
+      tasks: [started.getAttString('tasks.0.taskArn')],
+    });
+    stopped
+      .expect(
+        ExpectedResult.objectLike({ tasks: [ExpectedResult.objectLike({ lastStatus: 'STOPPED', containers: [ExpectedResult.objectLike({ exitCode: 0 })] })] }),
+      )
+      .waitForAssertions({ totalTimeout: Duration.minutes(15), interval: Duration.seconds(30) });
     chain.push(started, stopped);
   }
   chain.reduce((a, b) => a.next(b));

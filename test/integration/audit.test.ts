@@ -34,7 +34,11 @@ async function lab(options: EmulatorOptions): Promise<EmulatorWithKubeconfig> {
   return l;
 }
 
-async function audit(l: EmulatorWithKubeconfig, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; report: AuditReport; stderr: string }> {
+async function audit(
+  l: EmulatorWithKubeconfig,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; report: AuditReport; stderr: string }> {
   const r = await cli(['audit', '--kubeconfig', l.kubeconfig, '-o', 'json', ...args], { PATH: '/nonexistent', ...env });
   return { code: r.code, report: JSON.parse(r.stdout), stderr: r.stderr };
 }
@@ -75,13 +79,23 @@ describe('server versions: gates and counters, read per version', () => {
     expect(gate(report, 'ExtendWebSocketsToKubelet')).toMatchObject({ enabled: true });
     const c = counter(report, 'apiserver_websocket_streaming_requests_total');
     expect(c).toMatchObject({ state: 'read', total: 0, failed: null });
-    expect(Object.keys(c.bySubresource ?? {}).sort()).toEqual(['attach/proxied_to_kubelet', 'attach/translated_at_apiserver', 'exec/proxied_to_kubelet', 'exec/translated_at_apiserver', 'portforward/proxied_to_kubelet', 'portforward/translated_at_apiserver']);
+    expect(Object.keys(c.bySubresource ?? {}).sort()).toEqual([
+      'attach/proxied_to_kubelet',
+      'attach/translated_at_apiserver',
+      'exec/proxied_to_kubelet',
+      'exec/translated_at_apiserver',
+      'portforward/proxied_to_kubelet',
+      'portforward/translated_at_apiserver',
+    ]);
     expect(report.ab?.verdicts.every((v) => v.verdict === 'clean')).toBe(true);
     const again = await audit(l, ['--no-ab']);
-    expect(counter(again.report, 'apiserver_websocket_streaming_requests_total').bySubresource).toMatchObject({ 'exec/translated_at_apiserver': 1, 'portforward/translated_at_apiserver': 1 });
+    expect(counter(again.report, 'apiserver_websocket_streaming_requests_total').bySubresource).toMatchObject({
+      'exec/translated_at_apiserver': 1,
+      'portforward/translated_at_apiserver': 1,
+    });
   });
 
-  it('1.36 with mixed kubelets: each kubelet\'s pass-through counter read through nodes/proxy where it exists, never below 1.36', async () => {
+  it("1.36 with mixed kubelets: each kubelet's pass-through counter read through nodes/proxy where it exists, never below 1.36", async () => {
     const nodes = [
       { name: 'node-a', kubeletVersion: 'v1.35.2' },
       { name: 'node-b', kubeletVersion: 'v1.36.0', declaredFeatures: ['ExtendWebSocketsToKubelet'] },
@@ -129,15 +143,27 @@ describe('server versions: gates and counters, read per version', () => {
 });
 
 describe('RBAC shapes', () => {
-  const role = (name: string, verbs: string[], resources = ['pods/exec', 'pods/attach', 'pods/portforward']) => ({ metadata: { name }, rules: [{ apiGroups: [''], resources, verbs }] });
+  const role = (name: string, verbs: string[], resources = ['pods/exec', 'pods/attach', 'pods/portforward']) => ({
+    metadata: { name },
+    rules: [{ apiGroups: [''], resources, verbs }],
+  });
   const binding = (name: string, subject: object) => ({ metadata: { name, namespace: 'team-a' }, roleRef: { kind: 'ClusterRole', name }, subjects: [subject] });
 
   it('get-only breaks on 1.35+ (and never worked over SPDY), create-only works only by falling back, both is fine, none is not listed; subjects named', async () => {
     const l = await lab({
       serverVersion: 'v1.35.0',
       rbacObjects: {
-        clusterRoles: [role('dev-get-only', ['get']), role('ops-create-only', ['create']), role('sre-both', ['get', 'create']), role('viewer', ['get', 'list'], ['pods', 'pods/log']), { metadata: { name: 'all' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] }],
-        roleBindings: [binding('dev-get-only', { kind: 'Group', name: 'developers' }), binding('ops-create-only', { kind: 'ServiceAccount', name: 'deployer', namespace: 'ci' })],
+        clusterRoles: [
+          role('dev-get-only', ['get']),
+          role('ops-create-only', ['create']),
+          role('sre-both', ['get', 'create']),
+          role('viewer', ['get', 'list'], ['pods', 'pods/log']),
+          { metadata: { name: 'all' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] },
+        ],
+        roleBindings: [
+          binding('dev-get-only', { kind: 'Group', name: 'developers' }),
+          binding('ops-create-only', { kind: 'ServiceAccount', name: 'deployer', namespace: 'ci' }),
+        ],
         clusterRoleBindings: [],
         roles: [],
       },
@@ -150,7 +176,9 @@ describe('RBAC shapes', () => {
     expect(byRole('dev-get-only')[0]).toMatchObject({ subjects: ['Group developers'], fix: 'add create on pods/exec to ClusterRole dev-get-only' });
     expect(byRole('dev-get-only')[0]!.meaning).toMatch(/refused \(403\) on a 1\.35\+ server; SPDY never worked/);
     expect(byRole('ops-create-only')[0]).toMatchObject({ shape: 'create-only', subjects: ['ServiceAccount ci/deployer'] });
-    expect(byRole('ops-create-only')[0]!.meaning).toMatch(/only by falling back to SPDY \(kubectl 1\.38, KEP-4006 GA, can no longer be forced onto SPDY\), and WebSocket-only clients fail/);
+    expect(byRole('ops-create-only')[0]!.meaning).toMatch(
+      /only by falling back to SPDY \(kubectl 1\.38, KEP-4006 GA, can no longer be forced onto SPDY\), and WebSocket-only clients fail/,
+    );
     expect(byRole('sre-both')).toEqual([]);
     expect(byRole('all')).toEqual([]);
     expect(report.verdict).toBe('ready-after-fixes');

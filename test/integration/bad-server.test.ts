@@ -159,7 +159,13 @@ describe('bad bytes after a valid 101', () => {
   it('regression: bytes in the same packet as the 101 reach the session (port prefix of legacy port-forward)', async () => {
     server = await rawServer((s, req) => {
       // 101 and the first channel message in one write.
-      s.write(Buffer.concat([Buffer.from(ws101(req, 'v5.channel.k8s.io')), wsBinaryFrame(Buffer.from([1, ...Buffer.from('early\n')])), wsBinaryFrame(Buffer.from([3, ...Buffer.from('{"metadata":{},"status":"Success"}')]))]));
+      s.write(
+        Buffer.concat([
+          Buffer.from(ws101(req, 'v5.channel.k8s.io')),
+          wsBinaryFrame(Buffer.from([1, ...Buffer.from('early\n')])),
+          wsBinaryFrame(Buffer.from([3, ...Buffer.from('{"metadata":{},"status":"Success"}')])),
+        ]),
+      );
       s.write(Buffer.from([0x88, 0x02, 0x03, 0xe8]));
     });
     const session = await openExec('websocket', cfg(server), { ...target, command: ['cat'] });

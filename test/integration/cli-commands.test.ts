@@ -20,7 +20,21 @@ describe('kube-stream-probe CLI', () => {
   });
 
   it('manifest: a StatefulSet target (stable pod name, survives drains), its images overridable, and least-privilege RBAC for exactly its pod', async () => {
-    const r = await cli(['manifest', '-n', 'probes', '--name', 'target', '--port', '9000', '--service-account', 'ops/prober', '--image', 'registry.corp.example/mirror/busybox:1.36', '--echo-image', 'registry.corp.example/mirror/socat:1.8']);
+    const r = await cli([
+      'manifest',
+      '-n',
+      'probes',
+      '--name',
+      'target',
+      '--port',
+      '9000',
+      '--service-account',
+      'ops/prober',
+      '--image',
+      'registry.corp.example/mirror/busybox:1.36',
+      '--echo-image',
+      'registry.corp.example/mirror/socat:1.8',
+    ]);
     expect(r.code).toBe(0);
     const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS());
     expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'StatefulSet', 'Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding']);

@@ -11,7 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
 
 function emulator(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: '/nonexistent', TMPDIR: process.env.TMPDIR } });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, HOME: '/nonexistent', TMPDIR: process.env.TMPDIR },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -59,6 +62,8 @@ describe('the demo', () => {
   it('ends with the next steps: the target, a run with a report, the deployment', async () => {
     const r = await cli(['demo']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Next steps:\n  1\. .*\n +npm run -s cli -- manifest \| kubectl apply -f -\n  2\. .*\n +npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report\.html\n  3\. /);
+    expect(r.stdout).toMatch(
+      /Next steps:\n  1\. .*\n +npm run -s cli -- manifest \| kubectl apply -f -\n  2\. .*\n +npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report\.html\n  3\. /,
+    );
   }, 60_000);
 });

@@ -28,15 +28,21 @@ interface Exit {
 
 /** Starts `run` holding 120 s, waits until every session is holding, sends `signal`. */
 async function interrupt(signal: NodeJS.Signals, args: string[]): Promise<Exit> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--kubeconfig', lab.kubeconfig, '--hold', '0s,120s', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, HOME: '/nonexistent' },
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'run', '--kubeconfig', lab.kubeconfig, '--hold', '0s,120s', ...args],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH, HOME: '/nonexistent' },
+    },
+  );
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, sig) => resolve({ code, signal: sig })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, sig) => resolve({ code, signal: sig })),
+  );
   // 2 operations × 2 transports held 120 s: wait until all four are upgraded and holding.
   const from = lab.emulator.upgrades.length;
   const t0 = Date.now();
@@ -62,7 +68,8 @@ describe('interrupting a run mid-hold', () => {
     expect(r.stderr).toContain('interrupted (SIGINT)');
     // Nothing left: the emulator's streaming connections are all gone.
     const t0 = Date.now();
-    while ((lab.emulator.openConnections.api > 0 || lab.emulator.openConnections.pod > 0) && Date.now() - t0 < 2000) await new Promise((res) => setTimeout(res, 50));
+    while ((lab.emulator.openConnections.api > 0 || lab.emulator.openConnections.pod > 0) && Date.now() - t0 < 2000)
+      await new Promise((res) => setTimeout(res, 50));
     expect(lab.emulator.openConnections).toEqual({ api: 0, pod: 0 });
   }, 60_000);
 
@@ -78,7 +85,12 @@ describe('interrupting a run mid-hold', () => {
       expect(s.hold.heldSeconds).toBeGreaterThan(1);
       expect(s.hold.heldSeconds).toBeLessThan(30);
     }
-    expect(doc.verdicts.filter((v: { verdict: string }) => v.verdict === 'interrupted').map((v: { operation: string }) => v.operation).sort()).toEqual(['exec', 'portforward']);
+    expect(
+      doc.verdicts
+        .filter((v: { verdict: string }) => v.verdict === 'interrupted')
+        .map((v: { operation: string }) => v.operation)
+        .sort(),
+    ).toEqual(['exec', 'portforward']);
     expect(doc.verdicts.filter((v: { holdSeconds: number }) => v.holdSeconds === 0).every((v: { verdict: string }) => v.verdict === 'clean')).toBe(true);
   }, 60_000);
 });

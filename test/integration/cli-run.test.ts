@@ -39,7 +39,9 @@ describe('run -o json against the emulator', () => {
     expect(doc).toMatchObject({ location: 'ci-runner', cluster: 'kube-stream-probe-lab', server: { version: 'v1.33.1' } });
     expect(doc.results).toHaveLength(4);
     for (const res of doc.results) {
-      expect(Object.keys(res)).toEqual(expect.arrayContaining(['operation', 'transport', 'subprotocol', 'keepalive', 'holdSeconds', 'upgrade', 'hold', 'echoMs', 'exitCode']));
+      expect(Object.keys(res)).toEqual(
+        expect.arrayContaining(['operation', 'transport', 'subprotocol', 'keepalive', 'holdSeconds', 'upgrade', 'hold', 'echoMs', 'exitCode']),
+      );
       expect(res.upgrade).toMatchObject({ ok: true, status: 101, error: null });
       expect(res.upgrade.handshakeMs).toBeGreaterThan(0);
       expect(res.upgrade.phases.tcpMs).toBeGreaterThanOrEqual(0);
@@ -82,16 +84,56 @@ describe('usage and configuration errors: one line naming what was wrong, exit 2
     ['bad --hold value', () => ['run', '--hold', '5 minutes'], /--hold: "5 minutes" is not a duration/],
     ['unreadable kubeconfig', () => ['run', '--kubeconfig', join(dir, 'missing')], /kubeconfig .*missing cannot be read \(ENOENT\)/],
     ['malformed YAML', () => ['run', '--kubeconfig', writeConfig('clusters: [\n  - name: x\n   cluster: {')], /not valid YAML \(line \d+\)/],
-    ['missing context', () => ['run', '--kubeconfig', writeConfig({ 'current-context': 'nope', contexts: [], clusters: [], users: [] })], /contexts has no entry named "nope"/],
+    [
+      'missing context',
+      () => ['run', '--kubeconfig', writeConfig({ 'current-context': 'nope', contexts: [], clusters: [], users: [] })],
+      /contexts has no entry named "nope"/,
+    ],
     ['--context that does not exist', () => ['run', '--kubeconfig', writeConfig(minimal()), '--context', 'other'], /contexts has no entry named "other"/],
-    ['server not a URL', () => ['run', '--kubeconfig', writeConfig(minimal({ server: 'not a url' }))], /clusters\[c\]\.cluster\.server "not a url" is not a URL/],
-    ['unreadable certificate-authority', () => ['run', '--kubeconfig', writeConfig(minimal({ 'certificate-authority': 'nope.crt' }))], /clusters\[c\]\.cluster\.certificate-authority file .*nope\.crt cannot be read/],
-    ['insecure plus CA', () => ['run', '--kubeconfig', writeConfig(minimal({ 'insecure-skip-tls-verify': true, 'certificate-authority-data': 'QQ==' }))], /sets both insecure-skip-tls-verify and a certificate authority/],
-    ['bad proxy-url scheme', () => ['run', '--kubeconfig', writeConfig(minimal({ 'proxy-url': 'ftp://proxy:21' }))], /proxy-url scheme ftp: is not http, https or socks5/],
-    ['exec plugin with an unknown apiVersion', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' } }))], /users\[u\]\.user\.exec\.apiVersion must be one of/],
-    ['exec plugin that fails', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "boom: no credentials" >&2; exit 3') }))], /exec plugin .* failed with exit code 3: boom: no credentials/],
-    ['exec plugin that prints garbage', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "<html>login</html>"') }))], /printed something that is not ExecCredential JSON/],
-    ['exec plugin that is not installed', () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/nonexistent/aws', installHint: 'Install the AWS CLI.' } }))], /could not be started \(ENOENT\)\. Install the AWS CLI\./],
+    [
+      'server not a URL',
+      () => ['run', '--kubeconfig', writeConfig(minimal({ server: 'not a url' }))],
+      /clusters\[c\]\.cluster\.server "not a url" is not a URL/,
+    ],
+    [
+      'unreadable certificate-authority',
+      () => ['run', '--kubeconfig', writeConfig(minimal({ 'certificate-authority': 'nope.crt' }))],
+      /clusters\[c\]\.cluster\.certificate-authority file .*nope\.crt cannot be read/,
+    ],
+    [
+      'insecure plus CA',
+      () => ['run', '--kubeconfig', writeConfig(minimal({ 'insecure-skip-tls-verify': true, 'certificate-authority-data': 'QQ==' }))],
+      /sets both insecure-skip-tls-verify and a certificate authority/,
+    ],
+    [
+      'bad proxy-url scheme',
+      () => ['run', '--kubeconfig', writeConfig(minimal({ 'proxy-url': 'ftp://proxy:21' }))],
+      /proxy-url scheme ftp: is not http, https or socks5/,
+    ],
+    [
+      'exec plugin with an unknown apiVersion',
+      () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' } }))],
+      /users\[u\]\.user\.exec\.apiVersion must be one of/,
+    ],
+    [
+      'exec plugin that fails',
+      () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "boom: no credentials" >&2; exit 3') }))],
+      /exec plugin .* failed with exit code 3: boom: no credentials/,
+    ],
+    [
+      'exec plugin that prints garbage',
+      () => ['run', '--kubeconfig', writeConfig(minimal({}, { exec: plugin('echo "<html>login</html>"') }))],
+      /printed something that is not ExecCredential JSON/,
+    ],
+    [
+      'exec plugin that is not installed',
+      () => [
+        'run',
+        '--kubeconfig',
+        writeConfig(minimal({}, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: '/nonexistent/aws', installHint: 'Install the AWS CLI.' } })),
+      ],
+      /could not be started \(ENOENT\)\. Install the AWS CLI\./,
+    ],
   ];
   for (const [name, argv, message] of cases) {
     it(name, async () => {
@@ -270,7 +312,9 @@ describe('proxy-url through real proxies', () => {
     expect(r.code).toBe(0);
   });
 
-  it('https:// proxy with a certificate from another CA: refused, and the advice is certificate-authority (kubectl trusts only it, not the system roots)', async ({ skip }) => {
+  it('https:// proxy with a certificate from another CA: refused, and the advice is certificate-authority (kubectl trusts only it, not the system roots)', async ({
+    skip,
+  }) => {
     const squid = await requireHop(() => startSquid());
     if (!squid) return skip('squid is not installed');
     hops.push(squid);
@@ -282,7 +326,8 @@ describe('proxy-url through real proxies', () => {
     const r = await cli(['run', '--kubeconfig', kubeconfig, ...base]);
     expect(r.code).not.toBe(0);
     const d = JSON.parse(r.stdout);
-    for (const res of d.results) expect(res.upgrade).toMatchObject({ ok: false, errorCode: 'DIAL_TLS', tls: { peer: 'proxy', untrusted: true, issuer: 'CN=Corp Proxy CA' } });
+    for (const res of d.results)
+      expect(res.upgrade).toMatchObject({ ok: false, errorCode: 'DIAL_TLS', tls: { peer: 'proxy', untrusted: true, issuer: 'CN=Corp Proxy CA' } });
     for (const v of d.verdicts) {
       expect(v.verdict).toBe('both-broken');
       expect(v.diagnosis[0].summary).toContain(`https:// proxy's (https://127.0.0.1:${front.port}) certificate is not trusted`);
@@ -322,7 +367,9 @@ describe('proxy-url through real proxies', () => {
     // (at its first request, the pod's GET: the proxy's TLS is the same for every request).
     const k = await runKubectl('1.33', ['--kubeconfig', kubeconfig, 'exec', 'probe-target', '--', 'echo', 'hi'], {});
     expect(k.code).not.toBe(0);
-    expect(k.stderr).toMatch(/proxyconnect tcp: tls: failed to verify certificate: x509: cannot validate certificate for 127\.0\.0\.1 because it doesn't contain any IP SANs/);
+    expect(k.stderr).toMatch(
+      /proxyconnect tcp: tls: failed to verify certificate: x509: cannot validate certificate for 127\.0\.0\.1 because it doesn't contain any IP SANs/,
+    );
   });
 });
 
@@ -333,7 +380,10 @@ describe('run --publish', () => {
       const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--no-preflight', '--publish', 'emf', '--location', 'laptop']);
       expect(r.code).toBe(0);
       JSON.parse(r.stdout);
-      const emf = r.stderr.trim().split('\n').map((l) => JSON.parse(l));
+      const emf = r.stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(emf.every((d) => d._aws.CloudWatchMetrics[0].Namespace === 'KubeStreamProbe' && d.Location === 'laptop')).toBe(true);
       expect(emf.flatMap((d) => (d.UpgradeSuccess === undefined ? [] : [d.UpgradeSuccess]))).toEqual([1, 1, 1, 1]);
     } finally {
@@ -346,7 +396,12 @@ describe('run --publish', () => {
     const aws = await startLocalAws();
     const lab = await startEmulatorWithKubeconfig({});
     const saved = { ...process.env };
-    Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: aws.url,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+      AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+    });
     try {
       const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight', '--publish', 'cloudwatch']);
       expect(r.stderr).toMatch(/published \d+ metrics to CloudWatch/);

@@ -21,7 +21,6 @@ function collect(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {
   return new Promise((resolve) => stream.once('end', () => resolve(Buffer.concat(chunks))));
 }
 
-
 for (const tls of [false, true]) {
   describe(`our client against the emulator (${tls ? 'TLS + bearer token' : 'plain HTTP'})`, () => {
     let lab: EmulatorWithKubeconfig;

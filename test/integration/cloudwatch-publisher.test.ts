@@ -28,7 +28,10 @@ describe('publishCloudWatch', () => {
   it('publishes 2500 data in 3 requests, gzip-compressed by the SDK, all values arriving', async () => {
     const client = new CloudWatchClient({ endpoint: aws.url, region: 'eu-west-1', credentials: { accessKeyId: 'AKIDLOCALTEST0000000', secretAccessKey: 'x' } });
     const before = aws.puts.length;
-    const out = await publishCloudWatch(Array.from({ length: 2500 }, (_, i) => datum(i)), { client, deadline: performance.now() + 20_000, log: () => undefined, location: 'l' });
+    const out = await publishCloudWatch(
+      Array.from({ length: 2500 }, (_, i) => datum(i)),
+      { client, deadline: performance.now() + 20_000, log: () => undefined, location: 'l' },
+    );
     expect(out).toMatchObject({ published: 2500, requests: 3, emfFallback: 0 });
     const values = aws.puts.slice(before).flatMap((p) => p.metricData.map((d) => d.Value));
     expect(values.sort((a, b) => a! - b!)).toEqual(Array.from({ length: 2500 }, (_, i) => i));

@@ -43,7 +43,14 @@ describe('demo paths', () => {
       // The fallback is kubectl's: rows that model kubectl say so; holds without pings measure only the path.
       const modelled = v.keepalive === 'kubectl' || v.holdSeconds === 0;
       expect(codes(v)).toEqual(modelled ? ['hop-refused-upgrade', 'silent-fallback'] : ['hop-refused-upgrade']);
-      if (modelled) expect(v.kubectl!.map((k) => k.outcome)).toEqual(['works', v.operation === 'exec' ? 'works-via-fallback' : 'works', 'works-via-fallback', 'works-via-fallback', 'breaks']);
+      if (modelled)
+        expect(v.kubectl!.map((k) => k.outcome)).toEqual([
+          'works',
+          v.operation === 'exec' ? 'works-via-fallback' : 'works',
+          'works-via-fallback',
+          'works-via-fallback',
+          'breaks',
+        ]);
       else expect(v.kubectl).toBeNull();
     }
     const ws = r.results.find((s) => s.transport === 'websocket')!;
@@ -85,7 +92,11 @@ describe('demo paths', () => {
     for (const v of r.verdicts.filter((x) => x.holdSeconds === DEMO_HOLD_SECONDS)) expect(v.verdict).toBe('both-broken');
     // Pings moved bytes about a second before each cut, 6 s after the last data: the hop ignores them.
     const withPings = r.results.filter((s) => s.keepalive === 'kubectl' && s.holdSeconds === DEMO_HOLD_SECONDS);
-    const byDiagnosis = (code: string) => r.verdicts.filter((v) => v.keepalive === 'kubectl' && v.holdSeconds === DEMO_HOLD_SECONDS).flatMap((v) => v.diagnosis).filter((d) => d.code === code);
+    const byDiagnosis = (code: string) =>
+      r.verdicts
+        .filter((v) => v.keepalive === 'kubectl' && v.holdSeconds === DEMO_HOLD_SECONDS)
+        .flatMap((v) => v.diagnosis)
+        .filter((d) => d.code === code);
     // The no-ping sessions were cut at 6 s, longer than the 5 s ping interval, and the ones with pings as late: the hop
     // ignores them (a cross-session finding: one session alone cannot tell).
     const ignored = r.findings.filter((d) => d.code === 'pings-ignored');
@@ -95,7 +106,11 @@ describe('demo paths', () => {
       expect(s.hold.idleSeconds!).toBeLessThan(s.hold.sinceDataSeconds! - 2);
     }
     // The WebSocket tunnel pings every 10 s: nothing moved before the 6 s cut, so its timeout is just shorter than the ping interval.
-    expect(byDiagnosis('idle-timeout').filter((d) => /shorter than kubectl's ping interval/.test(d.check)).map((d) => d.summary)).toEqual([expect.stringContaining('sends its first ping after 10 s')]);
+    expect(
+      byDiagnosis('idle-timeout')
+        .filter((d) => /shorter than kubectl's ping interval/.test(d.check))
+        .map((d) => d.summary),
+    ).toEqual([expect.stringContaining('sends its first ping after 10 s')]);
     expect(ignored.some((d) => /WebSocket port-forward/.test(d.summary))).toBe(false);
     expect(r.findings.some((d) => d.code === 'keepalive-dependent')).toBe(false);
   });

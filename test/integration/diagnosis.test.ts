@@ -89,7 +89,7 @@ describe('diagnoses from real loopback setups', () => {
     expect(allCodes(r)).toEqual(['idle-timeout']);
   });
 
-  it('a slow first exchange (1.5 s) behind a 4 s idle hop: no pings-ignored; every stated timeout is the 4 s measured without pings, each with its own session\'s ping interval', async () => {
+  it("a slow first exchange (1.5 s) behind a 4 s idle hop: no pings-ignored; every stated timeout is the 4 s measured without pings, each with its own session's ping interval", async () => {
     const r = await probeEmulator({}, { operations: ['exec', 'portforward'], holdsSeconds: [8], keepalives: ['kubectl', 'none'], echoTimeoutMs: 5000 }, (api) =>
       startTcpHop('slow-idle-4s', { upstream: upstreamOf(api), idleCutSeconds: 4, upstreamDelayMs: 1500 }),
     );

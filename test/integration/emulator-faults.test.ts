@@ -51,7 +51,10 @@ describe('idle cut', () => {
 describe('RBAC before and after 1.35', () => {
   it('1.35 with only create: WebSocket (GET) is refused 403, SPDY (POST) works', async () => {
     const cfg = await start({ rbac: { model: '1.35', verbs: ['create'] } });
-    await expect(openExec('websocket', cfg, { ...target, command: ['true'] })).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 403, kubeStatus: { reason: 'Forbidden' } } });
+    await expect(openExec('websocket', cfg, { ...target, command: ['true'] })).rejects.toMatchObject({
+      code: 'UPGRADE_REJECTED',
+      context: { status: 403, kubeStatus: { reason: 'Forbidden' } },
+    });
     const s = await openExec('spdy', cfg, { ...target, command: ['true'] });
     expect(await s.exit).toMatchObject({ exitCode: 0 });
     s.close();
@@ -75,7 +78,10 @@ describe('RBAC before and after 1.35', () => {
 describe('upgrade faults', () => {
   it('rejectSpdy answers the POST with a Status, WebSocket still works', async () => {
     const cfg = await start({ faults: { rejectSpdy: 400 } });
-    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 400, kubeStatus: { reason: 'BadRequest' } } });
+    await expect(openPortForward('spdy', cfg, target)).rejects.toMatchObject({
+      code: 'UPGRADE_REJECTED',
+      context: { status: 400, kubeStatus: { reason: 'BadRequest' } },
+    });
     const pf = await openPortForward('websocket', cfg, target);
     pf.close();
   });

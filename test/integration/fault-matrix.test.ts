@@ -26,7 +26,14 @@ afterAll(async () => {
 });
 
 function target(connection: ConnectionConfig): ClusterTarget {
-  return { name: 'fault', connection: { dialTimeoutMs: 1500, upgradeTimeoutMs: 1500, ...connection }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 };
+  return {
+    name: 'fault',
+    connection: { dialTimeoutMs: 1500, upgradeTimeoutMs: 1500, ...connection },
+    namespace: 'default',
+    pod: 'probe-target',
+    container: 'main',
+    port: 8080,
+  };
 }
 
 /** Handles the test itself holds open, so they are not counted as leaks. */
@@ -128,7 +135,11 @@ describe('fault matrix', () => {
           const len = b.readUInt32BE(off + 4) & 0xffffff;
           if (control && b.readUInt16BE(off + 2) === 1) {
             frames++;
-            s.write(frames === 1 ? Buffer.from('80030002000000140000000178f9e3c6a7c26260606000000000ffff', 'hex') : Buffer.from('800300020000000c00000003026100000000ffff', 'hex'));
+            s.write(
+              frames === 1
+                ? Buffer.from('80030002000000140000000178f9e3c6a7c26260606000000000ffff', 'hex')
+                : Buffer.from('800300020000000c00000003026100000000ffff', 'hex'),
+            );
           } else if (!control && b.readUInt32BE(off) === 3 && len > 0) {
             s.write(b.subarray(off, off + 8 + len));
             setTimeout(() => s.write(Buffer.from('800300070000000800000000' + '00000000', 'hex')), 400);
@@ -171,14 +182,20 @@ describe('fault matrix', () => {
 
   it('5xx with an HTML body → UPGRADE_REJECTED, not a Kubernetes Status', async () => {
     const html = '<html><body><h1>502 Bad Gateway</h1></body></html>';
-    const r = await probe({}, { server: await raw((s) => s.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: ${html.length}\r\n\r\n${html}`)) });
+    const r = await probe(
+      {},
+      { server: await raw((s) => s.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\nContent-Length: ${html.length}\r\n\r\n${html}`)) },
+    );
     expect(r.upgrade).toMatchObject({ errorCode: 'UPGRADE_REJECTED', status: 502, kubernetesStatus: false });
   });
 
   it('a redirect on the upgrade → UPGRADE_REJECTED 307, not followed', async () => {
     let followed = 0;
     const other = await raw(() => void followed++);
-    const r = await probe({ transport: 'spdy' }, { server: await raw((s) => s.end(`HTTP/1.1 307 Temporary Redirect\r\nLocation: ${other}x\r\nContent-Length: 0\r\n\r\n`)) });
+    const r = await probe(
+      { transport: 'spdy' },
+      { server: await raw((s) => s.end(`HTTP/1.1 307 Temporary Redirect\r\nLocation: ${other}x\r\nContent-Length: 0\r\n\r\n`)) },
+    );
     expect(r.upgrade).toMatchObject({ errorCode: 'UPGRADE_REJECTED', status: 307 });
     expect(followed).toBe(0);
   });

@@ -30,15 +30,27 @@ beforeAll(async () => {
   aws = await startLocalAws();
   lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN });
   aws.secrets.set(SECRET, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
-  Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
-  const cluster = { name: 'lab', endpoint: lab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'secret', secretArn: SECRET }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } };
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: aws.url,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+    AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+  });
+  const cluster = {
+    name: 'lab',
+    endpoint: lab.emulator.url.toString().replace(/\/$/, ''),
+    auth: { type: 'secret', secretArn: SECRET },
+    target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+  };
   dir = mkdtempSync(join(tmpdir(), 'ksp-invoke-task-'));
   configPath = join(dir, 'probe.yaml');
   writeFileSync(
     configPath,
     YAML.stringify({
       project: 'ksp',
-      locations: [{ name: 'corp', account: '123456789012', region: 'eu-west-1', vpc: { vpcId: 'vpc-0a1b2c3d4e5f60718', subnetIds: ['subnet-0a1b2c3d4e5f60718'] } }],
+      locations: [
+        { name: 'corp', account: '123456789012', region: 'eu-west-1', vpc: { vpcId: 'vpc-0a1b2c3d4e5f60718', subnetIds: ['subnet-0a1b2c3d4e5f60718'] } },
+      ],
       clusters: [cluster],
       schedules: [{ name: 'hour', expression: 'rate(2 hours)', holds: ['60m'] }],
     }),
@@ -100,8 +112,15 @@ describe('invoke with the task runner', () => {
     aws.taskDefinitions.delete('ksp-corp-hour');
     let stdout = '';
     const io: CommandIO = { out: (t) => void (stdout += t), err: () => undefined, interactive: false, env: process.env };
-    const code = await invokeCommand(['--config', configPath, '--hold', '20m', '-o', 'json'], io, { lambdaFor: () => { throw new Error('no Lambda'); }, taskPollMs: 200 });
+    const code = await invokeCommand(['--config', configPath, '--hold', '20m', '-o', 'json'], io, {
+      lambdaFor: () => {
+        throw new Error('no Lambda');
+      },
+      taskPollMs: 200,
+    });
     expect(code).toBe(1);
-    expect(JSON.parse(stdout)[0].error).toMatch(/location corp has no probe task \(no task definition ksp-corp-\*\): give it a schedule with a hold longer than a Lambda run, in a VPC, and deploy/);
+    expect(JSON.parse(stdout)[0].error).toMatch(
+      /location corp has no probe task \(no task definition ksp-corp-\*\): give it a schedule with a hold longer than a Lambda run, in a VPC, and deploy/,
+    );
   });
 });

@@ -22,10 +22,20 @@ const received: Array<{ name: string; payload: unknown }> = [];
 beforeAll(async () => {
   aws = await startLocalAws();
   lab = await startEmulatorWithKubeconfig({ tls: true, token: 'invoke-test-token-abcdef', faults: { rejectWebSocket: 400 } });
-  Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real', AWS_REGION: 'eu-west-1' });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: aws.url,
+    AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+    AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+    AWS_REGION: 'eu-west-1',
+  });
   const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-AbC';
   aws.secrets.set(arn, JSON.stringify({ token: 'invoke-test-token-abcdef', caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
-  const cluster = { name: 'lab', endpoint: lab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'secret', secretArn: arn }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } };
+  const cluster = {
+    name: 'lab',
+    endpoint: lab.emulator.url.toString().replace(/\/$/, ''),
+    auth: { type: 'secret', secretArn: arn },
+    target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+  };
   configPath = join(mkdtempSync(join(tmpdir(), 'ksp-invoke-')), 'probe.yaml');
   writeFileSync(
     configPath,
@@ -42,12 +52,25 @@ beforeAll(async () => {
   const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
   const { SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
   const { EKSClient } = await import('@aws-sdk/client-eks');
-  const deps = { cloudwatch: new CloudWatchClient({}), secretsIn: (region: string) => new SecretsManagerClient({ region }), eksIn: (region: string) => new EKSClient({ region }), credentials: async () => ({ accessKeyId: 'x', secretAccessKey: 'y' }), log: () => undefined };
+  const deps = {
+    cloudwatch: new CloudWatchClient({}),
+    secretsIn: (region: string) => new SecretsManagerClient({ region }),
+    eksIn: (region: string) => new EKSClient({ region }),
+    credentials: async () => ({ accessKeyId: 'x', secretAccessKey: 'y' }),
+    log: () => undefined,
+  };
   const cache = new AccessCache();
   aws.onInvoke = async (name, payload) => {
     received.push({ name, payload });
-    if (name === 'ksp-lab-b') return { payload: { errorType: 'Runtime.ExitError', errorMessage: 'RequestId: 1 Error: Runtime exited' }, functionError: 'Unhandled' };
-    const summary = await runLocation(payload, () => 120_000, { project: 'ksp', location: 'lab-a', region: 'eu-west-1', clusters: [cluster as never] }, deps, cache);
+    if (name === 'ksp-lab-b')
+      return { payload: { errorType: 'Runtime.ExitError', errorMessage: 'RequestId: 1 Error: Runtime exited' }, functionError: 'Unhandled' };
+    const summary = await runLocation(
+      payload,
+      () => 120_000,
+      { project: 'ksp', location: 'lab-a', region: 'eu-west-1', clusters: [cluster as never] },
+      deps,
+      cache,
+    );
     return { payload: summary };
   };
 });

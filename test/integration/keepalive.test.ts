@@ -51,7 +51,10 @@ describe('keepalive', () => {
     const { openPortForward } = await import('../../src/streaming/index.js');
     const target = { namespace: 'default', pod: 'probe-target' };
     const cases = [
-      ['exec websocket', (k: 'kubectl' | 'none') => openExec('websocket', { server: lab!.emulator.url }, { ...target, command: ['cat'], stdin: true, keepalive: k })],
+      [
+        'exec websocket',
+        (k: 'kubectl' | 'none') => openExec('websocket', { server: lab!.emulator.url }, { ...target, command: ['cat'], stdin: true, keepalive: k }),
+      ],
       ['exec spdy', (k: 'kubectl' | 'none') => openExec('spdy', { server: lab!.emulator.url }, { ...target, command: ['cat'], stdin: true, keepalive: k })],
       ['portforward spdy', (k: 'kubectl' | 'none') => openPortForward('spdy', { server: lab!.emulator.url }, { ...target, keepalive: k })],
       ['portforward tunnel', (k: 'kubectl' | 'none') => openPortForward('websocket', { server: lab!.emulator.url }, { ...target, keepalive: k })],

@@ -45,7 +45,13 @@ describe('KUBECONFIG=a:b:c, as kubectl merges it', () => {
   it('first definition of a name wins whole, current-context from the first file that sets it, relative CA paths against their own file, missing files skipped: the same as kubectl config view', async () => {
     mkdirSync(join(dir, 'b'), { recursive: true });
     writeFileSync(join(dir, 'b', 'ca.pem'), '-----BEGIN CERTIFICATE-----\nMIIBbTCCARegAwIBAgIUYmVyZ2UtdGVzdC1jYQ==\n-----END CERTIFICATE-----\n');
-    const a = write('a.yaml', { apiVersion: 'v1', kind: 'Config', clusters: [cluster('c1', 'https://10.0.0.1:6443')], users: [user('u1', 'token-from-a')], contexts: [context('one', 'c1', 'u1', 'ns-a')] });
+    const a = write('a.yaml', {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [cluster('c1', 'https://10.0.0.1:6443')],
+      users: [user('u1', 'token-from-a')],
+      contexts: [context('one', 'c1', 'u1', 'ns-a')],
+    });
     const b = write('b/b.yaml', {
       apiVersion: 'v1',
       kind: 'Config',
@@ -54,7 +60,14 @@ describe('KUBECONFIG=a:b:c, as kubectl merges it', () => {
       users: [user('u2', 'token-from-b'), user('u1', 'token-from-b-for-u1')],
       contexts: [context('two', 'c2', 'u1', 'ns-b'), context('one', 'c2', 'u2', 'ns-b')],
     });
-    const c = write('c.yaml', { apiVersion: 'v1', kind: 'Config', 'current-context': 'one', clusters: [cluster('c2', 'https://10.0.0.3:6443')], users: [], contexts: [] });
+    const c = write('c.yaml', {
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'one',
+      clusters: [cluster('c2', 'https://10.0.0.3:6443')],
+      users: [],
+      contexts: [],
+    });
     const list = [a, join(dir, 'missing.yaml'), b, c].join(':');
 
     const kubectl = await runKubectl('1.33', ['config', 'view', '--minify', '--flatten', '--raw', '-o', 'json'], { env: { KUBECONFIG: list } });
@@ -71,9 +84,15 @@ describe('KUBECONFIG=a:b:c, as kubectl merges it', () => {
     expect(ours.namespace).toBe(k.contexts[0].context.namespace);
 
     // --context picks another context from the merged set, as kubectl's does.
-    const k2 = JSON.parse((await runKubectl('1.33', ['config', 'view', '--minify', '--flatten', '--raw', '-o', 'json', '--context', 'one'], { env: { KUBECONFIG: list } })).stdout);
+    const k2 = JSON.parse(
+      (await runKubectl('1.33', ['config', 'view', '--minify', '--flatten', '--raw', '-o', 'json', '--context', 'one'], { env: { KUBECONFIG: list } })).stdout,
+    );
     const ours2 = loadKubeconfigFor(undefined, { KUBECONFIG: list }, { context: 'one' });
-    expect([ours2.cluster.server.host, ours2.namespace, ours2.user.token]).toEqual([new URL(k2.clusters[0].cluster.server).host, k2.contexts[0].context.namespace, k2.users[0].user.token]);
+    expect([ours2.cluster.server.host, ours2.namespace, ours2.user.token]).toEqual([
+      new URL(k2.clusters[0].cluster.server).host,
+      k2.contexts[0].context.namespace,
+      k2.users[0].user.token,
+    ]);
     expect([ours2.cluster.server.host, ours2.namespace]).toEqual(['10.0.0.1:6443', 'ns-a']);
   });
 
@@ -108,7 +127,14 @@ describe('in a pod: the service account', () => {
     expect(loadKubeconfigFor(undefined, { ...env, KUBECONFIG: lab.kubeconfig }, { serviceAccountDir: sa }).contextName).not.toBe('in-cluster');
     expect(inClusterContext({ KUBERNETES_SERVICE_HOST: '127.0.0.1' }, undefined, sa)).toBeUndefined();
     const connection = await connectionFor(ctx, { env: {}, redactor: new SecretRedactor() });
-    const report = await runPlan({ location: 'pod', cluster: { name: 'in-cluster', connection, namespace: ctx.namespace, port: 8080 }, operations: ['exec'], transports: ['websocket', 'spdy'], keepalives: ['kubectl'], holdsSeconds: [0] });
+    const report = await runPlan({
+      location: 'pod',
+      cluster: { name: 'in-cluster', connection, namespace: ctx.namespace, port: 8080 },
+      operations: ['exec'],
+      transports: ['websocket', 'spdy'],
+      keepalives: ['kubectl'],
+      holdsSeconds: [0],
+    });
     expect(report.verdicts.map((v) => v.verdict)).toEqual(['clean']);
   });
 });

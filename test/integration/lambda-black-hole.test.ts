@@ -39,7 +39,12 @@ beforeAll(async () => {
       clusters: [
         // An EKS cluster with its CA configured needs no AWS call: its token is presigned locally.
         { name: 'eks', endpoint, caData, auth: { type: 'eks', clusterName: 'eks' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
-        { name: 'vaulted', endpoint, auth: { type: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:v-AbCdEf' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
+        {
+          name: 'vaulted',
+          endpoint,
+          auth: { type: 'secret', secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:v-AbCdEf' },
+          target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+        },
       ],
     }),
   });

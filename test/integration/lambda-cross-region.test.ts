@@ -38,8 +38,18 @@ beforeAll(async () => {
     project: 'ksp',
     locations: [{ name: 'eu-west-1-lab', account: '123456789012', region: 'eu-west-1' }],
     clusters: [
-      { name: 'gitops', endpoint: endpoint(secretLab), auth: { type: 'secret', secretArn: SECRET_ARN }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
-      { name: 'prod-us', endpoint: endpoint(eksLab), auth: { type: 'eks', clusterName: 'prod-us', region: 'us-east-1' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
+      {
+        name: 'gitops',
+        endpoint: endpoint(secretLab),
+        auth: { type: 'secret', secretArn: SECRET_ARN },
+        target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+      },
+      {
+        name: 'prod-us',
+        endpoint: endpoint(eksLab),
+        auth: { type: 'eks', clusterName: 'prod-us', region: 'us-east-1' },
+        target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+      },
     ],
     schedules: [{ name: 'short', expression: 'rate(5 minutes)', holds: ['0s'] }],
   });

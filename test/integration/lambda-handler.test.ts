@@ -61,16 +61,36 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
     AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
     AWS_MAX_ATTEMPTS: '2',
-    KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'eu-west-1-vpc-a', region: 'eu-west-1', clusters: [
+    KSP_LOCATION_CONFIG: JSON.stringify({
+      project: 'ksp',
+      location: 'eu-west-1-vpc-a',
+      region: 'eu-west-1',
+      clusters: [
         cluster('lab', SECRET_ARN),
         cluster('lost', MISSING_ARN),
         cluster('rotated', ROTATED_ARN),
-        { name: 'eks', endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'eks', clusterName: 'prod-eu' }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } },
-        { name: 'nodes', endpoint: nodeLab.emulator.url.toString().replace(/\/$/, ''), auth: { type: 'secret', secretArn: NODES_ARN }, target: { namespace: 'default', port: 8080, perNode: true } },
+        {
+          name: 'eks',
+          endpoint: eksLab.emulator.url.toString().replace(/\/$/, ''),
+          auth: { type: 'eks', clusterName: 'prod-eu' },
+          target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+        },
+        {
+          name: 'nodes',
+          endpoint: nodeLab.emulator.url.toString().replace(/\/$/, ''),
+          auth: { type: 'secret', secretArn: NODES_ARN },
+          target: { namespace: 'default', port: 8080, perNode: true },
+        },
         // Per-node probing of a cluster that does not answer, and of one without per-node targets.
-        { name: 'nodes-down', endpoint: `https://127.0.0.1:${closedPort}`, auth: { type: 'secret', secretArn: NODES_ARN }, target: { namespace: 'default', pod: 'probe-target', port: 8080, perNode: true } },
+        {
+          name: 'nodes-down',
+          endpoint: `https://127.0.0.1:${closedPort}`,
+          auth: { type: 'secret', secretArn: NODES_ARN },
+          target: { namespace: 'default', pod: 'probe-target', port: 8080, perNode: true },
+        },
         { ...cluster('nodes-none', SECRET_ARN), target: { namespace: 'default', pod: 'probe-target', container: 'main', port: 8080, perNode: true } },
-      ] }),
+      ],
+    }),
   });
   ({ handler } = await import('../../functions/probe.js'));
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -101,7 +121,13 @@ describe('the probe Lambda', () => {
     const failing = out.perNode![0]!.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.failing;
     expect(failing).toEqual([{ node: 'node-b', class: 'stream-error-after-upgrade', kubeletVersion: 'v1.36.0', extendWebSockets: true }]);
     const data = aws.puts.slice(before).flatMap((p) => p.metricData) as any[];
-    const value = (name: string, transport: string) => data.find((d) => d.MetricName === name && d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Transport' && x.Value === transport) && d.Dimensions.some((x: { Name: string; Value: string }) => x.Value === 'exec'))?.Value;
+    const value = (name: string, transport: string) =>
+      data.find(
+        (d) =>
+          d.MetricName === name &&
+          d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Transport' && x.Value === transport) &&
+          d.Dimensions.some((x: { Name: string; Value: string }) => x.Value === 'exec'),
+      )?.Value;
     expect([value('NodesProbed', 'websocket'), value('NodesFailing', 'websocket'), value('NodesFailing', 'spdy')]).toEqual([2, 1, 0]);
     const line = logged.map((l) => JSON.parse(l)).find((l) => l.msg === 'per-node');
     expect(line).toMatchObject({ level: 'warn', cluster: 'nodes', nodes: 2 });
@@ -116,7 +142,8 @@ describe('the probe Lambda', () => {
     expect(out.perNode?.[0]).toMatchObject({ cluster: 'nodes-down', nodes: [], errorCode: 'DIAL_REFUSED' });
     expect(out.perNode?.[0]?.error).toMatch(/^the per-node targets could not be listed: /);
     const data = aws.puts.slice(before).flatMap((p) => p.metricData) as any[];
-    const of = (cluster: string, name: string) => data.filter((d) => d.MetricName === name && d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Cluster' && x.Value === cluster));
+    const of = (cluster: string, name: string) =>
+      data.filter((d) => d.MetricName === name && d.Dimensions.some((x: { Name: string; Value: string }) => x.Name === 'Cluster' && x.Value === cluster));
     expect(of('nodes-down', 'UpgradeSuccess').map((d) => d.Value)).toEqual([0, 0, 0, 0]);
     expect(of('nodes-down', 'NodesProbed')).toEqual([]);
     expect(of('lab', 'UpgradeSuccess')).toHaveLength(4);
@@ -147,9 +174,19 @@ describe('the probe Lambda', () => {
     expect(named('UpgradeSuccess')).toHaveLength(report.results.length);
     for (const r of report.results) {
       const dims = { Location: 'eu-west-1-vpc-a', Cluster: 'lab', Operation: r.operation, Transport: r.transport };
-      const match = (d: (typeof sent)[number]) => d.Dimensions?.length === 4 && Object.entries(dims).every(([k, v]) => d.Dimensions!.some((x) => x.Name === k && x.Value === v));
-      expect(named('UpgradeSuccess').filter(match).map((d) => d.Value)).toContain(r.ok ? 1 : 0);
-      if (r.upgrade.handshakeMs !== null) expect(named('HandshakeLatency').filter(match).map((d) => d.Value)).toContain(r.upgrade.handshakeMs);
+      const match = (d: (typeof sent)[number]) =>
+        d.Dimensions?.length === 4 && Object.entries(dims).every(([k, v]) => d.Dimensions!.some((x) => x.Name === k && x.Value === v));
+      expect(
+        named('UpgradeSuccess')
+          .filter(match)
+          .map((d) => d.Value),
+      ).toContain(r.ok ? 1 : 0);
+      if (r.upgrade.handshakeMs !== null)
+        expect(
+          named('HandshakeLatency')
+            .filter(match)
+            .map((d) => d.Value),
+        ).toContain(r.upgrade.handshakeMs);
     }
     for (const d of sent) {
       const spec = METRICS[d.MetricName as keyof typeof METRICS];
@@ -212,16 +249,26 @@ describe('the probe Lambda', () => {
     const lines: string[] = [];
     const config = parseRuntimeConfig(process.env.KSP_LOCATION_CONFIG);
     // The real engine, except that probing the cluster "lab" throws (as a bug would).
-    const deps = { ...awsDeps('eu-west-1', (l: string) => lines.push(l)), runPlan: ((plan, o) => (plan.cluster.name === 'lab' ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')")) : runPlan(plan, o))) as typeof runPlan };
+    const deps = {
+      ...awsDeps('eu-west-1', (l: string) => lines.push(l)),
+      runPlan: ((plan, o) =>
+        plan.cluster.name === 'lab'
+          ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')"))
+          : runPlan(plan, o)) as typeof runPlan,
+    };
     const out = await runLocation({ clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] }, () => 60_000, config, deps, new AccessCache());
     expect(out.ok).toBe(true);
     const boom = out.reports.find((r) => r.cluster === 'lab');
     const lab2 = out.reports.find((r) => r.cluster === 'nodes-none');
     expect(boom!.verdicts.map((v) => v.verdict)).toEqual(['not-measured']);
-    expect(boom!.verdicts[0]!.diagnosis[0]).toMatchObject({ code: 'probe-failed', summary: expect.stringContaining("(INTERNAL): TypeError: Cannot read properties of undefined (reading 'pod')") });
+    expect(boom!.verdicts[0]!.diagnosis[0]).toMatchObject({
+      code: 'probe-failed',
+      summary: expect.stringContaining("(INTERNAL): TypeError: Cannot read properties of undefined (reading 'pod')"),
+    });
     expect(lab2!.results.length).toBeGreaterThan(0);
     const sent = aws.puts.slice(before).flatMap((p) => p.metricData);
-    const of = (cluster: string) => sent.filter((d) => d.Dimensions?.some((x) => x.Name === 'Cluster' && x.Value === cluster)).map((d) => `${d.MetricName}=${d.Value}`);
+    const of = (cluster: string) =>
+      sent.filter((d) => d.Dimensions?.some((x) => x.Name === 'Cluster' && x.Value === cluster)).map((d) => `${d.MetricName}=${d.Value}`);
     expect(of('lab')).toEqual(['ProbeError=1']);
     expect(of('nodes-none')).toEqual(expect.arrayContaining(['ProbeError=0', 'UpgradeSuccess=1']));
     expect(lines.some((l) => /"msg":"cluster probe failed".*"cluster":"lab".*"code":"INTERNAL"/.test(l))).toBe(true);
@@ -284,18 +331,32 @@ describe('the probe Lambda', () => {
     expect(logged.some((l) => l.includes('"msg":"probe run"'))).toBe(true);
   });
 
-  it('logs one line per verdict, with the fields the dashboard\'s Logs Insights table reads (src/lambda/verdict-log.ts)', async () => {
+  it("logs one line per verdict, with the fields the dashboard's Logs Insights table reads (src/lambda/verdict-log.ts)", async () => {
     const before = logged.length;
     await handler({ clusters: ['lab'], holds: ['0s'], schedule: 'short' }, ctx(60_000));
-    const lines = logged.slice(before).map((l) => JSON.parse(l)).filter((l) => l.msg === 'verdict');
+    const lines = logged
+      .slice(before)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'verdict');
     expect(lines).toHaveLength(2); // exec and port-forward, hold 0 s, keepalive kubectl
     for (const l of lines) {
       // This emulator plays an API server that refuses WebSocket (400): kubectl works only through its fallback.
-      expect(l).toMatchObject({ level: 'info', cluster: 'lab', keepalive: 'kubectl', holdSeconds: 0, verdict: 'websocket-broken', spdy: 'ok', websocket: 'fail', kubectl: 'works-via-fallback', schedule: 'short' });
+      expect(l).toMatchObject({
+        level: 'info',
+        cluster: 'lab',
+        keepalive: 'kubectl',
+        holdSeconds: 0,
+        verdict: 'websocket-broken',
+        spdy: 'ok',
+        websocket: 'fail',
+        kubectl: 'works-via-fallback',
+        schedule: 'short',
+      });
       expect(l.diagnosis).toMatch(/^api-server-refused: .* \| silent-fallback: /);
       expect(l.check).toEqual(expect.any(String));
       // Every field LATEST_VERDICTS_QUERY names is there.
-      for (const field of LATEST_VERDICTS_QUERY.join(' ').match(/\b(verdict|kubectl|diagnosis|check|cluster|operation|keepalive|holdSeconds)\b/g)!) expect(l).toHaveProperty(field);
+      for (const field of LATEST_VERDICTS_QUERY.join(' ').match(/\b(verdict|kubectl|diagnosis|check|cluster|operation|keepalive|holdSeconds)\b/g)!)
+        expect(l).toHaveProperty(field);
     }
     expect(lines.map((l) => l.operation).sort()).toEqual(['exec', 'portforward']);
     expect(logged.join('')).not.toContain(TOKEN);

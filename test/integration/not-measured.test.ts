@@ -32,7 +32,13 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
     for (const v of report.verdicts) {
       expect(v.verdict).toBe('not-measured');
       expect(v.kubectl).toBeNull();
-      expect(v.diagnosis).toEqual([expect.objectContaining({ code: 'target-missing', summary: expect.stringContaining('no-such-pod'), check: expect.stringContaining('kube-stream-probe manifest') })]);
+      expect(v.diagnosis).toEqual([
+        expect.objectContaining({
+          code: 'target-missing',
+          summary: expect.stringContaining('no-such-pod'),
+          check: expect.stringContaining('kube-stream-probe manifest'),
+        }),
+      ]);
     }
     expect(report.findings).toEqual([]);
   });
@@ -61,7 +67,11 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
     const byOp = Object.fromEntries(report.verdicts.map((v: { operation: string }) => [v.operation, v]));
     expect(byOp.exec.verdict).toBe('clean');
     expect(byOp.portforward.verdict).toBe('not-measured');
-    expect(byOp.portforward.diagnosis[0]).toMatchObject({ code: 'target-port-closed', summary: expect.stringContaining('port 9'), check: expect.stringContaining('--port') });
+    expect(byOp.portforward.diagnosis[0]).toMatchObject({
+      code: 'target-port-closed',
+      summary: expect.stringContaining('port 9'),
+      check: expect.stringContaining('--port'),
+    });
     // Not "exec and port-forward disagree": that finding is about the path.
     expect(report.findings.map((f: { code: string }) => f.code)).not.toContain('exec-portforward-disagree');
     // Published as ProbeError, and nothing about the unmeasured port-forward sessions.
@@ -74,7 +84,10 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
     const broken = await startEmulatorWithKubeconfig({ faults: { rejectWebSocket: 400 } });
     try {
       const { code, report } = await run(broken.kubeconfig, '--port', '9');
-      expect(report.verdicts.map((v: { operation: string; verdict: string }) => `${v.operation}:${v.verdict}`)).toEqual(['exec:websocket-broken', 'portforward:not-measured']);
+      expect(report.verdicts.map((v: { operation: string; verdict: string }) => `${v.operation}:${v.verdict}`)).toEqual([
+        'exec:websocket-broken',
+        'portforward:not-measured',
+      ]);
       expect(code).toBe(1);
     } finally {
       await broken.stop();
@@ -97,6 +110,9 @@ describe('the target found by label when no pod is named', () => {
   it('a selector nothing matches: not measured, saying where it looked', async () => {
     const { code, report } = await run(lab.kubeconfig, '--selector', 'app=nothing');
     expect(code).toBe(3);
-    expect(report.verdicts[0].diagnosis[0]).toMatchObject({ code: 'target-missing', summary: expect.stringContaining('No Running pod labelled app=nothing in default') });
+    expect(report.verdicts[0].diagnosis[0]).toMatchObject({
+      code: 'target-missing',
+      summary: expect.stringContaining('No Running pod labelled app=nothing in default'),
+    });
   });
 });

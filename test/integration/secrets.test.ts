@@ -93,10 +93,24 @@ describe('secrets never reach output', () => {
     writeFileSync(bad, `#!/bin/sh\necho "debug: token=${PLUGIN_TOKEN} Bearer ${PLUGIN_TOKEN}" >&2\nexit 1\n`);
     chmodSync(ok, 0o755);
     chmodSync(bad, 0o755);
-    const good = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: ok } })), '--hold', '0s', '-o', 'json']);
+    const good = await cli([
+      'run',
+      '--kubeconfig',
+      config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: ok } })),
+      '--hold',
+      '0s',
+      '-o',
+      'json',
+    ]);
     expect(good.code).toBe(0);
     assertClean(good, [TOKEN]);
-    const failed = await cli(['run', '--kubeconfig', config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: bad } })), '--hold', '0s']);
+    const failed = await cli([
+      'run',
+      '--kubeconfig',
+      config(lab, (d) => (d.users[0].user = { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: bad } })),
+      '--hold',
+      '0s',
+    ]);
     expect(failed.code).toBe(2);
     expect(failed.stderr).toContain('failed with exit code 1');
     // Neither form of the token the failing plugin printed (it was never registered: the plugin failed).
@@ -120,7 +134,15 @@ describe('secrets never reach output', () => {
 
   it('proxy password in proxy-url, on the failure path (proxy unreachable)', async () => {
     const password = 'kspPROXYpass-31415926';
-    const r = await cli(['run', '--kubeconfig', config(lab, (d) => (d.clusters[0].cluster['proxy-url'] = `http://probe:${password}@127.0.0.1:1`)), '--hold', '0s', '-o', 'json']);
+    const r = await cli([
+      'run',
+      '--kubeconfig',
+      config(lab, (d) => (d.clusters[0].cluster['proxy-url'] = `http://probe:${password}@127.0.0.1:1`)),
+      '--hold',
+      '0s',
+      '-o',
+      'json',
+    ]);
     expect(r.code).toBe(1);
     assertClean(r, [password, TOKEN]);
   });

@@ -36,7 +36,9 @@ describe('the benchmark server: pod ports echo in the stream', () => {
 
     it(`kubectl 1.33 over ${transport}: 1 MiB byte-exact`, async () => {
       const env = { KUBECTL_PORT_FORWARD_WEBSOCKETS: transport === 'websocket' ? 'true' : 'false' };
-      const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, (port) => tcpEcho(port, data));
+      const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, (port) =>
+        tcpEcho(port, data),
+      );
       expect(value.equals(data)).toBe(true);
       expect(lab.emulator.upgrades.at(-1)!.transport).toBe(transport);
     });

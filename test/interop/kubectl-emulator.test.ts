@@ -32,8 +32,7 @@ describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => 
   });
   afterAll(() => lab.stop());
 
-  const k = (args: string[], env: Record<string, string>, stdin?: string) =>
-    runKubectl(version, ['--kubeconfig', lab.kubeconfig, ...args], { env, stdin });
+  const k = (args: string[], env: Record<string, string>, stdin?: string) => runKubectl(version, ['--kubeconfig', lab.kubeconfig, ...args], { env, stdin });
 
   for (const wire of ['websocket', 'spdy'] as const) {
     const expectExecUpgrade = (from: number) => {
@@ -77,18 +76,23 @@ describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => 
       it(`port-forward and a 256 KiB TCP echo round trip over ${wire}`, async () => {
         const from = lab.emulator.upgrades.length;
         const data = pattern(256 * 1024);
-        const { value } = await withKubectlPortForward(version, ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], portForwardEnv(version, wire), (port) =>
-          tcpEcho(port, data),
+        const { value } = await withKubectlPortForward(
+          version,
+          ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'],
+          portForwardEnv(version, wire),
+          (port) => tcpEcho(port, data),
         );
         expect(value.equals(data)).toBe(true);
         const ups = lab.since(from);
         expect(ups.map((u) => `${u.method} ${u.transport} ${u.status} ${u.subprotocol}`)).toEqual([
           wire === 'websocket' ? 'GET websocket 101 SPDY/3.1+portforward.k8s.io' : 'POST spdy 101 portforward.k8s.io',
         ]);
-        expect(ups[0]!.streams).toEqual([
-          { streamtype: 'error', port: '8080', requestid: '0' },
-          { streamtype: 'data', port: '8080', requestid: '0' },
-        ].map((h) => expect.objectContaining(h)));
+        expect(ups[0]!.streams).toEqual(
+          [
+            { streamtype: 'error', port: '8080', requestid: '0' },
+            { streamtype: 'data', port: '8080', requestid: '0' },
+          ].map((h) => expect.objectContaining(h)),
+        );
       });
     }
   }
@@ -102,7 +106,7 @@ describe.each(KUBECTL_VERSIONS)('kubectl %s against the emulator', (version) => 
   }
 });
 
-describe('kubectl 1.33 attach -i (the container\'s main process is cat)', () => {
+describe("kubectl 1.33 attach -i (the container's main process is cat)", () => {
   let lab: EmulatorWithKubeconfig;
   beforeAll(async () => {
     lab = await startEmulatorWithKubeconfig();
@@ -112,7 +116,10 @@ describe('kubectl 1.33 attach -i (the container\'s main process is cat)', () => 
   for (const wire of ['websocket', 'spdy'] as const) {
     it(`attach -i echoes piped stdin over ${wire}`, async () => {
       const from = lab.emulator.upgrades.length;
-      const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-target'], { env: execEnv('1.33', wire), stdin: 'attached line\n' });
+      const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-target'], {
+        env: execEnv('1.33', wire),
+        stdin: 'attached line\n',
+      });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe('attached line\n');
       const ups = lab.since(from);
@@ -166,11 +173,16 @@ describe('kubectl 1.33 over TLS with a bearer token', () => {
   for (const wire of ['websocket', 'spdy'] as const) {
     it(`exec and port-forward over ${wire}`, async () => {
       const from = lab.emulator.upgrades.length;
-      const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'exec', 'probe-target', '--', 'sh', '-c', 'echo tls; exit 3'], { env: execEnv('1.33', wire) });
+      const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'exec', 'probe-target', '--', 'sh', '-c', 'echo tls; exit 3'], {
+        env: execEnv('1.33', wire),
+      });
       expect(r.stdout).toBe('tls\n');
       expect(r.code).toBe(3);
-      const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], portForwardEnv('1.33', wire), (port) =>
-        tcpEcho(port, Buffer.from('tls echo')),
+      const { value } = await withKubectlPortForward(
+        '1.33',
+        ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'],
+        portForwardEnv('1.33', wire),
+        (port) => tcpEcho(port, Buffer.from('tls echo')),
       );
       expect(value.toString()).toBe('tls echo');
       expect(lab.since(from).map((u) => `${u.transport} ${u.status}`)).toEqual([`${wire} 101`, `${wire} 101`]);

@@ -75,7 +75,11 @@ describe.each(['1.29', '1.33', '1.35'])('kubectl %s against the emulated pod', (
 
 describe('an interactive shell and attach', () => {
   it('kubectl exec -it -- sh in a terminal: the prompt, echoed input, command output, and exit 3 leaves with 3', async () => {
-    const r = await inTerminal(`${kubectlPath('1.33')} --kubeconfig ${lab.kubeconfig} exec -it probe-target -- sh`, ['echo hi there\r', 'hostname\r', 'exit 3\r']);
+    const r = await inTerminal(`${kubectlPath('1.33')} --kubeconfig ${lab.kubeconfig} exec -it probe-target -- sh`, [
+      'echo hi there\r',
+      'hostname\r',
+      'exit 3\r',
+    ]);
     expect(r.output).toContain('/ # ');
     expect(r.output).toMatch(/echo hi there\r\nhi there\r\n/);
     expect(r.output).toMatch(/probe-target\r\n/);
@@ -88,7 +92,10 @@ describe('an interactive shell and attach', () => {
   }, 30_000);
 
   it('kubectl attach without -i stays attached until stopped, instead of returning at once', async () => {
-    const child = spawn(kubectlPath('1.33'), ['--kubeconfig', lab.kubeconfig, 'attach', 'probe-target'], { env: kubectlEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(kubectlPath('1.33'), ['--kubeconfig', lab.kubeconfig, 'attach', 'probe-target'], {
+      env: kubectlEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const early = await Promise.race([exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('attached'), 3000))]);
     expect(early).toBe('attached');

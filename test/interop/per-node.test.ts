@@ -57,10 +57,17 @@ describe('run --per-node', () => {
 
   it('names the failing nodes per operation and transport, with the class of each failure', () => {
     for (const op of ['exec', 'portforward']) {
-      expect(failingOn(op, 'websocket')).toEqual({ 'node-b': 'stream-error-after-upgrade', 'node-c': 'api-server-refused', 'node-d': 'idle-timeout', 'node-e': 'black-hole' });
+      expect(failingOn(op, 'websocket')).toEqual({
+        'node-b': 'stream-error-after-upgrade',
+        'node-c': 'api-server-refused',
+        'node-d': 'idle-timeout',
+        'node-e': 'black-hole',
+      });
       expect(failingOn(op, 'spdy')).toEqual({ 'node-c': 'api-server-refused', 'node-d': 'idle-timeout', 'node-e': 'black-hole' });
     }
-    expect(report.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.text).toMatch(/^WebSocket exec fails only on 4 of 5 nodes: node-b \(kubelet v1\.36\.0, declares ExtendWebSocketsToKubelet\): stream-error-after-upgrade/);
+    expect(report.summary.find((s) => s.operation === 'exec' && s.transport === 'websocket')!.text).toMatch(
+      /^WebSocket exec fails only on 4 of 5 nodes: node-b \(kubelet v1\.36\.0, declares ExtendWebSocketsToKubelet\): stream-error-after-upgrade/,
+    );
   });
 
   it('a 101 followed by an error on the error stream is its own class, never a hop refusal, and kubectl breaks on it without falling back', () => {
@@ -79,7 +86,8 @@ describe('run --per-node', () => {
     const datums = perNodeDatums(report);
     expect(datums).toHaveLength(8);
     for (const d of datums) expect(Object.keys(d.dimensions).sort()).toEqual(['Cluster', 'Location', 'Operation', 'Transport']);
-    const v = (name: string, op: string, t: string) => datums.find((d) => d.name === name && d.dimensions.Operation === op && d.dimensions.Transport === t)!.value;
+    const v = (name: string, op: string, t: string) =>
+      datums.find((d) => d.name === name && d.dimensions.Operation === op && d.dimensions.Transport === t)!.value;
     expect([v('NodesProbed', 'exec', 'websocket'), v('NodesFailing', 'exec', 'websocket'), v('NodesFailing', 'exec', 'spdy')]).toEqual([5, 4, 3]);
   });
 
@@ -90,7 +98,12 @@ describe('run --per-node', () => {
       if (r.code !== 0 || r.stdout !== 'hi\n') breaks.push(n.node);
     }
     // Our hold-0 verdicts: the nodes whose exec (over kubectl's transport, WebSocket first with fallback) fails.
-    const ours = report.nodes.filter((n) => n.report.verdicts.find((v) => v.operation === 'exec' && v.holdSeconds === 0)!.kubectl!.find((k) => k.client === '1.31-1.37')!.outcome === 'breaks').map((n) => n.node);
+    const ours = report.nodes
+      .filter(
+        (n) =>
+          n.report.verdicts.find((v) => v.operation === 'exec' && v.holdSeconds === 0)!.kubectl!.find((k) => k.client === '1.31-1.37')!.outcome === 'breaks',
+      )
+      .map((n) => n.node);
     expect(breaks).toEqual(['node-b', 'node-c']);
     expect(ours).toEqual(breaks);
     const b = await runKubectl('1.35', ['--kubeconfig', lab.kubeconfig, 'exec', 'probe-node-node-b', '--', 'echo', 'hi']);
@@ -99,13 +112,21 @@ describe('run --per-node', () => {
     const pfBreaks: string[] = [];
     for (const n of report.nodes) {
       try {
-        const { value } = await withKubectlPortForward('1.35', ['--kubeconfig', lab.kubeconfig, `pod/${n.pod}`, '0:8080'], {}, (port) => tcpEcho(port, Buffer.from('through the node\n'), '127.0.0.1', 5_000));
+        const { value } = await withKubectlPortForward('1.35', ['--kubeconfig', lab.kubeconfig, `pod/${n.pod}`, '0:8080'], {}, (port) =>
+          tcpEcho(port, Buffer.from('through the node\n'), '127.0.0.1', 5_000),
+        );
         if (value.toString() !== 'through the node\n') pfBreaks.push(n.node);
       } catch {
         pfBreaks.push(n.node);
       }
     }
-    const oursPf = report.nodes.filter((n) => n.report.verdicts.find((v) => v.operation === 'portforward' && v.holdSeconds === 0)!.kubectl!.find((k) => k.client === '1.31-1.37')!.outcome === 'breaks').map((n) => n.node);
+    const oursPf = report.nodes
+      .filter(
+        (n) =>
+          n.report.verdicts.find((v) => v.operation === 'portforward' && v.holdSeconds === 0)!.kubectl!.find((k) => k.client === '1.31-1.37')!.outcome ===
+          'breaks',
+      )
+      .map((n) => n.node);
     expect(pfBreaks).toEqual(['node-b', 'node-c']);
     expect(oursPf).toEqual(pfBreaks);
   }, 90_000);

@@ -66,7 +66,15 @@ describe('the HTML report in Chromium', () => {
     // Verdicts, with the broken ones marked, and the kubectl matrix with all four clients.
     expect(await page.locator('table.verdicts tbody tr[data-verdict="websocket-broken"]').count()).toBeGreaterThan(0);
     expect(await page.locator('table.verdicts td.bad').first().isVisible()).toBe(true);
-    expect(await page.locator('table.kubectl').first().locator('thead th').allTextContents()).toEqual(['operation', 'hold', 'kubectl ≤1.29', 'kubectl 1.30', 'kubectl 1.31–1.37', 'kubectl 1.38 (GA)', 'WebSocket-only clients']);
+    expect(await page.locator('table.kubectl').first().locator('thead th').allTextContents()).toEqual([
+      'operation',
+      'hold',
+      'kubectl ≤1.29',
+      'kubectl 1.30',
+      'kubectl 1.31–1.37',
+      'kubectl 1.38 (GA)',
+      'WebSocket-only clients',
+    ]);
     expect(await page.locator('table.kubectl td.warn').count()).toBeGreaterThan(0); // works only through the fallback somewhere
     // Timelines and latency plots, drawn.
     expect(await page.locator('svg.timeline g.session').count()).toBeGreaterThan(10);

@@ -31,7 +31,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const VERSIONS = ['1.29', '1.30', '1.33', '1.34', '1.35', '1.36'] as const;
-const CLIENT_OF: Readonly<Record<(typeof VERSIONS)[number], KubectlClient>> = { '1.29': '1.29', '1.30': '1.30', '1.33': '1.31-1.37', '1.34': '1.31-1.37', '1.35': '1.31-1.37', '1.36': '1.31-1.37' };
+const CLIENT_OF: Readonly<Record<(typeof VERSIONS)[number], KubectlClient>> = {
+  '1.29': '1.29',
+  '1.30': '1.30',
+  '1.33': '1.31-1.37',
+  '1.34': '1.31-1.37',
+  '1.35': '1.31-1.37',
+  '1.36': '1.31-1.37',
+};
 const IDLE_SECONDS = 7;
 
 /** The transport each version uses first when nothing is set (KEP-4006 defaults). */
@@ -59,7 +66,11 @@ const PATHS: readonly Path[] = [
     start: (p) => startNginx({ kind: 'refuse-websocket' }, p),
     route: through,
     // A plain GET reaches the API server: the rule is on the Upgrade header, not the method.
-    expect: { code: 'hop-refused-upgrade', names: /nginx \(Server: nginx.*the rule matches the WebSocket Upgrade, not the method/, fix: /nginx.*deny.*limit_except/ },
+    expect: {
+      code: 'hop-refused-upgrade',
+      names: /nginx \(Server: nginx.*the rule matches the WebSocket Upgrade, not the method/,
+      fix: /nginx.*deny.*limit_except/,
+    },
   },
   { name: 'nginx refusing SPDY (403)', holdSeconds: 0, start: (p) => startNginx({ kind: 'refuse-spdy' }, p), route: through },
   {
@@ -69,24 +80,92 @@ const PATHS: readonly Path[] = [
     route: viaProxy,
     expect: { code: 'proxy-refused-tunnel', names: /Squid \(Server: squid\//, fix: /SSL_ports/ },
   },
-  { name: `nginx proxy_read_timeout ${IDLE_SECONDS}s`, holdSeconds: 9, start: (p) => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, p), route: through },
-  { name: `haproxy tcp, ${IDLE_SECONDS}s timeouts`, holdSeconds: 9, start: (p) => startHaproxy({ kind: 'tcp', timeoutSeconds: IDLE_SECONDS }, p), route: through },
-  { name: 'nginx verb ACL (GET refused on exec/portforward)', holdSeconds: 0, start: (p) => startNginx({ kind: 'verb-acl' }, p), route: through, expect: { code: 'verb-acl', names: /POST passed.*nginx \(Server: nginx.*rule is on the method/, fix: /limit_except/ } },
+  {
+    name: `nginx proxy_read_timeout ${IDLE_SECONDS}s`,
+    holdSeconds: 9,
+    start: (p) => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, p),
+    route: through,
+  },
+  {
+    name: `haproxy tcp, ${IDLE_SECONDS}s timeouts`,
+    holdSeconds: 9,
+    start: (p) => startHaproxy({ kind: 'tcp', timeoutSeconds: IDLE_SECONDS }, p),
+    route: through,
+  },
+  {
+    name: 'nginx verb ACL (GET refused on exec/portforward)',
+    holdSeconds: 0,
+    start: (p) => startNginx({ kind: 'verb-acl' }, p),
+    route: through,
+    expect: { code: 'verb-acl', names: /POST passed.*nginx \(Server: nginx.*rule is on the method/, fix: /limit_except/ },
+  },
   {
     name: 'haproxy verb ACL (http-request deny on GET)',
     holdSeconds: 0,
     start: (p) => startHaproxy({ kind: 'verb-acl' }, p),
     route: through,
-    expect: { code: 'verb-acl', names: /HAProxy \(its page says "Request forbidden by administrative rules"\).*rule is on the method/, fix: /http-request deny/ },
+    expect: {
+      code: 'verb-acl',
+      names: /HAProxy \(its page says "Request forbidden by administrative rules"\).*rule is on the method/,
+      fix: /http-request deny/,
+    },
   },
-  { name: 'apache ProxyPass without upgrade=', holdSeconds: 0, start: (p) => startApache('no-upgrade', p), route: through, expect: { code: 'hop-stripped-upgrade', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
-  { name: 'apache upgrade=websocket only', holdSeconds: 0, start: (p) => startApache('websocket-only', p), route: through, expect: { code: 'http2-leg', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
-  { name: 'apache verb ACL (<Limit GET>)', holdSeconds: 0, start: (p) => startApache('verb-acl', p), route: through, expect: { code: 'verb-acl', names: /Apache httpd \(Server: Apache\/.*rule is on the method/, fix: /<Limit>/ } },
-  { name: 'varnish without piping upgrades', holdSeconds: 0, start: (p) => startVarnish('default', p), route: through, expect: { code: 'hop-stripped-upgrade', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
-  { name: 'varnish piping only websocket', holdSeconds: 0, start: (p) => startVarnish('pipe-websocket', p), route: through, expect: { code: 'http2-leg', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
-  { name: 'nghttpx with an HTTP/2 leg', holdSeconds: 0, start: (p) => startNghttpx('h2-leg', p), route: through, expect: { code: 'http2-leg', names: /nghttpx.*Via header names an HTTP\/2 leg \("2 nghttpx"\)/, fix: /proto=h2/ } },
-  { name: 'tinyproxy with ConnectPort 443 only', holdSeconds: 0, start: () => startTinyproxy({ connectPorts: [443] }), route: viaProxy, expect: { code: 'proxy-refused-tunnel', names: /tinyproxy \(Server: tinyproxy\//, fix: /ConnectPort/ } },
-  { name: 'privoxy with limit-connect{443}', holdSeconds: 0, start: () => startPrivoxy({ connectPorts: [443] }), route: viaProxy, expect: { code: 'proxy-refused-tunnel', names: /Privoxy/, fix: /limit-connect/ } },
+  {
+    name: 'apache ProxyPass without upgrade=',
+    holdSeconds: 0,
+    start: (p) => startApache('no-upgrade', p),
+    route: through,
+    expect: { code: 'hop-stripped-upgrade', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ },
+  },
+  {
+    name: 'apache upgrade=websocket only',
+    holdSeconds: 0,
+    start: (p) => startApache('websocket-only', p),
+    route: through,
+    expect: { code: 'http2-leg', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ },
+  },
+  {
+    name: 'apache verb ACL (<Limit GET>)',
+    holdSeconds: 0,
+    start: (p) => startApache('verb-acl', p),
+    route: through,
+    expect: { code: 'verb-acl', names: /Apache httpd \(Server: Apache\/.*rule is on the method/, fix: /<Limit>/ },
+  },
+  {
+    name: 'varnish without piping upgrades',
+    holdSeconds: 0,
+    start: (p) => startVarnish('default', p),
+    route: through,
+    expect: { code: 'hop-stripped-upgrade', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ },
+  },
+  {
+    name: 'varnish piping only websocket',
+    holdSeconds: 0,
+    start: (p) => startVarnish('pipe-websocket', p),
+    route: through,
+    expect: { code: 'http2-leg', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ },
+  },
+  {
+    name: 'nghttpx with an HTTP/2 leg',
+    holdSeconds: 0,
+    start: (p) => startNghttpx('h2-leg', p),
+    route: through,
+    expect: { code: 'http2-leg', names: /nghttpx.*Via header names an HTTP\/2 leg \("2 nghttpx"\)/, fix: /proto=h2/ },
+  },
+  {
+    name: 'tinyproxy with ConnectPort 443 only',
+    holdSeconds: 0,
+    start: () => startTinyproxy({ connectPorts: [443] }),
+    route: viaProxy,
+    expect: { code: 'proxy-refused-tunnel', names: /tinyproxy \(Server: tinyproxy\//, fix: /ConnectPort/ },
+  },
+  {
+    name: 'privoxy with limit-connect{443}',
+    holdSeconds: 0,
+    start: () => startPrivoxy({ connectPorts: [443] }),
+    route: viaProxy,
+    expect: { code: 'proxy-refused-tunnel', names: /Privoxy/, fix: /limit-connect/ },
+  },
 ];
 
 interface Observed {
@@ -123,7 +202,13 @@ async function prepare(path: Path): Promise<Prepared> {
   const report = await runPlan(
     {
       location: 'model-proof',
-      cluster: { name: path.name, connection: { server, proxy: proxy ? { url: proxy } : undefined, upgradeTimeoutMs: 4000 }, namespace: 'default', pod: 'probe-target', port: 8080 },
+      cluster: {
+        name: path.name,
+        connection: { server, proxy: proxy ? { url: proxy } : undefined, upgradeTimeoutMs: 4000 },
+        namespace: 'default',
+        pod: 'probe-target',
+        port: 8080,
+      },
       operations: ['exec', 'portforward'],
       transports: ['websocket', 'spdy'],
       keepalives: ['kubectl'],
@@ -142,10 +227,12 @@ beforeAll(async () => {
   await Promise.all(PATHS.map(async (p) => prepared.set(p.name, await prepare(p))));
 }, 60_000);
 afterAll(async () => {
-  await Promise.all([...prepared.values()].map(async (p) => {
-    await p.hop?.stop();
-    await p.emulator.stop();
-  }));
+  await Promise.all(
+    [...prepared.values()].map(async (p) => {
+      await p.hop?.stop();
+      await p.emulator.stop();
+    }),
+  );
 });
 
 describe.concurrent('through each real hop, the probe predicts what kubectl 1.29, 1.30, 1.33, 1.34, 1.35 and 1.36 do, and names the hop with its fix', () => {
@@ -167,7 +254,13 @@ describe.concurrent('through each real hop, the probe predicts what kubectl 1.29
       if (path.name.startsWith('nginx refusing WebSocket')) expect(outcomes).toEqual(new Set(['works', 'works-via-fallback']));
       if (path.name.startsWith('nginx refusing SPDY')) expect(outcomes).toEqual(new Set(['works', 'breaks']));
       if (path.name.startsWith('squid')) expect(outcomes).toEqual(new Set(['breaks']));
-      if (path.holdSeconds > 0) expect(rows.filter((r) => r.did === 'breaks').map((r) => `${r.op} ${r.version}`)).toEqual(['portforward 1.33', 'portforward 1.34', 'portforward 1.35', 'portforward 1.36']);
+      if (path.holdSeconds > 0)
+        expect(rows.filter((r) => r.did === 'breaks').map((r) => `${r.op} ${r.version}`)).toEqual([
+          'portforward 1.33',
+          'portforward 1.34',
+          'portforward 1.35',
+          'portforward 1.36',
+        ]);
       // The product the wire names, and its own fix (not another product's).
       if (path.expect) {
         for (const v of report!.verdicts) {
@@ -184,7 +277,10 @@ describe.concurrent('through each real hop, the probe predicts what kubectl 1.29
   it('SilentFallback is exactly "works only through the fallback": 1 where WebSocket is refused, 0 on the idle cut where kubectl dies', ({ skip }) => {
     const refused = prepared.get(PATHS[0]!.name)!.report ?? skip('nginx missing');
     const cut = prepared.get(PATHS[3]!.name)!.report ?? skip('nginx missing');
-    const fallback = (r: ProbeReport) => reportDatums(r).filter((d) => d.name === 'SilentFallback').map((d) => `${d.dimensions.Operation}=${d.value}`);
+    const fallback = (r: ProbeReport) =>
+      reportDatums(r)
+        .filter((d) => d.name === 'SilentFallback')
+        .map((d) => `${d.dimensions.Operation}=${d.value}`);
     expect(fallback(refused)).toEqual(['exec=1', 'portforward=1']);
     expect(cut.verdicts.find((v) => v.operation === 'portforward')!.verdict).toBe('websocket-broken');
     expect(fallback(cut)).toEqual(['exec=0', 'portforward=0']);

@@ -101,7 +101,8 @@ afterAll(async () => {
 });
 
 const rep = (name: string) => reports.get(name);
-const v = (r: ProbeReport, op: string, keepalive: string, hold: number): Verdict => r.verdicts.find((x) => x.operation === op && x.keepalive === keepalive && x.holdSeconds === hold)!;
+const v = (r: ProbeReport, op: string, keepalive: string, hold: number): Verdict =>
+  r.verdicts.find((x) => x.operation === op && x.keepalive === keepalive && x.holdSeconds === hold)!;
 const codesOf = (x: Verdict) => [...new Set(x.diagnosis.map((d) => d.code))].sort();
 
 /** Writes a kubeconfig for kubectl that goes through a hop. */
@@ -265,7 +266,9 @@ describe('squid as the corporate forward proxy (proxy-url http://, CONNECT to th
     const kc = kubeconfigVia('squid', secure.emulator.url, secure, { proxyUrl: `http://127.0.0.1:${hops.get('squid')!.port}` });
     for (const wire of ['websocket', 'spdy'] as const) {
       expect((await runKubectl(K, ['--kubeconfig', kc, 'exec', 'probe-target', '--', 'echo', wire], { env: wsEnv(wire) })).stdout).toBe(`${wire}\n`);
-      const { value } = await withKubectlPortForward(K, ['--kubeconfig', kc, 'pod/probe-target', '0:8080'], wsEnv(wire), (port) => tcpEcho(port, pattern(4096)));
+      const { value } = await withKubectlPortForward(K, ['--kubeconfig', kc, 'pod/probe-target', '0:8080'], wsEnv(wire), (port) =>
+        tcpEcho(port, pattern(4096)),
+      );
       expect(value.equals(pattern(4096))).toBe(true);
     }
   });
@@ -290,7 +293,12 @@ describe('mitmproxy intercepting TLS (an L7 hop trusted through the kubeconfig C
   it('clean: it passes both upgrades, and it really intercepted (the lab CA alone is refused)', async ({ skip }) => {
     const r = rep('mitmproxy') ?? skip('mitmproxy missing');
     expect(r.verdicts.every((x) => x.verdict === 'clean')).toBe(true);
-    const withLabCa = await probe('mitm-lab-ca', secure.emulator.url, { ca: secure.emulator.tls!.caPem, token: 'hop-lab-token-123456', proxy: new URL(`http://127.0.0.1:${hops.get('mitmproxy')!.port}`) }, [0]);
+    const withLabCa = await probe(
+      'mitm-lab-ca',
+      secure.emulator.url,
+      { ca: secure.emulator.tls!.caPem, token: 'hop-lab-token-123456', proxy: new URL(`http://127.0.0.1:${hops.get('mitmproxy')!.port}`) },
+      [0],
+    );
     expect(withLabCa.results.every((s) => s.upgrade.errorCode === 'DIAL_TLS')).toBe(true);
     // Not "unreachable": the certificate was refused, and the diagnosis names interception as the likely cause.
     expect(withLabCa.results[0]!.upgrade.tls).toMatchObject({ untrusted: true, peer: 'server' });

@@ -35,7 +35,15 @@ beforeAll(async () => {
     const kubeconfig = join(hop.dir, 'kubeconfig');
     writeFileSync(kubeconfig, emulatorKubeconfig(emulator, { server: server.toString().replace(/\/$/, '') }));
     const report = await runPlan(
-      { location: 'silent-exit', cluster: { name, connection: { server }, namespace: 'default', pod: 'probe-target', port: 8080 }, operations: ['exec'], transports: ['websocket', 'spdy'], keepalives: ['kubectl'], holdsSeconds: [HOLD], echoTimeoutMs: 3000 },
+      {
+        location: 'silent-exit',
+        cluster: { name, connection: { server }, namespace: 'default', pod: 'probe-target', port: 8080 },
+        operations: ['exec'],
+        transports: ['websocket', 'spdy'],
+        keepalives: ['kubectl'],
+        holdsSeconds: [HOLD],
+        echoTimeoutMs: 3000,
+      },
       { skipPreflight: true },
     );
     labs.set(name, { hop, kubeconfig, report });
@@ -47,7 +55,9 @@ afterAll(async () => {
 });
 
 describe.each(HOPS.map(([name]) => name))('an idle exec cut by %s', (name) => {
-  it('kubectl over SPDY (1.29, and 1.33 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false) exits 0 with no message; over WebSocket (1.33, 1.36) it exits 1 saying so', async ({ skip }) => {
+  it('kubectl over SPDY (1.29, and 1.33 with KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false) exits 0 with no message; over WebSocket (1.33, 1.36) it exits 1 saying so', async ({
+    skip,
+  }) => {
     const lab = labs.get(name) ?? skip(`${name} missing`);
     const args = ['--kubeconfig', lab.kubeconfig];
     const [spdy129, spdy133, ws133, ws136] = await Promise.all([

@@ -26,7 +26,12 @@ beforeAll(async () => {
   lab = await startEmulatorWithKubeconfig({ tls: true, token: TOKEN });
   hop = await startHaproxy({ kind: 'tcp', timeoutSeconds: 7 }, Number(lab.emulator.url.port));
   aws.secrets.set(SECRET, JSON.stringify({ token: TOKEN, caData: Buffer.from(lab.emulator.tls!.caPem).toString('base64') }));
-  Object.assign(process.env, { AWS_ENDPOINT_URL: aws.url, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000', AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real' });
+  Object.assign(process.env, {
+    AWS_ENDPOINT_URL: aws.url,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'AKIDLOCALTEST0000000',
+    AWS_SECRET_ACCESS_KEY: 'local-test-secret-key-not-real',
+  });
 });
 afterAll(async () => {
   process.env = saved;
@@ -40,7 +45,19 @@ describe('functions/task.ts', () => {
     const lines: string[] = [];
     const log = (l: string) => void lines.push(l);
     const env = {
-      KSP_LOCATION_CONFIG: JSON.stringify({ project: 'ksp', location: 'corp', region: 'eu-west-1', clusters: [{ name: 'lab', endpoint: `https://127.0.0.1:${hop.port}`, auth: { type: 'secret', secretArn: SECRET }, target: { namespace: 'default', pod: 'probe-target', port: 8080 } }] }),
+      KSP_LOCATION_CONFIG: JSON.stringify({
+        project: 'ksp',
+        location: 'corp',
+        region: 'eu-west-1',
+        clusters: [
+          {
+            name: 'lab',
+            endpoint: `https://127.0.0.1:${hop.port}`,
+            auth: { type: 'secret', secretArn: SECRET },
+            target: { namespace: 'default', pod: 'probe-target', port: 8080 },
+          },
+        ],
+      }),
       KSP_EVENT: JSON.stringify({ schedule: 'hour', holds: ['9s'], keepalives: ['kubectl', 'none'], operations: ['exec'] }),
       KSP_TASK_SECONDS: '120',
     };

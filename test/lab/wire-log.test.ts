@@ -46,7 +46,9 @@ describe('run -v', () => {
     const log = lines(r.stderr);
     const text = log.join('\n');
     // The WebSocket exec upgrade, as kubectl sends it, and its 101.
-    expect(text).toMatch(/#\d+ WebSocket exec: > GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/pods\/probe-target\/exec\?command=cat&stderr=true&stdin=true&stdout=true/);
+    expect(text).toMatch(
+      /#\d+ WebSocket exec: > GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/pods\/probe-target\/exec\?command=cat&stderr=true&stdin=true&stdout=true/,
+    );
     expect(text).toMatch(/#\d+     > Sec-WebSocket-Protocol: v5\.channel\.k8s\.io/i);
     expect(text).toMatch(/#\d+ WebSocket exec: < HTTP\/1\.1 101 Switching Protocols/);
     // SPDY: the POST upgrade, X-Stream-Protocol-Version offered, the 101, the streams kubectl opens and the pings.
@@ -71,7 +73,10 @@ describe('run -v', () => {
   it('with a client certificate: the key never appears', async () => {
     const key = certLab.emulator.tls!.clientKeyPem;
     const doc = YAML.parse(readFileSync(certLab.kubeconfig, 'utf8'));
-    doc.users[0].user = { 'client-certificate-data': Buffer.from(certLab.emulator.tls!.clientCertPem).toString('base64'), 'client-key-data': Buffer.from(key).toString('base64') };
+    doc.users[0].user = {
+      'client-certificate-data': Buffer.from(certLab.emulator.tls!.clientCertPem).toString('base64'),
+      'client-key-data': Buffer.from(key).toString('base64'),
+    };
     const path = join(dir, 'kubeconfig-cert');
     writeFileSync(path, YAML.stringify(doc));
     const r = await cli(['run', '--kubeconfig', path, '-v', '--hold', '0s', '--ops', 'exec']);

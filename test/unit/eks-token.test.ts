@@ -12,7 +12,17 @@ import { SecretRedactor } from '../../src/kube/secrets.js';
 const creds = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'FwoGZXIvYXdzEXAMPLESESSIONTOKEN==' };
 const now = new Date('2026-12-02T10:00:00Z');
 
-const WHITELIST = ['action', 'version', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-security-token', 'x-amz-signature', 'x-amz-signedheaders'];
+const WHITELIST = [
+  'action',
+  'version',
+  'x-amz-algorithm',
+  'x-amz-credential',
+  'x-amz-date',
+  'x-amz-expires',
+  'x-amz-security-token',
+  'x-amz-signature',
+  'x-amz-signedheaders',
+];
 
 /** The authenticator's checks, rewritten from its source. Returns the parsed URL. */
 function verifyLikeAuthenticator(token: string, region: string, at: Date): URL {
@@ -30,7 +40,11 @@ function verifyLikeAuthenticator(token: string, region: string, at: Date): URL {
   const q = (k: string) => url.searchParams.get(keys.find((x) => x.toLowerCase() === k)!) ?? '';
   expect(q('action')).toBe('GetCallerIdentity');
   expect(q('version')).toBe('2011-06-15');
-  expect(q('x-amz-signedheaders').split(';').map((h) => h.toLowerCase())).toContain('x-k8s-aws-id');
+  expect(
+    q('x-amz-signedheaders')
+      .split(';')
+      .map((h) => h.toLowerCase()),
+  ).toContain('x-k8s-aws-id');
   const expires = Number(q('x-amz-expires'));
   expect(expires).toBeGreaterThanOrEqual(0);
   expect(expires).toBeLessThanOrEqual(900);
@@ -48,10 +62,18 @@ function expectedSignature(url: URL, clusterName: string, secretKey: string): st
   const canonicalQuery = params.map(([k, v]) => `${enc(k)}=${enc(v)}`).join('&');
   const signedHeaders = url.searchParams.get('X-Amz-SignedHeaders')!;
   const headers: Record<string, string> = { host: url.host, 'x-k8s-aws-id': clusterName };
-  const canonicalHeaders = signedHeaders.split(';').map((h) => `${h}:${headers[h]}\n`).join('');
+  const canonicalHeaders = signedHeaders
+    .split(';')
+    .map((h) => `${h}:${headers[h]}\n`)
+    .join('');
   const canonicalRequest = ['GET', '/', canonicalQuery, canonicalHeaders, signedHeaders, createHash('sha256').update('').digest('hex')].join('\n');
   const [, date, region, service] = url.searchParams.get('X-Amz-Credential')!.split('/') as [string, string, string, string];
-  const stringToSign = ['AWS4-HMAC-SHA256', url.searchParams.get('X-Amz-Date'), `${date}/${region}/${service}/aws4_request`, createHash('sha256').update(canonicalRequest).digest('hex')].join('\n');
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    url.searchParams.get('X-Amz-Date'),
+    `${date}/${region}/${service}/aws4_request`,
+    createHash('sha256').update(canonicalRequest).digest('hex'),
+  ].join('\n');
   const hmac = (key: Buffer | string, data: string) => createHmac('sha256', key).update(data).digest();
   const kSigning = hmac(hmac(hmac(hmac(`AWS4${secretKey}`, date), region), service), 'aws4_request');
   return createHmac('sha256', kSigning).update(stringToSign).digest('hex');

@@ -16,7 +16,10 @@ describe('frame pool', () => {
     });
     for (let i = 0; i < live.length; i++) {
       for (let j = i + 1; j < live.length; j++) expect(overlaps(live[i]!.buf, live[j]!.buf), `${i} and ${j}`).toBe(false);
-      expect(live[i]!.buf.every((b) => b === i), `frame ${i} intact`).toBe(true);
+      expect(
+        live[i]!.buf.every((b) => b === i),
+        `frame ${i} intact`,
+      ).toBe(true);
     }
     // Release every other frame; new frames must not land on the ones still held.
     live.forEach((f, i) => i % 2 === 0 && f.release());

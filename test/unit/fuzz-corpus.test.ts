@@ -30,10 +30,25 @@ describe('committed fuzz corpus (replayed)', () => {
 
 const streamId = fc.integer({ min: 1, max: 0x7fffffff });
 const headerName = fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/);
-const headers = fc.dictionary(headerName, fc.array(fc.string({ minLength: 0, maxLength: 20 }).filter((s) => !s.includes('\0')), { minLength: 1, maxLength: 3 }), { maxKeys: 6 });
+const headers = fc.dictionary(
+  headerName,
+  fc.array(
+    fc.string({ minLength: 0, maxLength: 20 }).filter((s) => !s.includes('\0')),
+    { minLength: 1, maxLength: 3 },
+  ),
+  { maxKeys: 6 },
+);
 const frame: fc.Arbitrary<SpdyFrame> = fc.oneof(
   fc.record({ type: fc.constant('DATA' as const), streamId, flags: fc.constantFrom(0, 1), data: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)) }),
-  fc.record({ type: fc.constant('SYN_STREAM' as const), streamId, associatedId: fc.constant(0), priority: fc.integer({ min: 0, max: 7 }), slot: fc.constant(0), flags: fc.constantFrom(0, 1, 2), headers }),
+  fc.record({
+    type: fc.constant('SYN_STREAM' as const),
+    streamId,
+    associatedId: fc.constant(0),
+    priority: fc.integer({ min: 0, max: 7 }),
+    slot: fc.constant(0),
+    flags: fc.constantFrom(0, 1, 2),
+    headers,
+  }),
   fc.record({ type: fc.constant('SYN_REPLY' as const), streamId, flags: fc.constantFrom(0, 1), headers }),
   fc.record({ type: fc.constant('RST_STREAM' as const), streamId, status: fc.integer({ min: 1, max: 11 }) }),
   fc.record({ type: fc.constant('PING' as const), id: fc.integer({ min: 1, max: 0xffffffff }) }),
@@ -46,20 +61,24 @@ const plain = (frames: SpdyFrame[]) => JSON.parse(JSON.stringify(frames, (_k, v)
 describe('properties (fast-check, seeded)', () => {
   it('any sequence of frames, serialized on one connection, parses back identically however the bytes are chunked', () => {
     fc.assert(
-      fc.property(fc.array(frame, { minLength: 1, maxLength: 12 }), fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 20 }), (frames, cuts) => {
-        const encoder = new HeaderBlockEncoder();
-        const bytes = Buffer.concat(frames.map((f) => serializeFrame(f, encoder)));
-        const parser = new SpdyFrameParser();
-        const got: SpdyFrame[] = [];
-        let off = 0;
-        for (let i = 0; off < bytes.length; i++) {
-          const n = cuts[i % cuts.length]!;
-          got.push(...parser.push(bytes.subarray(off, off + n)));
-          off += n;
-        }
-        expect(plain(got)).toEqual(plain(frames));
-        expect(parser.bufferedBytes).toBe(0);
-      }),
+      fc.property(
+        fc.array(frame, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 20 }),
+        (frames, cuts) => {
+          const encoder = new HeaderBlockEncoder();
+          const bytes = Buffer.concat(frames.map((f) => serializeFrame(f, encoder)));
+          const parser = new SpdyFrameParser();
+          const got: SpdyFrame[] = [];
+          let off = 0;
+          for (let i = 0; off < bytes.length; i++) {
+            const n = cuts[i % cuts.length]!;
+            got.push(...parser.push(bytes.subarray(off, off + n)));
+            off += n;
+          }
+          expect(plain(got)).toEqual(plain(frames));
+          expect(parser.bufferedBytes).toBe(0);
+        },
+      ),
       { seed: SEED, numRuns: 300 },
     );
   });
@@ -93,11 +112,16 @@ describe('properties (fast-check, seeded)', () => {
 
   it('channel messages round-trip on every subprotocol, binary and base64', () => {
     fc.assert(
-      fc.property(fc.constantFrom('v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'base64.channel.k8s.io'), fc.integer({ min: 0, max: 4 }), fc.uint8Array({ maxLength: 500 }), (protocol, channel, payload) => {
-        const m = encodeChannelMessage(channel, Buffer.from(payload), protocol);
-        const data = typeof m.data === 'string' ? Buffer.from(m.data, 'latin1') : m.data;
-        expect(decodeChannelMessage(data, m.binary, protocol)).toEqual({ channel, payload: Buffer.from(payload) });
-      }),
+      fc.property(
+        fc.constantFrom('v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'base64.channel.k8s.io'),
+        fc.integer({ min: 0, max: 4 }),
+        fc.uint8Array({ maxLength: 500 }),
+        (protocol, channel, payload) => {
+          const m = encodeChannelMessage(channel, Buffer.from(payload), protocol);
+          const data = typeof m.data === 'string' ? Buffer.from(m.data, 'latin1') : m.data;
+          expect(decodeChannelMessage(data, m.binary, protocol)).toEqual({ channel, payload: Buffer.from(payload) });
+        },
+      ),
       { seed: SEED, numRuns: 500 },
     );
   });

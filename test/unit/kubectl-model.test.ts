@@ -10,12 +10,33 @@ import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
 function session(transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult {
   return {
-    operation: 'exec', transport, keepalive: 'kubectl', holdSeconds: 8, subprotocol: 'x', upgrade: OK_UPGRADE, firstEchoMs: 1,
-    hold: { survived: true, disconnectSeconds: null, cause: null }, echoMs: 1, exitCode: 0, ok: true, error: null, errorCode: null, durationMs: 1, ...over,
+    operation: 'exec',
+    transport,
+    keepalive: 'kubectl',
+    holdSeconds: 8,
+    subprotocol: 'x',
+    upgrade: OK_UPGRADE,
+    firstEchoMs: 1,
+    hold: { survived: true, disconnectSeconds: null, cause: null },
+    echoMs: 1,
+    exitCode: 0,
+    ok: true,
+    error: null,
+    errorCode: null,
+    durationMs: 1,
+    ...over,
   };
 }
-const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({ ok: false, firstEchoMs: null, upgrade: { ...OK_UPGRADE, ok: false, status, handshakeMs: null, errorCode: 'UPGRADE_REJECTED', kubernetesStatus } });
-const failedWith = (errorCode: string): Partial<SessionResult> => ({ ok: false, firstEchoMs: null, upgrade: { ...OK_UPGRADE, ok: false, status: null, handshakeMs: null, errorCode, kubernetesStatus: null } });
+const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({
+  ok: false,
+  firstEchoMs: null,
+  upgrade: { ...OK_UPGRADE, ok: false, status, handshakeMs: null, errorCode: 'UPGRADE_REJECTED', kubernetesStatus },
+});
+const failedWith = (errorCode: string): Partial<SessionResult> => ({
+  ok: false,
+  firstEchoMs: null,
+  upgrade: { ...OK_UPGRADE, ok: false, status: null, handshakeMs: null, errorCode, kubernetesStatus: null },
+});
 const cutAfter = (s: number): Partial<SessionResult> => ({ ok: false, echoMs: null, hold: { survived: false, disconnectSeconds: s, cause: 'fin' } });
 
 const outcomes = (op: 'exec' | 'portforward', spdy: Partial<SessionResult>, ws: Partial<SessionResult>, proxyScheme?: string): KubectlOutcome[] =>
@@ -24,10 +45,34 @@ const outcomes = (op: 'exec' | 'portforward', spdy: Partial<SessionResult>, ws: 
 describe('what each kubectl (≤1.29, 1.30, 1.31–1.37, 1.38) and a WebSocket-only client experience', () => {
   it.each([
     ['both work', 'exec', {}, {}, ['works', 'works', 'works', 'works', 'works']],
-    ['a hop refuses the WebSocket upgrade (non-101): fallback, at 1.38 too; WebSocket-only clients break', 'exec', {}, refused(403, false), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['same for port-forward: 1.30 is still SPDY there', 'portforward', {}, refused(403, false), ['works', 'works', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['the 1.35 RBAC 403 from the API server is an upgrade failure too', 'exec', {}, refused(403, true), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
-    ['a 101 without the subprotocol: fallback', 'exec', {}, failedWith('UPGRADE_BAD_RESPONSE'), ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks']],
+    [
+      'a hop refuses the WebSocket upgrade (non-101): fallback, at 1.38 too; WebSocket-only clients break',
+      'exec',
+      {},
+      refused(403, false),
+      ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks'],
+    ],
+    [
+      'same for port-forward: 1.30 is still SPDY there',
+      'portforward',
+      {},
+      refused(403, false),
+      ['works', 'works', 'works-via-fallback', 'works-via-fallback', 'breaks'],
+    ],
+    [
+      'the 1.35 RBAC 403 from the API server is an upgrade failure too',
+      'exec',
+      {},
+      refused(403, true),
+      ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks'],
+    ],
+    [
+      'a 101 without the subprotocol: fallback',
+      'exec',
+      {},
+      failedWith('UPGRADE_BAD_RESPONSE'),
+      ['works', 'works-via-fallback', 'works-via-fallback', 'works-via-fallback', 'breaks'],
+    ],
     ['a refused CONNECT: no fallback', 'exec', failedWith('DIAL_PROXY'), failedWith('DIAL_PROXY'), ['breaks', 'breaks', 'breaks', 'breaks', 'breaks']],
     ['no answer to the upgrade: no fallback', 'exec', {}, failedWith('UPGRADE_TIMEOUT'), ['works', 'breaks', 'breaks', 'breaks', 'breaks']],
     ['cut after the upgrade: no fallback, although SPDY survives', 'portforward', {}, cutAfter(6.1), ['works', 'works', 'breaks', 'breaks', 'breaks']],

@@ -17,7 +17,11 @@ describe('redactCredentialForms', () => {
     ['password: in YAML-ish text', `password: "${SECRET}"`, 'password: "[REDACTED]"'],
     ['client_secret in JSON', `{"client_secret":"${SECRET}"}`, '{"client_secret":"[REDACTED]"}'],
     ['a proxy password in a URL', `proxy http://alice:${SECRET}@proxy.corp:3128 refused`, 'proxy http://alice:[REDACTED]@proxy.corp:3128 refused'],
-    ['a presigned URL', `https://sts.amazonaws.com/?X-Amz-Credential=AKIA${SECRET}&X-Amz-Signature=${SECRET}`, 'https://sts.amazonaws.com/?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]'],
+    [
+      'a presigned URL',
+      `https://sts.amazonaws.com/?X-Amz-Credential=AKIA${SECRET}&X-Amz-Signature=${SECRET}`,
+      'https://sts.amazonaws.com/?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]',
+    ],
     ['a PEM private key', `key:\n-----BEGIN EC PRIVATE KEY-----\n${SECRET}\n-----END EC PRIVATE KEY-----\nrest`, 'key:\n[REDACTED PRIVATE KEY]\nrest'],
   ])('%s', (_name, text, want) => {
     expect(redactCredentialForms(text)).toBe(want);

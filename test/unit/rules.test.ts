@@ -13,10 +13,28 @@ import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 
 const OK: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
 const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => ({
-  operation: 'exec', transport, keepalive: 'kubectl', holdSeconds: 0, subprotocol: 'x', upgrade: OK, firstEchoMs: 1,
-  hold: { survived: true, disconnectSeconds: null, cause: null }, echoMs: 1, exitCode: 0, ok: true, error: null, errorCode: null, durationMs: 1, ...over,
+  operation: 'exec',
+  transport,
+  keepalive: 'kubectl',
+  holdSeconds: 0,
+  subprotocol: 'x',
+  upgrade: OK,
+  firstEchoMs: 1,
+  hold: { survived: true, disconnectSeconds: null, cause: null },
+  echoMs: 1,
+  exitCode: 0,
+  ok: true,
+  error: null,
+  errorCode: null,
+  durationMs: 1,
+  ...over,
 });
-const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({ ok: false, firstEchoMs: null, echoMs: null, upgrade: { ...OK, ok: false, status, handshakeMs: null, error: `HTTP ${status}`, errorCode: 'UPGRADE_REJECTED', kubernetesStatus } });
+const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({
+  ok: false,
+  firstEchoMs: null,
+  echoMs: null,
+  upgrade: { ...OK, ok: false, status, handshakeMs: null, error: `HTTP ${status}`, errorCode: 'UPGRADE_REJECTED', kubernetesStatus },
+});
 
 describe('knownTimeoutNear: within 10 % (at least 2 s) of a known idle timeout', () => {
   it.each([
@@ -40,7 +58,7 @@ describe('knownTimeoutNear: within 10 % (at least 2 s) of a known idle timeout',
   });
 });
 
-describe('a hop answering 404 or 403 to both upgrades is a path finding, not the probe\'s own setup', () => {
+describe("a hop answering 404 or 403 to both upgrades is a path finding, not the probe's own setup", () => {
   it.each([404, 403])('%s from a hop (no Kubernetes Status): both-broken with hop-refused-upgrade, never target-missing or target-forbidden', (status) => {
     const [v] = verdicts([session('websocket', refused(status, false)), session('spdy', refused(status, false))]);
     expect(v!.verdict).toBe('both-broken');

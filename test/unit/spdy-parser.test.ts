@@ -88,7 +88,7 @@ describe('SpdyFrameParser streaming DATA (what a session uses)', () => {
     }
   });
 
-  it('DATA on stream 0 fails at its header, with the whole parser\'s error', () => {
+  it("DATA on stream 0 fails at its header, with the whole parser's error", () => {
     const bad = data(0, 0, Buffer.alloc(50));
     const parser = new SpdyFrameParser({}, { streamData: true });
     expect(() => parser.push(bad.subarray(0, 8))).toThrow(expect.objectContaining({ code: 'SPDY_BAD_FRAME', message: 'DATA frame at byte 0: stream id 0' }));
@@ -157,7 +157,19 @@ describe('SpdyFrameParser rejects what spdystream rejects', () => {
     ['SYN_STREAM shorter than 10', control(1, 0, hex('00000001')), 'SPDY_BAD_FRAME'],
     ['version 2', Buffer.concat([hex('80020006 00000004'), hex('00000001')]), 'SPDY_BAD_VERSION'],
     ['upper-case header name', synStream(1, compress(encodeRaw([['StreamType', 'error']]))), 'SPDY_HEADER_BLOCK'],
-    ['duplicated header name', synStream(1, compress(encodeRaw([['a', '1'], ['a', '2']]))), 'SPDY_HEADER_BLOCK'],
+    [
+      'duplicated header name',
+      synStream(
+        1,
+        compress(
+          encodeRaw([
+            ['a', '1'],
+            ['a', '2'],
+          ]),
+        ),
+      ),
+      'SPDY_HEADER_BLOCK',
+    ],
     ['header block with trailing bytes', synStream(1, compress(Buffer.concat([encodePlainHeaderBlock({ a: ['1'] }), Buffer.from([0])]))), 'SPDY_HEADER_BLOCK'],
     ['header count larger than the block', synStream(1, compress(hex('00000005 00000001 61'))), 'SPDY_HEADER_BLOCK'],
     ['name length past the block', synStream(1, compress(hex('00000001 000000ff 61 00000000'))), 'SPDY_HEADER_BLOCK'],
@@ -254,7 +266,11 @@ describe('header-block encoder (stored blocks by default)', () => {
     const { HeaderBlockEncoder } = await import('../../src/streaming/spdy/header-block.js');
     const { inflateSync, constants } = await import('node:zlib');
     const enc = new HeaderBlockEncoder();
-    const blocks: Array<Record<string, string[]>> = [{ streamtype: ['error'] }, { streamtype: ['data'], port: ['8080'], requestid: ['0'] }, { big: ['x'.repeat(70_000)] }];
+    const blocks: Array<Record<string, string[]>> = [
+      { streamtype: ['error'] },
+      { streamtype: ['data'], port: ['8080'], requestid: ['0'] },
+      { big: ['x'.repeat(70_000)] },
+    ];
     const wire = Buffer.concat(blocks.map((h) => enc.encode(h)));
     expect(wire.subarray(0, 2)).toEqual(Buffer.from([0x78, 0x01]));
     // Every block ends with the sync-flush marker Go's flate needs to hand the block out (see the encoder).
@@ -268,7 +284,8 @@ describe('header-block encoder (stored blocks by default)', () => {
     for (const level of [0, 6, 9]) {
       const enc = new HeaderBlockEncoder({ level });
       const dec = new HeaderBlockDecoder({ maxHeaderBlockBytes: 1 << 20, maxHeaderPairs: 10 });
-      for (const h of [{ a: ['1'] }, { streamtype: ['stdout'] }, { a: ['1'], b: ['2', '3'] }] as Array<Record<string, string[]>>) expect(dec.decode(enc.encode(h))).toEqual(h);
+      for (const h of [{ a: ['1'] }, { streamtype: ['stdout'] }, { a: ['1'], b: ['2', '3'] }] as Array<Record<string, string[]>>)
+        expect(dec.decode(enc.encode(h))).toEqual(h);
     }
   });
 });

@@ -8,11 +8,29 @@ import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 
 const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
 const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => ({
-  operation: 'exec', transport, keepalive: 'kubectl', holdSeconds: 0, subprotocol: 'x', upgrade: OK_UPGRADE, firstEchoMs: 1,
-  hold: { survived: true, disconnectSeconds: null, cause: null }, echoMs: 1, exitCode: 0, ok: true, error: null, errorCode: null, durationMs: 1, ...over,
+  operation: 'exec',
+  transport,
+  keepalive: 'kubectl',
+  holdSeconds: 0,
+  subprotocol: 'x',
+  upgrade: OK_UPGRADE,
+  firstEchoMs: 1,
+  hold: { survived: true, disconnectSeconds: null, cause: null },
+  echoMs: 1,
+  exitCode: 0,
+  ok: true,
+  error: null,
+  errorCode: null,
+  durationMs: 1,
+  ...over,
 });
 /** A hop that refuses every upgrade with its own 403 (WebSocket and SPDY alike). */
-const refusedByHop: Partial<SessionResult> = { ok: false, firstEchoMs: null, echoMs: null, upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false } };
+const refusedByHop: Partial<SessionResult> = {
+  ok: false,
+  firstEchoMs: null,
+  echoMs: null,
+  upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false },
+};
 
 describe('verdicts with one transport probed', () => {
   it('a hop breaking both, probed over WebSocket only: websocket-fails, "not compared", never websocket-broken', () => {
@@ -29,7 +47,12 @@ describe('verdicts with one transport probed', () => {
   });
 
   it('the A/B itself is unchanged with both', () => {
-    expect([verdictName(true, true), verdictName(true, false), verdictName(false, true), verdictName(false, false)]).toEqual(['clean', 'websocket-broken', 'spdy-broken', 'both-broken']);
+    expect([verdictName(true, true), verdictName(true, false), verdictName(false, true), verdictName(false, false)]).toEqual([
+      'clean',
+      'websocket-broken',
+      'spdy-broken',
+      'both-broken',
+    ]);
     expect(verdicts([session('spdy'), session('websocket', refusedByHop)])[0]!.diagnosis.map((d) => d.code)).not.toContain('not-compared');
   });
 });

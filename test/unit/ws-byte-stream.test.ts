@@ -77,7 +77,7 @@ describe('WebSocketByteStream.writeMessage', () => {
     expect(ws.sent).toEqual([]);
   });
 
-  it('coalescing (the emulator): a tick\'s messages leave as one, in order, every callback called', async () => {
+  it("coalescing (the emulator): a tick's messages leave as one, in order, every callback called", async () => {
     const ws = new FakeWs();
     const s = new WebSocketByteStream(ws as unknown as WsLike, { coalesce: true });
     const calls: number[] = [];
@@ -105,7 +105,10 @@ describe('WebSocketByteStream.writeMessage', () => {
   it('without sendPieces (a plain ws WebSocket) the pieces are joined and sent as one binary message', () => {
     const ws = new FakeWs();
     const sent: Buffer[] = [];
-    const plain = Object.assign(ws, { sendPieces: undefined, send: (d: Buffer, o: { binary: boolean }, cb?: () => void) => (expect(o.binary).toBe(true), sent.push(d), cb?.()) });
+    const plain = Object.assign(ws, {
+      sendPieces: undefined,
+      send: (d: Buffer, o: { binary: boolean }, cb?: () => void) => (expect(o.binary).toBe(true), sent.push(d), cb?.()),
+    });
     new WebSocketByteStream(plain as unknown as WsLike).writeMessage([b('ab'), b('cd')]);
     expect(sent.map(String)).toEqual(['abcd']);
   });

@@ -42,7 +42,10 @@ export function decodeChannelMessage(data: Buffer, isBinary: boolean, protocol: 
     const text = data.toString('latin1');
     if (text.length === 0) throw probeError('CHANNEL_PROTOCOL', 'empty text message: no channel digit', { subprotocol: protocol });
     const channel = text.charCodeAt(0) - 48;
-    if (channel < 0 || channel > 9) throw probeError('CHANNEL_PROTOCOL', `text message does not start with a channel digit (0x${text.charCodeAt(0).toString(16)})`, { subprotocol: protocol });
+    if (channel < 0 || channel > 9)
+      throw probeError('CHANNEL_PROTOCOL', `text message does not start with a channel digit (0x${text.charCodeAt(0).toString(16)})`, {
+        subprotocol: protocol,
+      });
     return { channel, payload: Buffer.from(text.slice(1), 'base64') };
   }
   // client-go readDemuxLoop: a text message is fatal on the binary protocols.

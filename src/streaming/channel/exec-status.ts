@@ -19,7 +19,8 @@ export function decodeExecStatus(text: string, protocol: string): ExecExit {
   } catch {
     return { exitCode: undefined, error: probeError('EXEC_STATUS', `error stream protocol error: not JSON: "${text.slice(0, 120)}"`, ctx) };
   }
-  if (typeof status !== 'object' || status === null) return { exitCode: undefined, error: probeError('EXEC_STATUS', 'error stream protocol error: not a Status object', ctx) };
+  if (typeof status !== 'object' || status === null)
+    return { exitCode: undefined, error: probeError('EXEC_STATUS', 'error stream protocol error: not a Status object', ctx) };
   if (status.status === 'Success') return { exitCode: 0, status };
   if (status.status === 'Failure') {
     if (status.reason === 'NonZeroExitCode') {
@@ -27,7 +28,11 @@ export function decodeExecStatus(text: string, protocol: string): ExecExit {
       const cause = status.details?.causes?.find((c) => c.reason === 'ExitCode');
       const n = cause?.message !== undefined && /^\d{1,3}$/.test(cause.message) ? Number(cause.message) : NaN;
       if (Number.isInteger(n) && n >= 0 && n <= 255) return { exitCode: n, status };
-      return { exitCode: undefined, status, error: probeError('EXEC_STATUS', 'error stream protocol error: NonZeroExitCode without a valid ExitCode cause', ctx) };
+      return {
+        exitCode: undefined,
+        status,
+        error: probeError('EXEC_STATUS', 'error stream protocol error: NonZeroExitCode without a valid ExitCode cause', ctx),
+      };
     }
     const message = status.message ?? `Failure (${status.reason ?? 'no reason'})`;
     return { exitCode: undefined, status, error: probeError('EXEC_FAILED', message, { ...ctx, reason: status.reason, statusCode: status.code }) };

@@ -40,15 +40,11 @@ export const RstStatus = {
   FRAME_TOO_LARGE: 11,
 } as const;
 
-export const RST_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
-  Object.entries(RstStatus).map(([name, code]) => [code, name]),
-);
+export const RST_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(RstStatus).map(([name, code]) => [code, name]));
 
 export const GoAwayStatus = { OK: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2 } as const;
 
-export const GOAWAY_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
-  Object.entries(GoAwayStatus).map(([name, code]) => [code, name]),
-);
+export const GOAWAY_STATUS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(GoAwayStatus).map(([name, code]) => [code, name]));
 
 /**
  * Limits for everything a peer can make us allocate (CVE-2026-35469 is the

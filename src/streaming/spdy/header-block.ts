@@ -66,16 +66,14 @@ export function encodePlainHeaderBlock(headers: SpdyHeaders): Buffer {
  * that remain before anything is allocated (CVE-2026-35469).
  */
 export function decodePlainHeaderBlock(block: Buffer, limits: HeaderBlockLimits): SpdyHeaders {
-  const fail = (msg: string, offset: number) =>
-    probeError('SPDY_HEADER_BLOCK', `header block: ${msg} at byte ${offset}`, { blockOffset: offset });
+  const fail = (msg: string, offset: number) => probeError('SPDY_HEADER_BLOCK', `header block: ${msg} at byte ${offset}`, { blockOffset: offset });
   if (block.length < 4) throw fail('shorter than its 4-byte pair count', 0);
   const count = block.readUInt32BE(0);
   if (count > limits.maxHeaderPairs) {
-    throw probeError(
-      'SPDY_HEADER_LIMIT',
-      `header block has ${count} pairs; the limit is ${limits.maxHeaderPairs}`,
-      { value: count, limit: limits.maxHeaderPairs },
-    );
+    throw probeError('SPDY_HEADER_LIMIT', `header block has ${count} pairs; the limit is ${limits.maxHeaderPairs}`, {
+      value: count,
+      limit: limits.maxHeaderPairs,
+    });
   }
   // Each pair needs at least two 4-byte lengths.
   if (count * 8 > block.length - 4) throw fail(`pair count ${count} exceeds the block's ${block.length} bytes`, 0);
@@ -179,11 +177,10 @@ export class HeaderBlockDecoder {
       this.produced += chunk.length;
       // Thrown from inside pako's loop: inflation stops at the first chunk past the limit.
       if (this.produced > this.limits.maxHeaderBlockBytes) {
-        throw probeError(
-          'SPDY_HEADER_LIMIT',
-          `header block inflates past ${this.limits.maxHeaderBlockBytes} bytes (zlib bomb or oversized headers)`,
-          { limit: this.limits.maxHeaderBlockBytes, value: this.produced },
-        );
+        throw probeError('SPDY_HEADER_LIMIT', `header block inflates past ${this.limits.maxHeaderBlockBytes} bytes (zlib bomb or oversized headers)`, {
+          limit: this.limits.maxHeaderBlockBytes,
+          value: this.produced,
+        });
       }
       this.chunks.push(chunk);
     };

@@ -56,7 +56,9 @@ export class SpdyFrameParser {
     this.limits = { ...DEFAULT_SPDY_LIMITS, ...limits };
     this.streamData = options.streamData ?? false;
     if (this.limits.maxFramePayloadBytes > PROTOCOL_MAX_PAYLOAD_BYTES) {
-      throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`, { field: 'maxFramePayloadBytes' });
+      throw probeError('CONFIG_INVALID', `maxFramePayloadBytes ${this.limits.maxFramePayloadBytes} exceeds the protocol's ${PROTOCOL_MAX_PAYLOAD_BYTES}`, {
+        field: 'maxFramePayloadBytes',
+      });
     }
     this.headerDecoder = new HeaderBlockDecoder(this.limits);
   }
@@ -168,15 +170,18 @@ export class SpdyFrameParser {
       : { control, version: SPDY_VERSION, type: word & 0x7fffffff, flags, length, offset };
     if (length > this.limits.maxFramePayloadBytes) {
       const what = control ? (CONTROL_TYPE_NAMES[header.type] ?? `control type ${header.type}`) : `DATA on stream ${header.type}`;
-      throw probeError(
-        'SPDY_FRAME_TOO_LARGE',
-        `${what} frame of ${length} bytes exceeds the limit of ${this.limits.maxFramePayloadBytes} at byte ${offset}`,
-        { offset, length, limit: this.limits.maxFramePayloadBytes },
-      );
+      throw probeError('SPDY_FRAME_TOO_LARGE', `${what} frame of ${length} bytes exceeds the limit of ${this.limits.maxFramePayloadBytes} at byte ${offset}`, {
+        offset,
+        length,
+        limit: this.limits.maxFramePayloadBytes,
+      });
     }
     if (control) {
       if (header.version !== SPDY_VERSION) {
-        throw probeError('SPDY_BAD_VERSION', `control frame version ${header.version} (expected 3) at byte ${offset}: the peer does not speak SPDY/3`, { offset, version: header.version });
+        throw probeError('SPDY_BAD_VERSION', `control frame version ${header.version} (expected 3) at byte ${offset}: the peer does not speak SPDY/3`, {
+          offset,
+          version: header.version,
+        });
       }
       if (!(header.type in CONTROL_TYPE_NAMES)) {
         throw probeError('SPDY_UNKNOWN_CONTROL_TYPE', `unknown control frame type ${header.type} at byte ${offset}`, { offset, controlType: header.type });
@@ -201,13 +206,22 @@ export class SpdyFrameParser {
     };
     const headersFrom = (block: Buffer) => {
       if (!this.headerDecoder) {
-        throw probeError('SPDY_PROTOCOL', `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: a header block after the session's streams were set up (none is expected)`, { offset: h.offset });
+        throw probeError(
+          'SPDY_PROTOCOL',
+          `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: a header block after the session's streams were set up (none is expected)`,
+          { offset: h.offset },
+        );
       }
       try {
         return this.headerDecoder.decode(block);
       } catch (err) {
         const e = err as ProbeError<'SPDY_HEADER_BLOCK' | 'SPDY_HEADER_LIMIT'>;
-        throw new ProbeError(e.code, `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`, { ...e.context, offset: h.offset } as ErrorContexts[typeof e.code], e);
+        throw new ProbeError(
+          e.code,
+          `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`,
+          { ...e.context, offset: h.offset } as ErrorContexts[typeof e.code],
+          e,
+        );
       }
     };
     const streamIdAt = (o: number) => {

@@ -14,7 +14,7 @@ function controlHeader(type: number, flags: number, length: number): Buffer {
   const h = Buffer.alloc(FRAME_HEADER_BYTES);
   h.writeUInt16BE(0x8000 | SPDY_VERSION, 0);
   h.writeUInt16BE(type, 2);
-  h.writeUInt32BE(((flags & 0xff) << 24 | length) >>> 0, 4);
+  h.writeUInt32BE((((flags & 0xff) << 24) | length) >>> 0, 4);
   return h;
 }
 
@@ -35,7 +35,7 @@ export function dataFrameHeader(streamId: number, flags: number, length: number)
   if (length > PROTOCOL_MAX_PAYLOAD_BYTES) {
     throw probeError('SPDY_FRAME_TOO_LARGE', `DATA payload of ${length} bytes exceeds 24 bits`, { streamId, length, limit: PROTOCOL_MAX_PAYLOAD_BYTES });
   }
-  return u32(checkStreamId(streamId) & MAX_STREAM_ID, ((flags & 0xff) << 24 | length) >>> 0);
+  return u32(checkStreamId(streamId) & MAX_STREAM_ID, (((flags & 0xff) << 24) | length) >>> 0);
 }
 
 /** Serializes any frame into one buffer, ready to write. */
@@ -68,7 +68,7 @@ export function serializeFrame(frame: SpdyFrame, encoder?: HeaderBlockEncoder): 
       const body = Buffer.alloc(4 + frame.entries.length * 8);
       body.writeUInt32BE(frame.entries.length, 0);
       frame.entries.forEach((e, i) => {
-        body.writeUInt32BE(((e.flags & 0xff) << 24 | (e.id & 0xffffff)) >>> 0, 4 + i * 8);
+        body.writeUInt32BE((((e.flags & 0xff) << 24) | (e.id & 0xffffff)) >>> 0, 4 + i * 8);
         body.writeUInt32BE(e.value >>> 0, 8 + i * 8);
       });
       return Buffer.concat([controlHeader(ControlType.SETTINGS, frame.flags, body.length), body]);

@@ -18,7 +18,6 @@ import { corkForTick } from '../cork.js';
 
 export type SpdyRole = 'client' | 'server';
 
-
 export interface SessionEnd {
   readonly cause: SpdySessionEndCause;
   /** For `goaway`, a SPDY_GOAWAY error whose context has the status and last good stream. */
@@ -95,7 +94,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   openStream(headers: Readonly<Record<string, string>>): SpdyStream {
     if (this.end || this.goingAway) throw probeError('SPDY_SESSION_CLOSED', 'cannot open a stream: the SPDY session is closed', { cause: this.end?.cause });
     if (this.streams.size >= this.limits.maxConcurrentStreams) {
-      throw probeError('SPDY_STREAM_LIMIT', `cannot open more than ${this.limits.maxConcurrentStreams} streams on one session`, { limit: this.limits.maxConcurrentStreams });
+      throw probeError('SPDY_STREAM_LIMIT', `cannot open more than ${this.limits.maxConcurrentStreams} streams on one session`, {
+        limit: this.limits.maxConcurrentStreams,
+      });
     }
     const id = this.nextStreamId;
     this.nextStreamId += 2;
@@ -257,10 +258,14 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         this.goingAway = true;
         this.finish({
           cause: 'goaway',
-          error: probeError('SPDY_GOAWAY', `the peer sent GOAWAY (${GOAWAY_STATUS_NAMES[frame.status] ?? `status ${frame.status}`}, last good stream ${frame.lastGoodStreamId})`, {
-            status: frame.status,
-            lastGoodStreamId: frame.lastGoodStreamId,
-          }),
+          error: probeError(
+            'SPDY_GOAWAY',
+            `the peer sent GOAWAY (${GOAWAY_STATUS_NAMES[frame.status] ?? `status ${frame.status}`}, last good stream ${frame.lastGoodStreamId})`,
+            {
+              status: frame.status,
+              lastGoodStreamId: frame.lastGoodStreamId,
+            },
+          ),
         });
         this.transport.end();
         return;

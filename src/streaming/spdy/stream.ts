@@ -72,7 +72,10 @@ export class SpdyStream extends Duplex {
       await Promise.race([
         this.replied,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs })), timeoutMs);
+          timer = setTimeout(
+            () => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs })),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {
@@ -103,7 +106,12 @@ export class SpdyStream extends Duplex {
     const status = this.resetStatus ?? 0;
     const statusName = RST_STATUS_NAMES[status] ?? `status ${status}`;
     const by = this.resetByPeer ? 'by the peer' : 'by us';
-    return probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset ${by} (${statusName})`, { streamId: this.id, status, statusName, byPeer: this.resetByPeer });
+    return probeError('SPDY_STREAM_RESET', `stream ${this.id} was reset ${by} (${statusName})`, {
+      streamId: this.id,
+      status,
+      statusName,
+      byPeer: this.resetByPeer,
+    });
   }
 
   // ---- called by the session -------------------------------------------------

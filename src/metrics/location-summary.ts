@@ -1,0 +1,24 @@
+/**
+ * What one location's run returns (the Lambda's reply, the task's last log line, what `invoke` prints): defined
+ * below both the runners (lambda/) and `invoke`'s task client (aws/task-invoke.ts), which read it.
+ */
+import type { PerNodeReport } from '../probe/per-node.js';
+import type { ProbeReport } from '../probe/types.js';
+import type { PublishOutcome } from './cloudwatch.js';
+
+export interface RefusedHold {
+  readonly holdSeconds: number;
+  readonly reason: string;
+}
+
+export interface LocationSummary {
+  readonly ok: boolean;
+  readonly location: string;
+  readonly schedule?: string;
+  readonly reports: ProbeReport[];
+  readonly refused: RefusedHold[];
+  readonly publish?: PublishOutcome;
+  /** Per-node probing, for clusters whose target says perNode. */
+  readonly perNode?: PerNodeReport[];
+  readonly error?: { readonly code: string; readonly message: string };
+}

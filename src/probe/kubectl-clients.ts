@@ -1,0 +1,51 @@
+/**
+ * The clients the kubectl model forecasts for (kubectl-model.ts has the rules and their sources), and the shape of
+ * a forecast: a module of its own so that the report types (types.ts) and the model both import it, neither the other.
+ */
+const KEP = 'KEP-4006 (kubernetes/enhancements keps/sig-api-machinery/4006-transition-spdy-to-websockets)';
+const FALLBACK_SOURCE =
+  'kubectl pkg/cmd/exec/exec.go and pkg/cmd/portforward/portforward.go: client-go FallbackExecutor/FallbackDialer on httpstream.IsUpgradeFailure or IsHTTPSProxyError';
+
+export const KUBECTL_CLIENTS = [
+  { id: '1.29', label: '≤1.29', speaks: 'SPDY only', source: `${KEP}: WebSockets alpha in 1.29, opt-in only` },
+  {
+    id: '1.30',
+    label: '1.30',
+    speaks: 'exec WebSocket first with fallback; port-forward SPDY',
+    source: `${KEP}: exec beta (on by default) in 1.30, port-forward in 1.31; ${FALLBACK_SOURCE}; the https-proxy fallback from 1.30.4 (kubernetes#126231)`,
+  },
+  {
+    id: '1.31-1.37',
+    label: '1.31–1.37',
+    speaks: 'WebSocket first, falls back to SPDY only when the upgrade is refused',
+    source: `${KEP}: port-forward beta in 1.31; ${FALLBACK_SOURCE}`,
+  },
+  {
+    id: '1.38',
+    label: '1.38 (GA)',
+    speaks: 'as 1.31–1.37 on the wire (the fallback stays), but KUBECTL_*_WEBSOCKETS are ignored and the server gates locked on: SPDY can no longer be forced',
+    source: `${KEP}, "GA" graduation criteria (env variables and gates locked on and deprecated; no criterion removes the fallback, and its version-skew section relies on it); GA PR kubernetes/enhancements#6364, milestone v1.38`,
+  },
+  {
+    id: 'websocket-only',
+    label: 'WS-only',
+    speaks: 'WebSocket only, no fallback: browser terminals, SDK clients, tools on client-go ≥ 0.36, any future kubectl without SPDY',
+    source:
+      'client-go ≥ 0.36 moved the upgrade error type to k8s.io/streaming, so apimachinery IsUpgradeFailure no longer matches and such tools stop falling back (piraeus-operator#1036, troubleshoot#2037); clients written for WebSocket have no SPDY at all',
+  },
+] as const;
+
+export type KubectlClient = (typeof KUBECTL_CLIENTS)[number]['id'];
+/** The client most users run today (kubectl's supported versions in December 2026). */
+export const TODAYS_KUBECTL: KubectlClient = '1.31-1.37';
+
+export type KubectlOutcome = 'works' | 'works-via-fallback' | 'breaks' | 'unknown';
+
+export interface KubectlExperience {
+  readonly client: KubectlClient;
+  readonly outcome: KubectlOutcome;
+  /** Why, in plain words, with what was measured. */
+  readonly reason: string;
+  /** Where the client's behaviour comes from (kubectl's code, the KEP's text, the issues that show it). */
+  readonly source: string;
+}
