@@ -5,6 +5,7 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
+import { SecretRedactor } from '../kube/secrets.js';
 import type { Writable } from 'node:stream';
 import { errorCodeOf, errorMessage, isProbeError, probeError, type ProbeError } from '../errors.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
@@ -65,12 +66,17 @@ export function sessionDeadlineMs(
   return dial + upgrade + streams + holdSeconds * 1000 + 2 * options.echoTimeoutMs + CLOSE_GRACE_MS + SLACK_MS;
 }
 
-/** Removes our own credentials from text a peer sent back (a hop may reflect request headers). */
-function scrubber(target: ClusterTarget): (text: string) => string {
-  const secrets = Object.values(target.connection.headers ?? {})
-    .flatMap((v) => [v, v.split(' ').slice(1).join(' ')])
-    .filter((v) => v.length >= 6);
-  return (text) => secrets.reduce((t, s) => t.split(s).join('[REDACTED]'), text);
+/**
+ * Removes our own credentials from text a peer sent back (a hop may reflect request headers): the one redactor
+ * (kube/secrets.ts), with every header value we send registered, whole and without its scheme.
+ */
+export function sessionRedactor(target: ClusterTarget): (text: string) => string {
+  const redactor = new SecretRedactor();
+  for (const v of Object.values(target.connection.headers ?? {})) {
+    redactor.add(v);
+    redactor.add(v.split(' ').slice(1).join(' '));
+  }
+  return (text) => redactor.redact(text);
 }
 
 /** A failed upgrade as the result reports it: status, who answered, phases reached. */
@@ -172,7 +178,7 @@ class SessionRun {
   ) {
     this.clock = options.clock ?? systemClock;
     this.t0 = this.clock.now();
-    this.scrub = scrubber(target);
+    this.scrub = sessionRedactor(target);
   }
 
   async run(): Promise<SessionResult> {

@@ -147,3 +147,42 @@ describe('secrets never reach output', () => {
     assertClean(r, [password, TOKEN]);
   });
 });
+
+describe('a hop that reflects the request headers in its refusal', () => {
+  it('our token, sent as Authorization, comes back in the body without its scheme and is still redacted (the registered secret, not a pattern)', async () => {
+    const { rawServer } = await import('../helpers/raw-server.js');
+    const { runPlan } = await import('../../src/probe/runner.js');
+    const token = 'kspREFLECTEDtoken-9f8e7d6c5b';
+    // A debugging WAF page: it quotes the credential it saw, with no "Bearer", no "token=": only the registry can know it.
+    const raw = await rawServer((socket, req) => {
+      const seen = (req.header('authorization') ?? '').split(' ')[1] ?? '';
+      const body = `<html><title>Blocked</title><p>request from credential ${seen} blocked</p></html>`;
+      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    });
+    try {
+      const report = await runPlan(
+        {
+          location: 'test',
+          cluster: {
+            name: 'reflect',
+            connection: { server: raw.url, headers: { Authorization: `Bearer ${token}` }, upgradeTimeoutMs: 2000 },
+            namespace: 'default',
+            pod: 'p',
+            port: 8080,
+          },
+          operations: ['exec'],
+          transports: ['websocket', 'spdy'],
+          keepalives: ['kubectl'],
+          holdsSeconds: [0],
+          echoTimeoutMs: 2000,
+        },
+        { skipPreflight: true },
+      );
+      const text = JSON.stringify(report);
+      expect(text).toContain('credential [REDACTED] blocked');
+      expect(text).not.toContain(token);
+    } finally {
+      await raw.close();
+    }
+  });
+});
