@@ -179,7 +179,8 @@ export function probeError<C extends ErrorCode>(code: C, message: string, contex
 export function isProbeError<C extends ErrorCode = ErrorCode>(err: unknown, code?: C): err is ProbeError<C> {
   if (typeof err !== 'object' || err === null) return false;
   const c = (err as { code?: unknown }).code;
-  if (typeof c !== 'string' || !(c in ERROR_CODES)) return false;
+  // Own keys only: `in` would also accept Object.prototype's names (toString, constructor) as codes.
+  if (typeof c !== 'string' || !Object.hasOwn(ERROR_CODES, c)) return false;
   return code === undefined || c === code;
 }
 

@@ -27,8 +27,3 @@ export function parseMetrics(text: string): Sample[] {
   }
   return out;
 }
-
-/** Whether a metric family is exposed at all (absent is not zero). */
-export function hasFamily(samples: readonly Sample[], name: string): boolean {
-  return samples.some((s) => s.name === name);
-}

@@ -163,16 +163,6 @@ export class RestClient {
   }
 }
 
-/** One request on a client of its own (for callers that make a single call). */
-export async function restRequest(config: ConnectionConfig, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs?: number): Promise<RestResponse> {
-  const client = new RestClient(config);
-  try {
-    return await client.request(method, path, body, timeoutMs);
-  } finally {
-    await client.close();
-  }
-}
-
 export interface ServerVersion {
   readonly gitVersion: string;
   readonly major?: string;

@@ -49,7 +49,6 @@ export type Dialer = (target: DialTarget, options: DialOptions) => Promise<Diale
 
 export interface DialOptions {
   readonly timeoutMs: number;
-  readonly signal?: AbortSignal;
 }
 
 export function defaultPort(url: URL): number {

@@ -137,7 +137,8 @@ export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) 
   };
 }
 
-type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause };
+/** A loss during the hold; `sessionAtMs` is when the session saw it, on its own (injectable) clock. */
+type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause; readonly sessionAtMs?: number };
 const asLost = (e: ConnectionEnd): Lost => ({ ...e, cause: e.cause === 'local' ? 'error' : e.cause });
 
 /** The upgraded session and the channel its echoes go through. */
@@ -267,7 +268,9 @@ class SessionRun {
       errorCode: null,
       kubernetesStatus: null,
     };
-    const connectionLost = session.ended.then(asLost);
+    // Stamped on the session's own clock when it happens: the hold's start and last activity are on that clock too.
+    const stamp = (e: Lost): Lost => ({ ...e, sessionAtMs: this.clock.now() });
+    const connectionLost = session.ended.then(asLost).then(stamp);
     if ('stdin' in session) {
       // Opened with stdin and stdout, so both exist.
       this.channel = { session, exec: session, reader: new EchoReader(session.stdout!), writer: session.stdin!, lost: connectionLost };
@@ -285,7 +288,7 @@ class SessionRun {
       session.close();
       throw new Finished({});
     }
-    const lost = Promise.race([connectionLost, forwarded.ended.then(asLost)]);
+    const lost = Promise.race([connectionLost, forwarded.ended.then(asLost).then(stamp)]);
     this.channel = { session, forwarded, reader: new EchoReader(forwarded.stream), writer: forwarded.stream, lost };
   }
 
@@ -354,7 +357,9 @@ class SessionRun {
   /** The hold's outcome for a loss seen at `end.atMs`. */
   private lostAt(end: Lost): HoldOutcome {
     this.stopWatching?.();
-    const secondsBefore = (t: number | undefined) => (t === undefined ? null : Math.round(Math.max(0, end.atMs - t) / 100) / 10);
+    // The hold's start and the last activity are on the session's clock: so is the loss (sessionAtMs), not the transport's atMs.
+    const at = end.sessionAtMs ?? end.atMs;
+    const secondsBefore = (t: number | undefined) => (t === undefined ? null : Math.round(Math.max(0, at - t) / 100) / 10);
     return {
       survived: false,
       disconnectSeconds: this.secondsSince101(end.atMs),

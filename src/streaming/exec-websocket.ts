@@ -4,6 +4,7 @@
  * (client-go tools/remotecommand/websocket.go; apiserver
  * pkg/util/proxy/streamtranslator.go on the other side).
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import { PassThrough, Writable } from 'node:stream';
 import { Channel, ExecSubprotocol, encodeChannelMessage, encodeCloseSignal } from './channel/codec.js';
 import { probeError } from '../errors.js';
@@ -108,7 +109,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     resize(width, height) {
       if (ws.readyState === ws.OPEN) send(Channel.RESIZE, Buffer.from(`${JSON.stringify({ Width: width, Height: height })}\n`));
     },
-    close: () => conn.close(1000),
+    close: () => conn.close(WS_CLOSE.NORMAL),
     destroy: () => conn.destroy(),
   };
   if (tty && opts.terminalSize) session.resize(opts.terminalSize.width, opts.terminalSize.height);

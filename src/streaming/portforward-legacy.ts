@@ -5,6 +5,7 @@
  * server's first message on each channel is the port, uint16 little-endian.
  * The ports are fixed at upgrade time, so each port can be opened once.
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { probeError } from '../errors.js';
 import { encodeChannelMessage } from './channel/codec.js';
@@ -56,7 +57,7 @@ export async function openLegacyPortForward(
     timing: up.timing,
     ended: conn.ended,
     bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
-    close: () => conn.close(1000),
+    close: () => conn.close(WS_CLOSE.NORMAL),
     destroy: () => conn.destroy(),
     async openConnection(port: number): Promise<ForwardedConnection> {
       const index = opts.ports.indexOf(port);
@@ -82,7 +83,7 @@ export async function openLegacyPortForward(
         errorText: conn.ended.then(() => Buffer.concat(slot.error).toString('utf8')),
         // One connection per port per WebSocket: it ends with the WebSocket.
         ended: conn.ended,
-        close: () => conn.close(1000),
+        close: () => conn.close(WS_CLOSE.NORMAL),
       };
     },
   };

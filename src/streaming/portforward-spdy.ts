@@ -6,6 +6,7 @@
  * tools/portforward/portforward.go handleConnection; the tunnel:
  * tunneling_dialer.go and apiserver pkg/util/proxy/streamtunnel.go).
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import type { Socket } from 'node:net';
 import { isProbeError, probeError } from '../errors.js';
 import { withTimeout } from '../timers.js';
@@ -126,7 +127,7 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
   void conn.ended.then(() => keepalive?.stop());
   const close = () => {
     session.close();
-    conn.close(1000);
+    conn.close(WS_CLOSE.NORMAL);
   };
   return spdyPortForward({
     session,

@@ -5,6 +5,7 @@
  * message is fatal (client-go TunnelingConnection.Read). Used by both our
  * client and the emulator.
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import { Duplex } from 'node:stream';
 import type { WsLike } from './ws-client.js';
 import { probeError } from '../errors.js';
@@ -41,7 +42,7 @@ export class WebSocketByteStream extends Duplex {
     });
     ws.on('close', (code: number) => {
       // Close 1000 is EOF; anything else is a lost connection.
-      if (code === 1000) this.push(null);
+      if (code === WS_CLOSE.NORMAL) this.push(null);
       else {
         const err = probeError('WS_CLOSED', `tunnel WebSocket closed with code ${code}`, { closeCode: code });
         this.destroy(err);
@@ -111,7 +112,7 @@ export class WebSocketByteStream extends Duplex {
 
   override _final(cb: (err?: Error | null) => void): void {
     this.flushPending();
-    if (this.ws.readyState === this.ws.OPEN) this.ws.close(1000);
+    if (this.ws.readyState === this.ws.OPEN) this.ws.close(WS_CLOSE.NORMAL);
     cb();
   }
 

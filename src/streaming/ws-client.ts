@@ -6,6 +6,7 @@
  * Behaves like gorilla/websocket: masked frames, pings answered, a received
  * close frame echoed, then TCP closed.
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import * as wsModule from 'ws';
@@ -87,7 +88,7 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
       // Echo the close frame, then close TCP (gorilla does the same).
       if (!this.closeSent) {
         this.closeSent = true;
-        this.sender.close(code === 1005 ? undefined : code, '', true, () => socket.end());
+        this.sender.close(code === WS_CLOSE.NO_STATUS ? undefined : code, '', true, () => socket.end());
       } else socket.end();
       this.readyState = CLOSING;
     });
@@ -156,7 +157,7 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     if (this.readyState === OPEN) this.sender.ping(Buffer.alloc(0), true, undefined);
   }
 
-  close(code = 1000): void {
+  close(code: number = WS_CLOSE.NORMAL): void {
     if (this.readyState !== OPEN) return;
     this.readyState = CLOSING;
     this.closeSent = true;
@@ -176,7 +177,7 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     if (this.readyState === OPEN && !this.closeSent) {
       this.closeSent = true;
       const status = (err as unknown as Record<symbol, number>)[Object.getOwnPropertySymbols(err).find((s) => s.description === 'status-code') as symbol];
-      this.sender.close(status ?? 1002, '', true, undefined);
+      this.sender.close(status ?? WS_CLOSE.PROTOCOL_ERROR, '', true, undefined);
     }
     this.readyState = CLOSING;
     this.socket.destroy();
@@ -186,6 +187,6 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     if (this.readyState === CLOSED) return;
     this.readyState = CLOSED;
     clearTimeout(this.closeTimer);
-    this.emit('close', this.closeCode ?? 1006, this.closeReason);
+    this.emit('close', this.closeCode ?? WS_CLOSE.ABNORMAL, this.closeReason);
   }
 }

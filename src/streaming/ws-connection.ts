@@ -4,6 +4,7 @@
  * else from the TCP socket underneath (`rst` / `fin`), else from our own
  * keepalive (`no-pong`) or a protocol error.
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import type { Socket } from 'node:net';
 import { probeError, type ProbeError } from '../errors.js';
 import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from './keepalive.js';
@@ -98,7 +99,7 @@ export class WebSocketConnection {
     this.ws.terminate();
   }
 
-  close(code = 1000): void {
+  close(code: number = WS_CLOSE.NORMAL): void {
     if (this.end) return;
     this.localClose = true;
     try {
@@ -124,10 +125,10 @@ export class WebSocketConnection {
       message = this.pending.message ?? this.pending.error?.message;
       error = this.pending.error;
     } else if (this.localClose) cause = 'local';
-    else if (code !== 1005 && code !== 1006) cause = `ws-close:${code}`;
+    else if (code !== WS_CLOSE.NO_STATUS && code !== WS_CLOSE.ABNORMAL) cause = `ws-close:${code}`;
     else if (this.sawRst) cause = 'rst';
-    else if (this.sawFin || code === 1006) cause = 'fin';
-    else cause = 'ws-close:1005';
+    else if (this.sawFin || code === WS_CLOSE.ABNORMAL) cause = 'fin';
+    else cause = `ws-close:${WS_CLOSE.NO_STATUS}`;
     this.end = { cause, atMs: performance.now(), message, ...(error ? { error } : {}) };
     this.resolveEnded(this.end);
   }
