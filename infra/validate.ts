@@ -3,16 +3,16 @@
  * and what the construct derives from them once they are valid (its Plan).
  */
 import { Token } from 'aws-cdk-lib';
-import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS, taskRunSeconds } from '../src/config/lambda-limits.js';
-import { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN, type ClusterConfig } from '../src/config/probe-config.js';
-import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from '../src/config/schedule.js';
+import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS } from '../src/config/lambda-limits.js';
+import type { ClusterConfig } from '../src/config/probe-config.js';
+import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from '../src/config/rules.js';
+import { scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { probeError } from '../src/errors.js';
 import { OPERATIONS } from '../src/vocabulary.js';
 import type { AlarmedSchedule } from './alarms.js';
 import type { StreamProbeProps } from './props.js';
 
 export const DEFAULT_PROJECT = 'kube-stream-probe';
-const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, ticketHoldsWithoutPings: false } as const;
 
 /** What the constructor derives from its props once they are valid. */
 export interface Plan {
@@ -29,30 +29,28 @@ export function invalid(prop: string, rule: string): Error {
   return probeError('CONFIG_INVALID', `StreamProbe props: ${prop} ${rule}`, { field: prop });
 }
 
-/** The props, checked as a deploy would check them, each failure naming the prop. */
+/** A shared rule (src/config/rules.ts) applied to a prop. */
+function check(prop: string, problem: string | undefined): void {
+  if (problem) throw invalid(prop, problem);
+}
+
+/** The props, checked as a deploy would check them, each failure naming the prop; the rules are the YAML's (src/config/rules.ts). */
 export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   const project = props.project ?? DEFAULT_PROJECT;
-  if (!NAME_PATTERN.test(project)) throw invalid('project', `"${project}" must be lower-case letters, digits and "-" (at most 40)`);
-  if (!NAME_PATTERN.test(props.locationName)) throw invalid('locationName', `"${props.locationName}" must be lower-case letters, digits and "-" (at most 40)`);
-  const fnName = `${project}-${props.locationName}`;
-  if (fnName.length > MAX_FUNCTION_NAME_LENGTH)
-    throw invalid('locationName', `makes the function name ${fnName} ${fnName.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH}`);
+  check('project', RULES.name(project));
+  check('locationName', RULES.name(props.locationName));
+  check('locationName', RULES.functionName(project, props.locationName));
   if (props.clusters.length === 0) throw invalid('clusters', 'is empty: nothing to probe');
-  const names = new Set<string>();
+  const twice = duplicateName(props.clusters);
+  if (twice) throw invalid(`clusters[${twice.index}].name`, twice.problem);
   const clusters = props.clusters.map((c, i): ClusterConfig => {
     const f = `clusters[${i}]`;
-    if (!NAME_PATTERN.test(c.name)) throw invalid(`${f}.name`, `"${c.name}" must be lower-case letters, digits and "-" (at most 40)`);
-    if (names.has(c.name)) throw invalid(`${f}.name`, `"${c.name}" is used twice`);
-    names.add(c.name);
-    if (!/^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/.test(c.endpoint)) throw invalid(`${f}.endpoint`, `"${c.endpoint}" must be an https:// URL`);
-    const port = c.target.port ?? 8080;
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw invalid(`${f}.target.port`, `${port} is not a TCP port`);
-    if (c.auth.type === 'eks' && c.auth.accessEntryGroup && c.auth.region && !Token.isUnresolved(stackRegion) && c.auth.region !== stackRegion) {
-      throw invalid(
-        `${f}.auth.accessEntryGroup`,
-        `needs the cluster in the stack's region (${stackRegion}), not ${c.auth.region}: create the access entry there with aws eks create-access-entry`,
-      );
-    }
+    check(`${f}.name`, RULES.name(c.name));
+    check(`${f}.endpoint`, RULES.endpoint(c.endpoint));
+    const port = c.target.port ?? DEFAULT_TARGET_PORT;
+    check(`${f}.target.port`, RULES.port(port));
+    if (c.auth.type === 'eks' && c.auth.accessEntryGroup && !Token.isUnresolved(stackRegion))
+      check(`${f}.auth.accessEntryGroup`, RULES.accessEntryRegion(c.auth.region, stackRegion));
     const auth: ClusterConfig['auth'] =
       c.auth.type === 'eks'
         ? { type: 'eks', clusterName: c.auth.clusterName, region: c.auth.region, accessEntryGroup: c.auth.accessEntryGroup }
@@ -62,48 +60,29 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (props.schedules.length === 0) throw invalid('schedules', 'is empty: the probe would never run');
   const alarmOptions = props.alarms === false ? false : { ...ALARM_DEFAULTS, ...props.alarms };
   if (alarmOptions) {
-    const { evaluationPeriods: n, datapointsToAlarm: m } = alarmOptions;
-    if (!Number.isInteger(n) || n < 1 || n > 100) throw invalid('alarms.evaluationPeriods', `${n} must be a whole number from 1 to 100`);
-    if (!Number.isInteger(m) || m < 1 || m > n) throw invalid('alarms.datapointsToAlarm', `${m} must be a whole number from 1 to evaluationPeriods (${n})`);
+    check('alarms.evaluationPeriods', RULES.evaluationPeriods(alarmOptions.evaluationPeriods));
+    check('alarms.datapointsToAlarm', RULES.datapointsToAlarm(alarmOptions.datapointsToAlarm, alarmOptions.evaluationPeriods));
   }
-  const scheduleNames = new Set<string>();
+  const sameName = duplicateName(props.schedules);
+  if (sameName) throw invalid(`schedules[${sameName.index}].name`, sameName.problem);
   const taskMaxHold = props.taskMaxHold ? props.taskMaxHold.toSeconds() : TASK_MAX_HOLD_SECONDS;
   const schedules = props.schedules.map((s, i) => {
     const f = `schedules[${i}]`;
-    if (!NAME_PATTERN.test(s.name)) throw invalid(`${f}.name`, `"${s.name}" must be lower-case letters, digits and "-"`);
-    if (scheduleNames.has(s.name)) throw invalid(`${f}.name`, `"${s.name}" is used twice`);
-    scheduleNames.add(s.name);
-    const interval = scheduleIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
-    const problem = alarmOptions ? alarmLimitProblem(alarmPeriodSeconds(interval), alarmOptions.evaluationPeriods) : undefined;
-    if (problem)
-      throw invalid(`${f}.expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${alarmOptions && alarmOptions.evaluationPeriods})`);
+    const source = `StreamProbe props: ${f}.expression`;
+    check(`${f}.name`, RULES.name(s.name));
+    scheduleIntervalSeconds(s.expression, source);
+    if (alarmOptions) check(`${f}.expression`, RULES.alarmable(s.expression, alarmOptions.evaluationPeriods, source));
     if (s.holds.length === 0) throw invalid(`${f}.holds`, 'is empty (Duration.seconds(0) probes without holding)');
     const holdsSeconds = s.holds.map((h, j) => {
       const seconds = h.toSeconds({ integral: false });
       if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
-      if (seconds > taskMaxHold)
-        throw invalid(
-          `${f}.holds[${j}]`,
-          `${h.toHumanString()} is longer than the task runner's ${taskMaxHold} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda`,
-        );
+      check(`${f}.holds[${j}]`, RULES.holdWithin(seconds, h.toHumanString(), taskMaxHold));
       return seconds;
     });
     const longest = Math.max(...holdsSeconds);
+    check(`${f}.holds`, RULES.taskNeedsVpc(longest, props.vpc !== undefined));
+    check(`${f}.expression`, RULES.noOverlap(s.expression, longest, source));
     const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
-    if (runner === 'task') {
-      if (!props.vpc)
-        throw invalid(
-          `${f}.holds`,
-          `hold ${longest} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`,
-        );
-      // A run must end before the next one starts: two tasks holding at once would measure each other's load.
-      const gap = shortestIntervalSeconds(s.expression, `StreamProbe props: ${f}.expression`);
-      if (taskRunSeconds(longest) >= gap)
-        throw invalid(
-          `${f}.expression`,
-          `"${s.expression}" starts a run every ${gap} s, but a run holding ${longest} s lasts up to ${taskRunSeconds(longest)} s: runs would overlap`,
-        );
-    }
     return {
       name: s.name,
       expression: s.expression,
@@ -118,8 +97,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (!props.vpc && (props.subnets || props.securityGroups || props.apiServerPeers || props.interfaceEndpoints)) {
     throw invalid('vpc', 'is required with subnets, securityGroups, apiServerPeers or interfaceEndpoints');
   }
-  if (props.memorySize !== undefined && (!Number.isInteger(props.memorySize) || props.memorySize < 128 || props.memorySize > 10240))
-    throw invalid('memorySize', `${props.memorySize} must be 128-10240 MB`);
+  if (props.memorySize !== undefined) check('memorySize', RULES.memoryMb(props.memorySize));
   if (props.pageEmail && props.pageTopic)
     throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
   if (props.ticketEmail && props.ticketTopic)

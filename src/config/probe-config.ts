@@ -6,8 +6,9 @@
  */
 import { probeError } from '../errors.js';
 import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode, type Operation } from '../vocabulary.js';
-import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
-import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds } from './schedule.js';
+import { TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
+import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from './rules.js';
+import { scheduleIntervalSeconds } from './schedule.js';
 
 export type ClusterAuth =
   | {
@@ -102,18 +103,24 @@ export interface ProbeConfig {
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
-export const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
-const NAME = NAME_PATTERN;
+export { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN } from './rules.js';
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
-/** Lambda's limit on a function name, which is `<project>-<location>`. */
-export const MAX_FUNCTION_NAME_LENGTH = 64;
 
 class Checker {
   constructor(private readonly source: string) {}
   fail(field: string, rule: string): never {
     throw probeError('CONFIG_INVALID', `${this.source}: ${field} ${rule}`, { field });
+  }
+  /** A shared rule (rules.ts) applied to a field. */
+  check(field: string, problem: string | undefined): void {
+    if (problem) this.fail(field, problem);
+  }
+  /** A name (rules.ts RULES.name), required. */
+  name(o: Obj, field: string): string {
+    const v = this.str(o, 'name', field);
+    this.check(`${field}.name`, RULES.name(v));
+    return v;
   }
   obj(v: unknown, field: string): Obj {
     if (!isObj(v)) this.fail(field, 'must be an object');
@@ -196,31 +203,17 @@ function retention(c: Checker, days: number): number {
 }
 
 function unique(c: Checker, items: readonly { name: string }[], field: string): void {
-  const seen = new Set<string>();
-  items.forEach((x, i) => {
-    if (seen.has(x.name)) c.fail(`${field}[${i}].name`, `"${x.name}" is used twice`);
-    seen.add(x.name);
-  });
+  const twice = duplicateName(items);
+  if (twice) c.fail(`${field}[${twice.index}].name`, twice.problem);
 }
 
-export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
-  // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
-  const c: Checker = new Checker(source);
-  const root = c.only(raw, 'the document', [
-    'project',
-    'alarmEmail',
-    'ticketEmail',
-    'alarms',
-    'memoryMb',
-    'logRetentionDays',
-    'locations',
-    'clusters',
-    'schedules',
-  ]);
-  const clusters = c.arr(root, 'clusters', 'config', 1).map((v, i): ClusterConfig => {
+/** The clusters, by the same rules wherever they come from: the config file, or the deployed function's KSP_LOCATION_CONFIG. */
+function parseClusters(c: Checker, list: readonly unknown[]): ClusterConfig[] {
+  return list.map((v, i): ClusterConfig => {
     const f = `clusters[${i}]`;
     const o = c.only(v, f, ['name', 'endpoint', 'caData', 'auth', 'target']);
-    const endpoint = c.str(o, 'endpoint', f, /^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/, 'must be an https:// URL');
+    const endpoint = c.str(o, 'endpoint', f);
+    c.check(`${f}.endpoint`, RULES.endpoint(endpoint));
     const a = c.only(o.auth, `${f}.auth`, ['type', 'clusterName', 'region', 'accessEntryGroup', 'secretArn', 'kmsKeyArn']);
     let auth: ClusterAuth;
     if (a.type === 'eks') {
@@ -245,7 +238,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     } else c.fail(`${f}.auth.type`, 'must be "eks" or "secret"');
     const t = c.only(o.target, `${f}.target`, ['namespace', 'pod', 'selector', 'container', 'port', 'perNode']);
     return {
-      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
+      name: c.name(o, f),
       endpoint,
       caData: c.optStr(o, 'caData', f, /^[A-Za-z0-9+/=\s]+$/, 'must be base64'),
       auth,
@@ -260,11 +253,32 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
           'is not a label selector (k=v,k2=v2)',
         ),
         container: c.optStr(t, 'container', `${f}.target`),
-        port: c.int(t, 'port', `${f}.target`, 1, 65535, 8080),
+        port: (() => {
+          const port = t.port ?? DEFAULT_TARGET_PORT;
+          c.check(`${f}.target.port`, RULES.port(port));
+          return port as number;
+        })(),
         perNode: t.perNode === undefined ? undefined : c.bool(t, 'perNode', `${f}.target`, false),
       },
     };
   });
+}
+
+export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
+  // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
+  const c: Checker = new Checker(source);
+  const root = c.only(raw, 'the document', [
+    'project',
+    'alarmEmail',
+    'ticketEmail',
+    'alarms',
+    'memoryMb',
+    'logRetentionDays',
+    'locations',
+    'clusters',
+    'schedules',
+  ]);
+  const clusters = parseClusters(c, c.arr(root, 'clusters', 'config', 1));
   unique(c, clusters, 'clusters');
   const clusterNames = new Set(clusters.map((x) => x.name));
   const locations = c.arr(root, 'locations', 'config', 1).map((v, i): LocationConfig => {
@@ -313,7 +327,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     const only = o.clusters === undefined ? undefined : c.strings(o, 'clusters', f, 1);
     only?.forEach((n, j) => clusterNames.has(n) || c.fail(`${f}.clusters[${j}]`, `"${n}" is not a cluster in clusters[]`));
     return {
-      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-" (at most 40)'),
+      name: c.name(o, f),
       account: c.str(o, 'account', f, /^\d{12}$/, 'must be a 12-digit AWS account id'),
       region: c.str(o, 'region', f, REGION, 'is not an AWS region'),
       vpc,
@@ -321,22 +335,13 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     };
   });
   unique(c, locations, 'locations');
-  const project = c.optStr(root, 'project', 'config', NAME, 'must be lower-case letters, digits and "-"') ?? 'kube-stream-probe';
+  const project = c.optStr(root, 'project', 'config') ?? 'kube-stream-probe';
+  c.check('project', RULES.name(project));
   locations.forEach((l, i) => {
-    const fn = `${project}-${l.name}`;
-    if (fn.length > MAX_FUNCTION_NAME_LENGTH)
-      c.fail(
-        `locations[${i}].name`,
-        `"${l.name}" makes the function name ${fn} ${fn.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH} (shorten it or the project)`,
-      );
-    // An access entry is a resource of the cluster: it can only be created by the stack in the cluster's region.
+    c.check(`locations[${i}].name`, RULES.functionName(project, l.name));
     for (const cl of clusters.filter((x) => !l.clusters || l.clusters.includes(x.name))) {
-      if (cl.auth.type === 'eks' && cl.auth.accessEntryGroup && (cl.auth.region ?? l.region) !== l.region) {
-        c.fail(
-          `clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`,
-          `needs the cluster in the location's region (${l.region}), not ${cl.auth.region}: create the access entry there with aws eks create-access-entry`,
-        );
-      }
+      if (cl.auth.type === 'eks' && cl.auth.accessEntryGroup)
+        c.check(`clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`, RULES.accessEntryRegion(cl.auth.region, l.region));
     }
   });
   const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
@@ -351,16 +356,12 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
         c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
       }
       // Longer than a Lambda run allows: the schedule runs as an ECS Fargate task (in the location's VPC), up to TASK_MAX_HOLD_SECONDS.
-      if (s > TASK_MAX_HOLD_SECONDS)
-        c.fail(
-          `${f}.holds[${j}]`,
-          `${h} is longer than ${TASK_MAX_HOLD_SECONDS}s, the task runner's limit (holds up to ${LAMBDA_MAX_HOLD_SECONDS}s run in Lambda, longer ones as an ECS task)`,
-        );
+      c.check(`${f}.holds[${j}]`, RULES.holdWithin(s, h, TASK_MAX_HOLD_SECONDS));
     });
     const keepalives = o.keepalives === undefined ? ['kubectl'] : c.oneOfEach(o, 'keepalives', f, KEEPALIVES);
     const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);
     return {
-      name: c.str(o, 'name', f, NAME, 'must be lower-case letters, digits and "-"'),
+      name: c.name(o, f),
       expression: (() => {
         const e = c.str(
           o,
@@ -379,18 +380,31 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   });
   unique(c, schedules, 'schedules');
   const alarms = root.alarms === undefined ? {} : c.only(root.alarms, 'alarms', ['evaluationPeriods', 'datapointsToAlarm', 'ticketHoldsWithoutPings']);
-  const evaluationPeriods = c.int(alarms, 'evaluationPeriods', 'alarms', 1, 100, 3);
-  const datapointsToAlarm = c.int(alarms, 'datapointsToAlarm', 'alarms', 1, evaluationPeriods, 2);
+  const evaluationPeriods = (alarms.evaluationPeriods ?? ALARM_DEFAULTS.evaluationPeriods) as number;
+  c.check('alarms.evaluationPeriods', RULES.evaluationPeriods(evaluationPeriods));
+  const datapointsToAlarm = (alarms.datapointsToAlarm ?? ALARM_DEFAULTS.datapointsToAlarm) as number;
+  c.check('alarms.datapointsToAlarm', RULES.datapointsToAlarm(datapointsToAlarm, evaluationPeriods));
   schedules.forEach((s, i) => {
-    const problem = alarmLimitProblem(alarmPeriodSeconds(scheduleIntervalSeconds(s.expression)), evaluationPeriods);
-    if (problem) c.fail(`schedules[${i}].expression`, `"${s.expression}" ${problem} (alarms.evaluationPeriods is ${evaluationPeriods})`);
+    const f = `schedules[${i}]`;
+    c.check(`${f}.expression`, RULES.alarmable(s.expression, evaluationPeriods, `${source}: ${f}.expression`));
+    const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
+    c.check(`${f}.expression`, RULES.noOverlap(s.expression, longest, `${source}: ${f}.expression`));
+    // A long hold runs as a task in the location's VPC: every location that runs this schedule needs one.
+    locations.forEach((l, k) =>
+      c.check(
+        `locations[${k}].vpc`,
+        l.vpc ? undefined : RULES.taskNeedsVpc(longest, false)?.replace(/^hold/, `is required: schedule "${s.name}" has a hold of`),
+      ),
+    );
   });
+  const memoryMb = root.memoryMb;
+  if (memoryMb !== undefined) c.check('memoryMb', RULES.memoryMb(memoryMb));
   return {
     project,
     alarmEmail: c.optStr(root, 'alarmEmail', 'config', EMAIL, 'is not an email address'),
     ticketEmail: c.optStr(root, 'ticketEmail', 'config', EMAIL, 'is not an email address'),
     alarms: { evaluationPeriods, datapointsToAlarm, ticketHoldsWithoutPings: c.bool(alarms, 'ticketHoldsWithoutPings', 'alarms', false) },
-    memoryMb: root.memoryMb === undefined ? undefined : c.int(root, 'memoryMb', 'config', 128, 10240),
+    memoryMb: memoryMb as number | undefined,
     logRetentionDays: retention(c, c.int(root, 'logRetentionDays', 'config', 1, 3653, 30)),
     locations,
     clusters,
@@ -448,14 +462,10 @@ export function parseRuntimeConfig(text: string | undefined): LocationRuntimeCon
   if (!o || typeof o.location !== 'string' || typeof o.region !== 'string' || !Array.isArray(o.clusters)) {
     throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG lacks location, region or clusters', { field: 'KSP_LOCATION_CONFIG' });
   }
-  // Re-validate the clusters with the same rules as the config file.
-  const checked = parseProbeConfig(
-    {
-      clusters: o.clusters,
-      locations: [{ name: o.location, account: '000000000000', region: o.region }],
-      schedules: [{ name: 'x', expression: 'rate(1 hour)', holds: ['0s'] }],
-    },
-    'KSP_LOCATION_CONFIG',
-  );
-  return { project: o.project ?? 'kube-stream-probe', location: o.location, region: o.region, clusters: checked.clusters };
+  // The clusters by the same rules as the config file (parseClusters), nothing else invented around them.
+  const c: Checker = new Checker('KSP_LOCATION_CONFIG');
+  const clusters = parseClusters(c, o.clusters);
+  unique(c, clusters, 'clusters');
+  if (clusters.length === 0) c.fail('clusters', 'is empty: nothing to probe');
+  return { project: o.project ?? 'kube-stream-probe', location: o.location, region: o.region, clusters };
 }

@@ -331,11 +331,11 @@ describe('fails when…', () => {
       (c) => (c.clusters[1].auth.secretArn = 'my-secret'),
       /clusters\[1\]\.auth\.secretArn "my-secret" is not a Secrets Manager secret ARN/,
     ],
-    ['a target port is out of range', (c) => (c.clusters[0].target.port = 70000), /clusters\[0\]\.target\.port must be a whole number from 1 to 65535/],
+    ['a target port is out of range', (c) => (c.clusters[0].target.port = 70000), /clusters\[0\]\.target\.port 70000 is not a TCP port \(1-65535\)/],
     [
       'a hold longer than the task runner takes',
       (c) => (c.schedules[1].holds = ['3h']),
-      /schedules\[1\]\.holds\[0\] 3h is longer than 7200s, the task runner's limit \(holds up to 840s run in Lambda, longer ones as an ECS task\)/,
+      /schedules\[1\]\.holds\[0\] 3h is longer than the task runner's 7200 s \(taskMaxHold\); holds up to 840 s run in Lambda, longer ones as an ECS task/,
     ],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
@@ -343,7 +343,7 @@ describe('fails when…', () => {
     [
       'datapointsToAlarm exceeds evaluationPeriods',
       (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
-      /alarms\.datapointsToAlarm must be a whole number from 1 to 2/,
+      /alarms\.datapointsToAlarm 3 must be a whole number from 1 to evaluationPeriods \(2\)/,
     ],
     ['a log retention CloudWatch does not offer', (c) => (c.logRetentionDays = 45), /logRetentionDays 45 is not one CloudWatch Logs accepts/],
     ['there are no clusters', (c) => (c.clusters = []), /config\.clusters must have at least 1 item/],
@@ -384,7 +384,7 @@ describe('fails when…', () => {
     expect(functionMemoryMb(config, config.locations[0]!)).toBe(1024);
     expect(functionMemoryMb(await parse({ ...c, clusters: c.clusters.slice(0, 3) }), config.locations[0]!)).toBe(512);
     expect(functionMemoryMb(await parse({ ...c, memoryMb: 128 }), config.locations[0]!)).toBe(128);
-    await expect(parse({ ...c, memoryMb: 64 })).rejects.toThrow(/memoryMb must be a whole number from 128 to 10240/);
+    await expect(parse({ ...c, memoryMb: 64 })).rejects.toThrow(/memoryMb 64 must be 128-10240 MB/);
   });
 
   it('a location whose clusters do not fit in the Lambda environment', async () => {

@@ -1,0 +1,72 @@
+/**
+ * The rules a location's configuration must meet, in one place: the deployment config (the YAML,
+ * probe-config.ts) and the StreamProbe construct's props (infra/validate.ts) both apply these, each naming the
+ * field in its own terms (`clusters[0].endpoint` in either). A rule returns what is wrong, to follow the field's
+ * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
+ */
+import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from './lambda-limits.js';
+import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from './schedule.js';
+
+/** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
+export const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
+/** Lambda's limit on a function name, which is `<project>-<location>`. */
+export const MAX_FUNCTION_NAME_LENGTH = 64;
+/** The target's TCP echo port when none is given (`kube-stream-probe manifest`). */
+export const DEFAULT_TARGET_PORT = 8080;
+export const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, ticketHoldsWithoutPings: false } as const;
+
+type Problem = string | undefined;
+
+export const RULES = {
+  name: (v: string): Problem => (NAME_PATTERN.test(v) ? undefined : `"${v}" must be lower-case letters, digits and "-" (at most 40)`),
+  functionName: (project: string, location: string): Problem => {
+    const fn = `${project}-${location}`;
+    return fn.length > MAX_FUNCTION_NAME_LENGTH
+      ? `"${location}" makes the function name ${fn} ${fn.length} characters long; Lambda allows ${MAX_FUNCTION_NAME_LENGTH} (shorten it or the project)`
+      : undefined;
+  },
+  endpoint: (v: string): Problem => (/^https:\/\/[^\s/]+(:\d+)?(\/.*)?$/.test(v) ? undefined : `"${v}" must be an https:// URL`),
+  port: (v: unknown): Problem => (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535 ? undefined : `${String(v)} is not a TCP port (1-65535)`),
+  /** An access entry is a resource of the cluster: only a stack in the cluster's region can create it. */
+  accessEntryRegion: (clusterRegion: string | undefined, locationRegion: string): Problem =>
+    clusterRegion && clusterRegion !== locationRegion
+      ? `needs the cluster in the location's region (${locationRegion}), not ${clusterRegion}: create the access entry there with aws eks create-access-entry`
+      : undefined,
+  evaluationPeriods: (n: unknown): Problem =>
+    Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 100 ? undefined : `${String(n)} must be a whole number from 1 to 100`,
+  datapointsToAlarm: (m: unknown, n: number): Problem =>
+    Number.isInteger(m) && (m as number) >= 1 && (m as number) <= n ? undefined : `${String(m)} must be a whole number from 1 to evaluationPeriods (${n})`,
+  memoryMb: (v: unknown): Problem => (Number.isInteger(v) && (v as number) >= 128 && (v as number) <= 10240 ? undefined : `${String(v)} must be 128-10240 MB`),
+  /** CloudWatch's limits for an alarm whose period holds two runs of this schedule. */
+  alarmable: (expression: string, evaluationPeriods: number, source: string): Problem => {
+    const problem = alarmLimitProblem(alarmPeriodSeconds(scheduleIntervalSeconds(expression, source)), evaluationPeriods);
+    return problem ? `"${expression}" ${problem} (alarms.evaluationPeriods is ${evaluationPeriods})` : undefined;
+  },
+  holdWithin: (seconds: number, shown: string, taskMaxHoldSeconds: number): Problem =>
+    seconds > taskMaxHoldSeconds
+      ? `${shown} is longer than the task runner's ${taskMaxHoldSeconds} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda, longer ones as an ECS task`
+      : undefined,
+  /** A long hold runs as a task: a run must end before the next starts (two tasks holding at once would measure each other's load). */
+  noOverlap: (expression: string, longestHoldSeconds: number, source: string): Problem => {
+    if (longestHoldSeconds <= LAMBDA_MAX_HOLD_SECONDS) return undefined;
+    const gap = shortestIntervalSeconds(expression, source);
+    return taskRunSeconds(longestHoldSeconds) >= gap
+      ? `"${expression}" starts a run every ${gap} s, but a run holding ${longestHoldSeconds} s lasts up to ${taskRunSeconds(longestHoldSeconds)} s: runs would overlap`
+      : undefined;
+  },
+  /** A long hold needs a VPC (Fargate's awsvpc networking). */
+  taskNeedsVpc: (longestHoldSeconds: number, hasVpc: boolean): Problem =>
+    longestHoldSeconds > LAMBDA_MAX_HOLD_SECONDS && !hasVpc
+      ? `hold ${longestHoldSeconds} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`
+      : undefined,
+} as const;
+
+/** The first name used twice in a list, with its index. */
+export function duplicateName(items: readonly { readonly name: string }[]): { readonly index: number; readonly problem: string } | undefined {
+  const seen = new Set<string>();
+  for (const [index, x] of items.entries()) {
+    if (seen.has(x.name)) return { index, problem: `"${x.name}" is used twice` };
+    seen.add(x.name);
+  }
+  return undefined;
+}

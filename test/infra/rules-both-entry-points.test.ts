@@ -1,0 +1,127 @@
+/**
+ * One rule in one place (src/config/rules.ts), and one list of broken values run through both entry points: the
+ * deployment YAML (parseProbeConfig) and the StreamProbe construct's props. Each row breaks the same rule in
+ * each, and both must refuse it with the same words, naming the field.
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
+import { loadProbeConfig } from '../../src/config/load.js';
+import { parseProbeConfig } from '../../src/config/probe-config.js';
+
+type Json = any;
+const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname;
+
+const yaml = (mutate: (c: Json) => void) => () => {
+  const c = structuredClone(loadProbeConfig('infra/examples/single-location.yaml')) as Json;
+  mutate(c);
+  parseProbeConfig(c);
+};
+
+const construct = (mutate: (p: Json) => void) => () => {
+  const stack = new Stack(new App(), 'Rules', { env: { account: '111111111111', region: 'eu-west-1' } });
+  const props: Json = {
+    locationName: 'eu-west-1-public',
+    clusters: [
+      {
+        name: 'prod-eu',
+        endpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+        auth: { type: 'eks', clusterName: 'prod-eu' },
+        target: { namespace: 'kube-stream-probe', port: 8080 },
+      },
+    ],
+    schedules: [
+      { name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)] },
+      { name: 'long', expression: 'rate(1 hour)', holds: [Duration.minutes(6)] },
+    ],
+    entry: ENTRY_STUB,
+  };
+  mutate(props);
+  new StreamProbe(stack, 'Probe', props as StreamProbeProps);
+};
+
+describe('each rule refuses the same thing in the YAML and in the construct props, with the same words', () => {
+  it.each<[string, (c: Json) => void, (p: Json) => void, RegExp]>([
+    [
+      'a cluster name',
+      (c) => (c.clusters[0].name = 'Prod_EU'),
+      (p) => (p.clusters[0].name = 'Prod_EU'),
+      /clusters\[0\]\.name "Prod_EU" must be lower-case letters, digits and "-" \(at most 40\)/,
+    ],
+    ['the project name', (c) => (c.project = 'KSP'), (p) => (p.project = 'KSP'), /project "KSP" must be lower-case letters, digits and "-"/],
+    [
+      'a schedule name',
+      (c) => (c.schedules[0].name = 'Short'),
+      (p) => (p.schedules[0].name = 'Short'),
+      /schedules\[0\]\.name "Short" must be lower-case letters/,
+    ],
+    ['a name used twice', (c) => (c.schedules[1].name = 'short'), (p) => (p.schedules[1].name = 'short'), /schedules\[1\]\.name "short" is used twice/],
+    [
+      'an endpoint that is not https',
+      (c) => (c.clusters[0].endpoint = 'http://k8s:8080'),
+      (p) => (p.clusters[0].endpoint = 'http://k8s:8080'),
+      /clusters\[0\]\.endpoint "http:\/\/k8s:8080" must be an https:\/\/ URL/,
+    ],
+    [
+      'a port out of range',
+      (c) => (c.clusters[0].target.port = 70000),
+      (p) => (p.clusters[0].target.port = 70000),
+      /clusters\[0\]\.target\.port 70000 is not a TCP port \(1-65535\)/,
+    ],
+    [
+      'a function name over 64 characters',
+      (c) => ((c.project = 'a-rather-long-project-name-xyz'), (c.locations[0].name = 'eu-west-1-public-and-a-very-long-name-x')),
+      (p) => ((p.project = 'a-rather-long-project-name-xyz'), (p.locationName = 'eu-west-1-public-and-a-very-long-name-x')),
+      /"eu-west-1-public-and-a-very-long-name-x" makes the function name a-rather-long-project-name-xyz-eu-west-1-public-and-a-very-long-name-x 70 characters long; Lambda allows 64/,
+    ],
+    [
+      'an access entry for a cluster in another region',
+      (c) => (c.clusters[0].auth = { type: 'eks', clusterName: 'prod-eu', region: 'us-east-2', accessEntryGroup: 'kube-stream-probe' }),
+      (p) => (p.clusters[0].auth = { type: 'eks', clusterName: 'prod-eu', region: 'us-east-2', accessEntryGroup: 'kube-stream-probe' }),
+      /clusters\[0\]\.auth\.accessEntryGroup needs the cluster in the location's region \(eu-west-1\), not us-east-2/,
+    ],
+    [
+      'evaluationPeriods',
+      (c) => (c.alarms = { evaluationPeriods: 0 }),
+      (p) => (p.alarms = { evaluationPeriods: 0 }),
+      /alarms\.evaluationPeriods 0 must be a whole number from 1 to 100/,
+    ],
+    [
+      'datapointsToAlarm above evaluationPeriods',
+      (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
+      (p) => (p.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
+      /alarms\.datapointsToAlarm 3 must be a whole number from 1 to evaluationPeriods \(2\)/,
+    ],
+    ['memory', (c) => (c.memoryMb = 64), (p) => (p.memorySize = 64), /(memoryMb|memorySize) 64 must be 128-10240 MB/],
+    [
+      'a schedule CloudWatch cannot alarm on',
+      (c) => (c.schedules[0].expression = 'cron(0 9 ? * MON-FRI *)'),
+      (p) => (p.schedules[0].expression = 'cron(0 9 ? * MON-FRI *)'),
+      /schedules\[0\]\.expression "cron\(0 9 \? \* MON-FRI \*\)" .*\(alarms\.evaluationPeriods is 3\)/,
+    ],
+    [
+      'a hold beyond the task runner',
+      (c) => (c.schedules[1].holds = ['3h']),
+      (p) => (p.schedules[1].holds = [Duration.hours(3)]),
+      /schedules\[1\]\.holds\[0\] 3 ?h(ours)? is longer than the task runner's 7200 s/,
+    ],
+    [
+      'task runs that would overlap',
+      (c) => ((c.schedules[1].holds = ['60m']), (c.locations[0].vpc = { vpcId: 'vpc-0a1b2c3d4e5f60718', subnetIds: ['subnet-0a1b2c3d4e5f60718'] })),
+      (p) => ((p.schedules[1].holds = [Duration.minutes(60)]), (p.vpc = { vpcId: 'x' }), (p.subnets = [{ subnetId: 'subnet-0a1b2c3d4e5f60718' }])),
+      /schedules\[1\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3660 s: runs would overlap/,
+    ],
+  ])('%s', (_name, breakYaml, breakProps, message) => {
+    expect(yaml(breakYaml)).toThrow(message);
+    expect(construct(breakProps)).toThrow(message);
+  });
+
+  it('a long hold without a VPC: the YAML names the location, the construct the schedule, with the same rule', () => {
+    expect(yaml((c) => (c.schedules[1].holds = ['20m']))).toThrow(
+      /locations\[0\]\.vpc is required: schedule "long" has a hold of 1200 s is longer than a Lambda run allows \(840 s\)/,
+    );
+    expect(construct((p) => (p.schedules[1].holds = [Duration.minutes(20)]))).toThrow(
+      /schedules\[1\]\.holds hold 1200 s is longer than a Lambda run allows \(840 s\)/,
+    );
+  });
+});
