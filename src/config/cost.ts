@@ -61,7 +61,8 @@ export function lambdaCostPerRun(durationSeconds: number, memoryMb: number): num
 }
 
 export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfig): CostEstimate {
-  const clusters = runtimeConfigFor(config, location).clusters.length;
+  const located = runtimeConfigFor(config, location).clusters;
+  const clusters = located.length;
   let runs = 0;
   let lambdaUsd = 0;
   for (const s of config.schedules) {
@@ -75,7 +76,7 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
         ? taskCostPerRun(longest + RUN_OVERHEAD_SECONDS)
         : lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location)));
   }
-  const { metrics, alarms, composites } = countMetricsAndAlarms(config, clusters);
+  const { metrics, alarms, composites } = countMetricsAndAlarms(config, clusters, located.filter((c) => c.target.perNode).length);
   const metricsUsd = metrics * PRICES.customMetricPerMonth + (runs * PRICES.putMetricDataPer1000) / 1000;
   const otherUsd = (runs * PRICES.schedulerPerMillion) / 1e6 + ((runs * 2048) / 1e9) * PRICES.logsIngestPerGb;
   const alarmsUsd = alarms * PRICES.alarmPerMonth + composites * PRICES.compositeAlarmPerMonth;
@@ -110,12 +111,14 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
  * IdleTimeout per transport (holds without pings), SilentFallback and KubectlWorks; ProbeError per
  * cluster; PublishFailures per location.
  */
-export function countMetricsAndAlarms(config: ProbeConfig, clusters: number): { metrics: number; alarms: number; composites: number } {
+export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, perNodeClusters = 0): { metrics: number; alarms: number; composites: number } {
   let metrics = 0;
   let alarms = 0;
+  let operations = 0;
   for (const op of OPERATIONS) {
     const covering = config.schedules.filter((s) => (s.operations ?? OPERATIONS).includes(op));
     if (covering.length === 0) continue;
+    operations++;
     const holds = (k: string) =>
       new Set(
         covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0)),
@@ -126,6 +129,13 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number): { 
     // upgrade per transport, a hold alarm per transport × alarmed hold, kubectl-broken, silent-fallback.
     alarms += TRANSPORTS.length * (1 + holds('kubectl') + (config.alarms.ticketHoldsWithoutPings ? holds('none') : 0)) + 2;
   }
+  // A cluster probed per node adds NodesProbed and NodesFailing per operation × transport, a nodes-failing alarm per
+  // operation × transport and one no-nodes-probed alarm; the location gets a nodes ticket composite.
+  const perNode = { metrics: 2 * operations * TRANSPORTS.length, alarms: operations * TRANSPORTS.length + 1 };
   // ProbeError per cluster; six probe-health alarms per location (publish failures, errors, throttles, duration, two Scheduler).
-  return { metrics: clusters * (metrics + 1) + 1, alarms: clusters * (alarms + 1) + 6, composites: clusters + 2 };
+  return {
+    metrics: clusters * (metrics + 1) + perNodeClusters * perNode.metrics + 1,
+    alarms: clusters * (alarms + 1) + perNodeClusters * perNode.alarms + 6,
+    composites: clusters + 2 + (perNodeClusters > 0 ? 1 : 0),
+  };
 }

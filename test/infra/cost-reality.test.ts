@@ -1,0 +1,131 @@
+/**
+ * The cost estimate against what is really billed, so a new alarm or metric changes the estimate or fails here:
+ * the alarms and composites are counted in the synthesized stack; the custom metrics are the distinct series
+ * the publisher itself (reportDatums, perNodeDatums, the PublishFailures datum) emits for every session the
+ * configured schedules run, in the worst case (every hold cut, so DisconnectTime and IdleTimeout exist too).
+ */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { LocationStack } from '../../infra/location-stack.js';
+import { estimateMonthlyCost } from '../../src/config/cost.js';
+import { loadProbeConfig } from '../../src/config/load.js';
+import { parseProbeConfig, runtimeConfigFor, type ProbeConfig } from '../../src/config/probe-config.js';
+import { perNodeDatums, publishFailureDatum, reportDatums } from '../../src/metrics/datums.js';
+import type { PerNodeReport } from '../../src/probe/per-node.js';
+import { expandPlan } from '../../src/probe/runner.js';
+import type { ProbeReport, SessionResult } from '../../src/probe/types.js';
+import { verdicts } from '../../src/probe/verdicts.js';
+import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../../src/vocabulary.js';
+
+type Json = any;
+
+/** Every series the publisher emits for one location over its schedules, worst case. */
+function publishedSeries(config: ProbeConfig): number {
+  const location = config.locations[0]!;
+  const series = new Set<string>();
+  const add = (d: { name: string; dimensions: Record<string, string> }) => series.add(`${d.name}|${JSON.stringify(Object.entries(d.dimensions).sort())}`);
+  for (const cluster of runtimeConfigFor(config, location).clusters) {
+    for (const s of config.schedules) {
+      const specs = expandPlan({
+        operations: s.operations ?? OPERATIONS,
+        transports: TRANSPORTS,
+        keepalives: s.keepalives,
+        holdsSeconds: s.holds.map((h) => parseDurationSeconds('hold', h)),
+      });
+      const results: SessionResult[] = specs.map((spec) => ({
+        ...spec,
+        subprotocol: 'x',
+        upgrade: { ok: true, status: 101, handshakeMs: 10, phases: {}, error: null, errorCode: null, kubernetesStatus: null },
+        firstEchoMs: 1,
+        hold:
+          spec.holdSeconds > 0
+            ? {
+                survived: false,
+                disconnectSeconds: spec.holdSeconds - 1,
+                cause: 'fin',
+                idleSeconds: spec.holdSeconds - 1,
+                sinceDataSeconds: spec.holdSeconds - 1,
+              }
+            : { survived: true, disconnectSeconds: null, cause: null },
+        echoMs: null,
+        exitCode: null,
+        ok: spec.holdSeconds === 0,
+        error: null,
+        errorCode: null,
+        durationMs: 1,
+      }));
+      const report = {
+        probeVersion: 't',
+        location: location.name,
+        cluster: cluster.name,
+        server: { url: 'https://x', version: null },
+        target: { namespace: 'n', pod: 'p' },
+        rbac: [],
+        results,
+        verdicts: verdicts(results),
+        findings: [],
+        startedAt: '',
+        durationMs: 0,
+      } as ProbeReport;
+      reportDatums(report).forEach(add);
+      if (cluster.target.perNode) {
+        const ops = s.operations ?? OPERATIONS;
+        const pn = {
+          location: location.name,
+          cluster: cluster.name,
+          operations: ops,
+          transports: TRANSPORTS,
+          summary: ops.flatMap((operation) => TRANSPORTS.map((transport) => ({ operation, transport, probed: 3, failing: [] }))),
+        } as unknown as PerNodeReport;
+        perNodeDatums(pn).forEach(add);
+      }
+    }
+  }
+  add(publishFailureDatum(location.name));
+  return series.size;
+}
+
+function variant(example: string, mutate: (c: Json) => void = () => undefined): ProbeConfig {
+  const c = structuredClone(loadProbeConfig(`infra/examples/${example}.yaml`)) as Json;
+  mutate(c);
+  return parseProbeConfig(c);
+}
+
+const CONFIGS: [string, () => ProbeConfig][] = [
+  ['single-location', () => variant('single-location')],
+  ['private-vpc', () => variant('private-vpc')],
+  ['a cluster probed per node', () => variant('single-location', (c) => (c.clusters[0].target.perNode = true))],
+  [
+    'two clusters, one per node',
+    () =>
+      variant('single-location', (c) =>
+        c.clusters.push({ ...structuredClone(c.clusters[0]), name: 'prod-us', target: { namespace: 'kube-stream-probe', perNode: true } }),
+      ),
+  ],
+  ['holds without pings ticketed', () => variant('single-location', (c) => (c.alarms = { ticketHoldsWithoutPings: true }))],
+  [
+    'exec only, no pings',
+    () =>
+      variant(
+        'private-vpc',
+        (c) => (c.schedules = [{ name: 'x', expression: 'rate(10 minutes)', holds: ['0s', '30s', '65s'], keepalives: ['none'], operations: ['exec'] }]),
+      ),
+  ],
+];
+
+describe('the cost estimate counts what is billed', () => {
+  it.each(CONFIGS)(
+    '%s: alarms and composites as synthesized, custom metrics as the publisher emits them',
+    (_name, make) => {
+      const config = make();
+      const location = config.locations[0]!;
+      const estimate = estimateMonthlyCost(config, location);
+      const t = Template.fromStack(new LocationStack(new App(), 'cost', { config, location }));
+      const alarms = Object.keys(t.findResources('AWS::CloudWatch::Alarm')).length + Object.keys(t.findResources('AWS::CloudWatch::CompositeAlarm')).length;
+      expect(estimate.alarms).toBe(alarms);
+      expect(estimate.metrics).toBe(publishedSeries(config));
+    },
+    120_000,
+  );
+});
