@@ -5,15 +5,15 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
-import { SecretRedactor } from '../kube/secrets.js';
+import { sessionRedactor, upgradeFailure } from './upgrade-outcome.js';
 import type { Writable } from 'node:stream';
-import { errorCodeOf, errorMessage, isProbeError, probeError, type ProbeError } from '../errors.js';
+import { errorCodeOf, errorMessage, probeError, type ProbeError } from '../errors.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
-import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec, UpgradeOutcome } from './types.js';
+import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
 export type SessionState = 'connecting' | 'holding' | 'lost' | 'done';
 
@@ -64,77 +64,6 @@ export function sessionDeadlineMs(
   const upgrade = connection.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
   const streams = options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS;
   return dial + upgrade + streams + holdSeconds * 1000 + 2 * options.echoTimeoutMs + CLOSE_GRACE_MS + SLACK_MS;
-}
-
-/**
- * Removes our own credentials from text a peer sent back (a hop may reflect request headers): the one redactor
- * (kube/secrets.ts), with every header value we send registered, whole and without its scheme.
- */
-export function sessionRedactor(target: ClusterTarget): (text: string) => string {
-  const redactor = new SecretRedactor();
-  for (const v of Object.values(target.connection.headers ?? {})) {
-    redactor.add(v);
-    redactor.add(v.split(' ').slice(1).join(' '));
-  }
-  return (text) => redactor.redact(text);
-}
-
-/** A failed upgrade as the result reports it: status, who answered, phases reached. */
-export function upgradeFailure(err: unknown, scrub: (t: string) => string = (t) => t): UpgradeOutcome {
-  if (isProbeError(err, 'UPGRADE_REJECTED')) {
-    const c = err.context;
-    return {
-      ok: false,
-      status: c.status,
-      handshakeMs: null,
-      phases: c.phases,
-      error: scrub(err.message),
-      errorCode: err.code,
-      kubernetesStatus: c.kubeStatus !== undefined,
-      statusReason: c.kubeStatus?.reason,
-      bodyPrefix: scrub(c.bodyPrefix).slice(0, 200),
-      ...(c.server ? { server: c.server } : {}),
-      ...(c.via ? { via: c.via } : {}),
-    };
-  }
-  if (isProbeError(err, 'DIAL_PROXY') && err.context.status !== undefined) {
-    // The forward proxy's own refusal: who it is and what it said are the clues to its rule.
-    const c = err.context;
-    return {
-      ok: false,
-      status: null,
-      handshakeMs: null,
-      phases: (c as { phases?: UpgradeOutcome['phases'] }).phases ?? {},
-      error: scrub(errorMessage(err)),
-      errorCode: err.code,
-      kubernetesStatus: null,
-      ...(c.bodyPrefix ? { bodyPrefix: scrub(c.bodyPrefix).slice(0, 200) } : {}),
-      ...(c.server ? { server: c.server } : {}),
-      ...(c.via ? { via: c.via } : {}),
-    };
-  }
-  const context = isProbeError(err) ? (err.context as { phases?: UpgradeOutcome['phases'] }) : {};
-  const tls = isProbeError(err, 'DIAL_TLS') && err.context.checkedName && err.context.certificateNames ? err.context : undefined;
-  return {
-    ok: false,
-    status: null,
-    handshakeMs: null,
-    phases: context.phases ?? {},
-    error: scrub(errorMessage(err)),
-    errorCode: errorCodeOf(err, 'UPGRADE_FAILED'),
-    kubernetesStatus: null,
-    ...(tls
-      ? {
-          tls: {
-            peer: tls.peer ?? 'server',
-            checkedName: tls.checkedName!,
-            certificateNames: tls.certificateNames,
-            issuer: tls.issuer,
-            untrusted: tls.untrusted === true,
-          },
-        }
-      : {}),
-  };
 }
 
 /** A loss during the hold; `sessionAtMs` is when the session saw it, on its own (injectable) clock. */
