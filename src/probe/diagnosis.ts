@@ -14,8 +14,8 @@ const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
   websocket: 'GET with `Connection: Upgrade` and `Upgrade: websocket`',
   spdy: 'POST with `Connection: Upgrade` and `Upgrade: SPDY/3.1`',
 };
-const opWords = (r: SessionResult) => OPERATION_WORDS[r.operation];
-const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
+export const opWords = (r: SessionResult) => OPERATION_WORDS[r.operation];
+export const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
 
 /** Idle timeouts that usually sit at a given duration, in seconds. */
 export const KNOWN_IDLE_TIMEOUTS: ReadonlyArray<{ readonly seconds: number; readonly who: string }> = [
@@ -29,7 +29,8 @@ export function knownTimeoutNear(s: number): string | undefined {
   return KNOWN_IDLE_TIMEOUTS.find((k) => Math.abs(s - k.seconds) <= Math.max(2, k.seconds * 0.1))?.who;
 }
 
-const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
+/** Seconds as people read them: one decimal below 100 s. */
+export const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 
 /** The gist of a refusal body: an HTML page's title, else its first words, never cut mid-word. */
 export function bodyGist(body: string): string {
@@ -281,60 +282,4 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
   }
   if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${errorText(r, r.error)}`, check: 'See the error.' };
   return undefined;
-}
-
-/** Findings that compare results: keepalive modes, exec against port-forward. */
-export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
-  const out: Diagnosis[] = [];
-  const find = (r: SessionResult, change: Partial<SessionResult>) =>
-    results.find((x) =>
-      (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])),
-    );
-  for (const r of results) {
-    if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
-    const twin = noPingTwin(r, results);
-    if (!twin) continue;
-    const at = idleBeforeCut(twin);
-    const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
-    if (r.ok) {
-      out.push({
-        code: 'keepalive-dependent',
-        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut after ${fmt(at)} s idle.`,
-        check: `kubectl's own pings (every ${pingSeconds} s on this session) keep it open here; clients that send no pings (browser terminals, SDK clients) break at about ${Math.round(at)} s. Raise the hop's idle timeout if they matter.`,
-      });
-      continue;
-    }
-    // Pings are ignored only when they should have kept it open (the hop's timeout, measured without pings, is longer
-    // than the ping interval) and the session with pings was cut all the same, about as late as the one without.
-    const cutWithPings = r.hold.survived === false ? (r.hold.sinceDataSeconds ?? r.hold.disconnectSeconds) : null;
-    if (cutWithPings !== null && cutWithPings !== undefined && at > pingSeconds && Math.abs(cutWithPings - at) <= Math.max(1.5, at * 0.25)) {
-      out.push({
-        code: 'pings-ignored',
-        summary: `${what(r)}: cut ${fmt(cutWithPings)} s after its last data with kubectl's pings (every ${pingSeconds} s), and after ${fmt(at)} s without pings.`,
-        check: `The hop counts only application data as activity and ignores keepalive frames: its idle timeout (about ${Math.round(at)} s, measured without pings) decides for kubectl too. Raise it above the longest quiet period you need.`,
-      });
-    }
-  }
-  for (const r of results) {
-    if (r.operation !== 'exec') continue;
-    const pf = find(r, { operation: 'portforward' });
-    if (!pf || pf.ok === r.ok) continue;
-    const [good, bad] = r.ok ? [r, pf] : [pf, r];
-    const refused = !bad.upgrade.ok;
-    const goodPing = kubectlPingPeriodMs(good.operation, good.transport) / 1000;
-    const badPing = kubectlPingPeriodMs(bad.operation, bad.transport) / 1000;
-    out.push({
-      code: 'exec-portforward-disagree',
-      summary: `${TRANSPORT_WORDS[r.transport]} ${opWords(good)} works but ${opWords(bad)} does not (keepalive "${r.keepalive}", hold ${r.holdSeconds} s)${refused ? '' : `: ${opWords(bad)} upgraded, then was lost during the hold`}.`,
-      check: refused
-        ? r.transport === 'websocket'
-          ? `The ${opWords(bad)} upgrade was refused: they are separate server features (TranslateStreamCloseWebsocketRequests for exec, PortForwardWebsockets for port-forward) and separate RBAC subresources (pods/exec, pods/portforward). Check both.`
-          : 'They use different subresources and RBAC (pods/exec vs pods/portforward); check both.'
-        : r.keepalive === 'kubectl' && goodPing !== badPing
-          ? `Not a feature gate (it upgraded): kubectl pings ${opWords(good)} every ${goodPing} s but ${opWords(bad)} only every ${badPing} s, so a hop with an idle timeout between the two cuts only ${opWords(bad)}. Raise the idle timeout well above ${Math.max(goodPing, badPing)} s.`
-          : `Not a feature gate (it upgraded): see the ${opWords(bad)} session's diagnosis.`,
-    });
-  }
-  const seen = new Set<string>();
-  return out.filter((d) => (seen.has(d.summary) ? false : (seen.add(d.summary), true)));
 }

@@ -8,7 +8,7 @@ import { unlessAborted } from '../timers.js';
 import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
-import { crossFindings } from './diagnosis.js';
+import { crossFindings } from './cross-findings.js';
 import { checkTarget, resolveTarget } from './preflight.js';
 import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
