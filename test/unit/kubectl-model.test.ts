@@ -5,33 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { kubectlExperience, type KubectlOutcome } from '../../src/probe/kubectl-model.js';
-import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
+import type { SessionResult } from '../../src/probe/types.js';
+import { OK_UPGRADE, refused, session as base } from '../helpers/sessions.js';
 
-const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
-function session(transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult {
-  return {
-    operation: 'exec',
-    transport,
-    keepalive: 'kubectl',
-    holdSeconds: 8,
-    subprotocol: 'x',
-    upgrade: OK_UPGRADE,
-    firstEchoMs: 1,
-    hold: { survived: true, disconnectSeconds: null, cause: null },
-    echoMs: 1,
-    exitCode: 0,
-    ok: true,
-    error: null,
-    errorCode: null,
-    durationMs: 1,
-    ...over,
-  };
-}
-const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({
-  ok: false,
-  firstEchoMs: null,
-  upgrade: { ...OK_UPGRADE, ok: false, status, handshakeMs: null, errorCode: 'UPGRADE_REJECTED', kubernetesStatus },
-});
+/** The model's rows hold 8 s with kubectl's keepalive. */
+const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => base(transport, { holdSeconds: 8, ...over });
 const failedWith = (errorCode: string): Partial<SessionResult> => ({
   ok: false,
   firstEchoMs: null,

@@ -9,32 +9,7 @@ import { knownTimeoutNear } from '../../src/probe/diagnosis.js';
 import { kubectlExperience } from '../../src/probe/kubectl-model.js';
 import { verdicts } from '../../src/probe/verdicts.js';
 import { SpdyFrameParser } from '../../src/streaming/spdy/parser.js';
-import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
-
-const OK: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
-const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => ({
-  operation: 'exec',
-  transport,
-  keepalive: 'kubectl',
-  holdSeconds: 0,
-  subprotocol: 'x',
-  upgrade: OK,
-  firstEchoMs: 1,
-  hold: { survived: true, disconnectSeconds: null, cause: null },
-  echoMs: 1,
-  exitCode: 0,
-  ok: true,
-  error: null,
-  errorCode: null,
-  durationMs: 1,
-  ...over,
-});
-const refused = (status: number, kubernetesStatus: boolean): Partial<SessionResult> => ({
-  ok: false,
-  firstEchoMs: null,
-  echoMs: null,
-  upgrade: { ...OK, ok: false, status, handshakeMs: null, error: `HTTP ${status}`, errorCode: 'UPGRADE_REJECTED', kubernetesStatus },
-});
+import { refused, session } from '../helpers/sessions.js';
 
 describe('knownTimeoutNear: within 10 % (at least 2 s) of a known idle timeout', () => {
   it.each([

@@ -4,26 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { verdictName, verdicts } from '../../src/probe/verdicts.js';
-import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
+import type { SessionResult } from '../../src/probe/types.js';
+import { OK_UPGRADE, session } from '../helpers/sessions.js';
 
-const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 1, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
-const session = (transport: 'websocket' | 'spdy', over: Partial<SessionResult> = {}): SessionResult => ({
-  operation: 'exec',
-  transport,
-  keepalive: 'kubectl',
-  holdSeconds: 0,
-  subprotocol: 'x',
-  upgrade: OK_UPGRADE,
-  firstEchoMs: 1,
-  hold: { survived: true, disconnectSeconds: null, cause: null },
-  echoMs: 1,
-  exitCode: 0,
-  ok: true,
-  error: null,
-  errorCode: null,
-  durationMs: 1,
-  ...over,
-});
 /** A hop that refuses every upgrade with its own 403 (WebSocket and SPDY alike). */
 const refusedByHop: Partial<SessionResult> = {
   ok: false,
