@@ -5,66 +5,26 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
+import {
+  ACTIVITY_POLL_MS,
+  CLOSE_GRACE_MS,
+  DEFAULT_STREAM_REPLY_TIMEOUT_MS,
+  END_CAUSE_GRACE_MS,
+  POD_PORT_REFUSED,
+  sessionDeadlineMs,
+  type SessionOptions,
+  type SessionState,
+} from './session-options.js';
 import { sessionRedactor, upgradeFailure } from './upgrade-outcome.js';
 import type { Writable } from 'node:stream';
 import { errorCodeOf, errorMessage, probeError, type ProbeError } from '../errors.js';
-import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
-export type SessionState = 'connecting' | 'holding' | 'lost' | 'done';
-
-export interface SessionProgress {
-  readonly spec: SessionSpec;
-  readonly state: SessionState;
-  /** For `lost`: seconds since the 101. */
-  readonly atSeconds?: number;
-}
-
-export interface SessionOptions {
-  /** How long one echo may take, ms (DEFAULT_ECHO_TIMEOUT_MS). */
-  readonly echoTimeoutMs: number;
-  /** How long each SPDY SYN_REPLY may take, ms (DEFAULT_STREAM_REPLY_TIMEOUT_MS). */
-  readonly streamReplyTimeoutMs?: number;
-  readonly onProgress?: (event: SessionProgress) => void;
-  readonly clock?: Clock;
-  /** Aborting it (SIGINT, SIGTERM) closes the session the way kubectl does and ends it `interrupted`. */
-  readonly signal?: AbortSignal;
-}
-
-export const DEFAULT_ECHO_TIMEOUT_MS = 5_000;
-/**
- * kubectl waits 30 s for each SYN_REPLY (STREAM_REPLY_TIMEOUT_MS); a kubelet
- * replies in milliseconds, so a probe that has waited 10 s has its answer.
- */
-export const DEFAULT_STREAM_REPLY_TIMEOUT_MS = 10_000;
-/** After stdin is closed: how long the exit status may take; also the close handshake's grace. */
-export const CLOSE_GRACE_MS = 3_000;
-/** How long a failed echo waits to learn how the connection ended (it is usually already known). */
-const END_CAUSE_GRACE_MS = 200;
-/** Room for scheduling between phases, in the deadline. */
-const SLACK_MS = 2_000;
-/** The kubelet's words for a pod port nothing listens on (kubelet portforward: "failed to connect to localhost:PORT … connection refused"). */
-const POD_PORT_REFUSED = /unable to do port forwarding|failed to connect to localhost|connection refused|no such port/i;
-/** How often the hold looks whether a byte moved (the resolution of idleSeconds). */
-const ACTIVITY_POLL_MS = 100;
-
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
-
-/** The session's own deadline, ms: every phase's limit added up. */
-export function sessionDeadlineMs(
-  holdSeconds: number,
-  connection: Pick<ClusterTarget['connection'], 'dialTimeoutMs' | 'upgradeTimeoutMs'>,
-  options: Pick<SessionOptions, 'echoTimeoutMs' | 'streamReplyTimeoutMs'>,
-): number {
-  const dial = connection.dialTimeoutMs ?? DEFAULT_DIAL_TIMEOUT_MS;
-  const upgrade = connection.upgradeTimeoutMs ?? DEFAULT_UPGRADE_TIMEOUT_MS;
-  const streams = options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS;
-  return dial + upgrade + streams + holdSeconds * 1000 + 2 * options.echoTimeoutMs + CLOSE_GRACE_MS + SLACK_MS;
-}
 
 /** A loss during the hold; `sessionAtMs` is when the session saw it, on its own (injectable) clock. */
 type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause; readonly sessionAtMs?: number };
@@ -382,3 +342,13 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
 export function signalName(signal: AbortSignal): string {
   return typeof signal.reason === 'string' ? signal.reason : 'aborted';
 }
+
+export {
+  CLOSE_GRACE_MS,
+  DEFAULT_ECHO_TIMEOUT_MS,
+  DEFAULT_STREAM_REPLY_TIMEOUT_MS,
+  sessionDeadlineMs,
+  type SessionOptions,
+  type SessionProgress,
+  type SessionState,
+} from './session-options.js';
