@@ -1,10 +1,10 @@
 /**
- * The emulated API server: real kubectl 1.29-1.33 can exec into and
- * port-forward to its one pod over SPDY, WebSocket v5/v4 and the SPDY tunnel,
- * and every upgrade it sees is recorded so tests can assert what the client
- * actually did on the wire.
+ * The emulated API server: real kubectl 1.29-1.36 can exec into and
+ * port-forward to its pods over SPDY, WebSocket v5/v4 and the SPDY tunnel,
+ * and every upgrade it sees is recorded (upgrade-record.ts) so tests can
+ * assert what the client actually did on the wire; faults after the 101 are in
+ * connection-faults.ts.
  */
-import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -14,6 +14,8 @@ import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { SpdySession } from '../../src/streaming/spdy/session.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import { sendingPieces } from './ws-server-pieces.js';
+import { afterUpgradeFaults, cutSocket, streamError, watchIdle, type Ended } from './connection-faults.js';
+import { upgradeRecord } from './upgrade-record.js';
 import { startEchoServer, type EchoServer } from './echo-server.js';
 import { PodFilesystem } from './pod-fs.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
@@ -21,25 +23,11 @@ import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
 import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { NODE_TARGET_LABEL, TARGET_LABEL } from '../../src/kube/target.js';
-import { Channel, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
-import { headerValue } from '../../src/streaming/spdy/frames.js';
-import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
-
-/** Where an EKS token was presigned for (the STS host and the credential scope's region): not a secret. */
-function eksTokenScope(token: string): { stsHost?: string; region?: string } {
-  try {
-    const url = new URL(Buffer.from(token, 'base64url').toString('utf8'));
-    const scope = url.searchParams.get('X-Amz-Credential')?.split('/');
-    return { stsHost: url.host, region: scope?.[2] };
-  } catch {
-    return {};
-  }
-}
 
 const POD_UID = '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001';
 
@@ -216,47 +204,8 @@ export class Emulator extends EventEmitter {
     socket.on('error', () => undefined);
     const url = new URL(req.url ?? '/', 'http://x');
     const m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/(exec|attach|portforward)$/.exec(url.pathname);
-    const isWs = /websocket/i.test(String(req.headers.upgrade ?? ''));
-    const offered = isWs
-      ? String(req.headers['sec-websocket-protocol'] ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : (req.headersDistinct['x-stream-protocol-version'] ?? [])
-          .flatMap((v) => v.split(','))
-          .map((s) => s.trim())
-          .filter(Boolean);
-    const headers = { ...req.headers };
-    delete headers.authorization;
-    const auth = String(req.headers.authorization ?? '');
-    const credential: UpgradeRecord['credential'] = auth.startsWith('Bearer k8s-aws-v1.')
-      ? {
-          kind: 'eks-token',
-          fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12),
-          ...eksTokenScope(auth.slice('Bearer k8s-aws-v1.'.length)),
-        }
-      : auth.startsWith('Bearer ')
-        ? { kind: 'bearer', fingerprint: createHash('sha256').update(auth).digest('hex').slice(0, 12) }
-        : auth.startsWith('Basic ')
-          ? { kind: 'basic' }
-          : (req.socket as import('node:tls').TLSSocket).authorized && this.options.clientCertAuth
-            ? { kind: 'client-cert' }
-            : { kind: 'none' };
-    const rec: UpgradeRecord = {
-      seq: ++this.seq,
-      method: req.method ?? '',
-      path: url.pathname,
-      query: url.search.replace(/^\?/, ''),
-      operation: (m?.[3] as UpgradeRecord['operation']) ?? 'other',
-      transport: isWs ? 'websocket' : 'spdy',
-      offered,
-      headers,
-      rawHeaderNames: req.rawHeaders.filter((_, i) => i % 2 === 0),
-      status: 0,
-      credential,
-      pingsReceived: 0,
-      streams: [],
-    };
+    const rec = upgradeRecord(req, url, ++this.seq, this.options.clientCertAuth === true);
+    const isWs = rec.transport === 'websocket';
     this.upgrades.push(rec);
     this.emit('upgrade', rec);
     const refuse = (code: number, message: string, extra?: Record<string, string>) => {
@@ -306,28 +255,6 @@ export class Emulator extends EventEmitter {
     return minorOf(this.ctx.serverVersion) >= 36 && (node?.declaredFeatures ?? []).includes('ExtendWebSocketsToKubelet');
   }
 
-  /** The node faults that act after the 101: a cut, or a black hole. */
-  private afterUpgradeFaults(socket: net.Socket, rec: UpgradeRecord, onCut: () => void): void {
-    const fault = this.nodes.find((n) => n.name === rec.node)?.fault;
-    if (fault?.kind === 'cut') {
-      const t = setTimeout(() => {
-        this.ended(rec, 'node-cut');
-        cutSocket(socket, 'fin');
-        onCut();
-      }, fault.afterSeconds * 1000);
-      t.unref();
-      socket.once('close', () => clearTimeout(t));
-    } else if (fault?.kind === 'black-hole') {
-      const t = setTimeout(() => {
-        // Nothing moves any more in either direction; the connection stays open.
-        socket.pause();
-        socket.write = (() => true) as typeof socket.write;
-      }, fault.afterSeconds * 1000);
-      t.unref();
-      socket.once('close', () => clearTimeout(t));
-    }
-  }
-
   private upgradeSpdy(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
     // apimachinery UpgradeResponse: Connection must contain upgrade, Upgrade spdy/3.1.
     if (!/upgrade/i.test(String(req.headers.connection ?? '')) || !/spdy\/3\.1/i.test(String(req.headers.upgrade ?? ''))) {
@@ -349,8 +276,9 @@ export class Emulator extends EventEmitter {
     rec.wrote101At = performance.now();
     const session = new SpdySession(socket, { role: 'server', head });
     session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
-    this.watch(socket, rec, () => session.destroy());
-    this.afterUpgradeFaults(socket, rec, () => session.destroy());
+    const ended: Ended = (r, cause) => this.ended(r, cause);
+    watchIdle(this.options.faults, socket, rec, ended, () => session.destroy());
+    afterUpgradeFaults(this.nodes.find((n) => n.name === rec.node)?.fault, socket, rec, ended, () => session.destroy());
     void session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
     if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
@@ -382,10 +310,11 @@ export class Emulator extends EventEmitter {
       rec.subprotocol = protocol ?? '';
       rec.wrote101At = performance.now();
       this.wssClients.add(ws);
-      this.watch(socket, rec, () => ws.terminate());
-      this.afterUpgradeFaults(socket, rec, () => ws.terminate());
+      const ended: Ended = (r, cause) => this.ended(r, cause);
+      watchIdle(this.options.faults, socket, rec, ended, () => ws.terminate());
+      afterUpgradeFaults(this.nodes.find((n) => n.name === rec.node)?.fault, socket, rec, ended, () => ws.terminate());
       const node = this.nodes.find((n) => n.name === rec.node);
-      if (node?.fault?.kind === 'stream-error' && this.passesWebSocketToKubelet(rec.node)) return this.streamError(ws, protocol ?? '', sub);
+      if (node?.fault?.kind === 'stream-error' && this.passesWebSocketToKubelet(rec.node)) return streamError(ws, protocol ?? '', sub);
       ws.on('ping', () => rec.pingsReceived++);
       ws.on('close', (code: number) => {
         this.wssClients.delete(ws);
@@ -411,78 +340,12 @@ export class Emulator extends EventEmitter {
     });
   }
 
-  /**
-   * cri-dockerd behind a kubelet that now gets the WebSocket itself: the upgrade succeeded, then the CRI's
-   * streaming URL has no scheme and the kubelet's request fails (Mirantis/cri-dockerd#560). The client gets
-   * the error on the error channel (exec), or on the port's error stream (port-forward), never a non-101.
-   */
-  private streamError(ws: WebSocket, protocol: string, sub: string): void {
-    const message = `Internal error occurred: error sending request: Post "//[::]:35431/cri/${sub}/RJ3qzW1x": http: server gave HTTP response to HTTPS client`;
-    if (sub === 'portforward' && protocol === TUNNEL_PROTOCOL) {
-      const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server' });
-      session.on('stream', (stream: SpdyStream) => {
-        stream.reply({});
-        if (headerValue(stream.headers, 'streamtype') === 'error') stream.end(message);
-        else stream.end();
-      });
-      return;
-    }
-    const status = JSON.stringify({
-      metadata: {},
-      status: 'Failure',
-      message,
-      reason: 'InternalError',
-      details: { causes: [{ message: 'error sending request' }] },
-      code: 500,
-    });
-    const m = encodeChannelMessage(Channel.ERROR, Buffer.from(status), protocol);
-    ws.send(m.data, { binary: m.binary }, () => ws.close(1000));
-  }
-
   private ended(rec: UpgradeRecord, cause: string): void {
     if (rec.endedAt !== undefined) return;
     rec.endedAt = performance.now();
     rec.endCause = cause;
     this.emit('ended', rec);
   }
-
-  /** The idle-cut fault: any byte in either direction counts as activity, as on an L4 load balancer. */
-  private watch(socket: net.Socket, rec: UpgradeRecord, onCut: () => void): void {
-    const seconds = this.options.faults?.idleCutSeconds;
-    if (!seconds) return;
-    let last = performance.now();
-    let seen = socket.bytesRead + socket.bytesWritten;
-    const timer = setInterval(() => {
-      const now = socket.bytesRead + socket.bytesWritten;
-      if (now !== seen) {
-        seen = now;
-        last = performance.now();
-      } else if (performance.now() - last >= seconds * 1000) {
-        clearInterval(timer);
-        this.ended(rec, `idle-cut-${this.options.faults?.idleCutMode ?? 'fin'}`);
-        cutSocket(socket, this.options.faults?.idleCutMode ?? 'fin');
-        onCut();
-      }
-    }, 20);
-    timer.unref();
-    socket.once('close', () => clearInterval(timer));
-  }
-}
-
-/** Ends a TCP connection with FIN, or with RST (resetAndDestroy on the TCP handle). */
-export function cutSocket(socket: net.Socket, mode: 'fin' | 'rst'): void {
-  const tcp = ((socket as unknown as { _parent?: net.Socket })._parent ?? socket) as net.Socket;
-  if (mode === 'rst') {
-    try {
-      tcp.resetAndDestroy();
-      socket.destroy();
-      return;
-    } catch {
-      /* not a TCP handle: fall through to a plain close */
-    }
-  }
-  socket.end();
-  setTimeout(() => socket.destroy(), 200).unref();
 }
 
 /** The one node of an emulator without configured nodes. */
@@ -492,3 +355,5 @@ const LAB_NODES: readonly EmulatorNode[] = [{ name: 'lab-node' }];
 function externalEcho(port: number): EchoServer {
   return { port, connections: 0, open: 0, close: async () => undefined };
 }
+
+export { cutSocket };
