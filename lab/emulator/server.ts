@@ -22,14 +22,12 @@ import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
 import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
 import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
-import { NODE_TARGET_LABEL, TARGET_LABEL } from '../../src/kube/target.js';
+import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
-
-const POD_UID = '6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c0001';
 
 export class Emulator extends EventEmitter {
   readonly upgrades: UpgradeRecord[] = [];
@@ -70,36 +68,14 @@ export class Emulator extends EventEmitter {
 
   /** The nodes: the configured ones, or one healthy lab-node. */
   get nodes(): readonly EmulatorNode[] {
-    return this.options.nodes?.length ? this.options.nodes : LAB_NODES;
+    return emulatorNodes(this.options.nodes);
   }
 
   /** The target on the first node, then (with nodes configured) one per-node target on each; built once. */
   get pods(): readonly EmulatorPod[] {
-    return (this.podList ??= this.buildPods());
+    return (this.podList ??= emulatorPods(this.pod, this.options.nodes));
   }
   private podList: readonly EmulatorPod[] | undefined;
-
-  private buildPods(): readonly EmulatorPod[] {
-    const nodes = this.nodes;
-    const target: EmulatorPod = {
-      name: this.pod,
-      node: nodes[0]!.name,
-      labels: { [TARGET_LABEL.key]: TARGET_LABEL.value, 'apps.kubernetes.io/pod-index': '0' },
-      uid: POD_UID,
-      ip: '10.0.0.10',
-    };
-    if (!this.options.nodes?.length) return [target];
-    return [
-      target,
-      ...nodes.map((n, i) => ({
-        name: `probe-node-${n.name}`,
-        node: n.name,
-        labels: { [NODE_TARGET_LABEL.key]: NODE_TARGET_LABEL.value },
-        uid: `6b1c6a52-6c4f-4e0e-9d55-6d2f6b2c${String(i + 2).padStart(4, '0')}`,
-        ip: `10.0.${i + 1}.10`,
-      })),
-    ];
-  }
 
   /** The pod's echo server, where every forwarded port lands (for a direct TCP baseline). */
   get echoPort(): number {
@@ -347,9 +323,6 @@ export class Emulator extends EventEmitter {
     this.emit('ended', rec);
   }
 }
-
-/** The one node of an emulator without configured nodes. */
-const LAB_NODES: readonly EmulatorNode[] = [{ name: 'lab-node' }];
 
 /** An echo server in another process: only its port is known here. */
 function externalEcho(port: number): EchoServer {
