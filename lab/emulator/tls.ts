@@ -24,174 +24,91 @@ export const DEFAULT_SERVER_SANS = ['IP:127.0.0.1', 'IP:::1', 'DNS:localhost', '
 
 let cached: (TlsMaterial & { readonly caKeyPem: string }) | undefined;
 
-function inTempDir<T>(work: (dir: string, run: (...args: string[]) => void) => T): T {
+interface Openssl {
+  /** A new P-256 key `<name>.key` with `<name>.csr` for `subject`, or with `selfSigned` a certificate `<name>.crt` (extra args: -addext…). */
+  readonly newKey: (name: string, subject: string, options?: { readonly selfSigned?: boolean; readonly extra?: readonly string[] }) => void;
+  /** `<name>.crt` from `<name>.csr`, signed by ca.crt/ca.key, with the extensions `ext` (openssl x509 -extfile syntax). */
+  readonly signByCa: (name: string, ext: string) => void;
+  /** The PEM text of a file made here. */
+  readonly read: (file: string) => string;
+}
+
+function inTempDir<T>(work: (openssl: Openssl, dir: string) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'ksp-tls-'));
+  const run = (...args: string[]) => void execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const openssl: Openssl = {
+    newKey: (name, subject, { selfSigned = false, extra = [] } = {}) =>
+      run(
+        'req',
+        ...(selfSigned ? ['-x509', '-days', '3650'] : []),
+        ...['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+        ...['-keyout', `${name}.key`, '-out', selfSigned ? `${name}.crt` : `${name}.csr`, '-subj', subject, ...extra],
+      ),
+    signByCa: (name, ext) => {
+      writeFileSync(join(dir, `${name}.cnf`), ext);
+      run(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${name}.crt`,
+        '-days',
+        '3650',
+        '-extfile',
+        `${name}.cnf`,
+      );
+    },
+    read: (file) => readFileSync(join(dir, file), 'utf8'),
+  };
   try {
-    return work(dir, (...args) => void execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
+    return work(openssl, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+const serverExtensions = (sans: readonly string[]) => `${sans.length ? `subjectAltName=${sans.join(',')}\n` : ''}extendedKeyUsage=serverAuth\n`;
+
 /** A server certificate signed by the lab CA for exactly `sans` (openssl subjectAltName syntax: IP:…, DNS:…). */
 export function issueServerCertificate(sans: readonly string[], commonName = 'kube-apiserver'): { certPem: string; keyPem: string } {
   const ca = emulatorTls();
-  return inTempDir((dir, run) => {
+  return inTempDir((openssl, dir) => {
     writeFileSync(join(dir, 'ca.crt'), ca.caPem);
     writeFileSync(join(dir, 'ca.key'), ca.caKeyPem);
-    run(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'server.key',
-      '-out',
-      'server.csr',
-      '-subj',
-      `/CN=${commonName}`,
-    );
-    writeFileSync(join(dir, 'ext.cnf'), `${sans.length ? `subjectAltName=${sans.join(',')}\n` : ''}extendedKeyUsage=serverAuth\n`);
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'server.crt',
-      '-days',
-      '3650',
-      '-extfile',
-      'ext.cnf',
-    );
-    return { certPem: readFileSync(join(dir, 'server.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'server.key'), 'utf8') };
+    openssl.newKey('server', `/CN=${commonName}`);
+    openssl.signByCa('server', serverExtensions(sans));
+    return { certPem: openssl.read('server.crt'), keyPem: openssl.read('server.key') };
   });
 }
 
 /** A self-signed certificate for `sans`, from no CA the lab trusts: a corporate proxy's, as the kubeconfig sees it. */
 export function selfSignedCertificate(sans: readonly string[], commonName: string): { certPem: string; keyPem: string } {
-  return inTempDir((dir, run) => {
-    run(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'self.key',
-      '-out',
-      'self.crt',
-      '-days',
-      '3650',
-      '-subj',
-      `/CN=${commonName}`,
-      '-addext',
-      `subjectAltName=${sans.join(',')}`,
-    );
-    return { certPem: readFileSync(join(dir, 'self.crt'), 'utf8'), keyPem: readFileSync(join(dir, 'self.key'), 'utf8') };
+  return inTempDir((openssl) => {
+    openssl.newKey('self', `/CN=${commonName}`, { selfSigned: true, extra: ['-addext', `subjectAltName=${sans.join(',')}`] });
+    return { certPem: openssl.read('self.crt'), keyPem: openssl.read('self.key') };
   });
 }
 
 export function emulatorTls(): TlsMaterial & { readonly caKeyPem: string } {
-  if (cached) return cached;
-  cached = inTempDir((dir, run) => {
-    run(
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-      '-days',
-      '3650',
-      '-subj',
-      '/CN=kube-stream-probe lab CA',
-    );
-    run(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'server.key',
-      '-out',
-      'server.csr',
-      '-subj',
-      '/CN=kube-apiserver',
-    );
-    writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${DEFAULT_SERVER_SANS.join(',')}\nextendedKeyUsage=serverAuth\n`);
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'server.crt',
-      '-days',
-      '3650',
-      '-extfile',
-      'ext.cnf',
-    );
-    run(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'client.key',
-      '-out',
-      'client.csr',
-      '-subj',
-      '/O=kube-stream-probe/CN=lab-user',
-    );
-    writeFileSync(join(dir, 'client.cnf'), 'extendedKeyUsage=clientAuth\n');
-    run(
-      'x509',
-      '-req',
-      '-in',
-      'client.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'client.crt',
-      '-days',
-      '3650',
-      '-extfile',
-      'client.cnf',
-    );
+  cached ??= inTempDir((openssl) => {
+    openssl.newKey('ca', '/CN=kube-stream-probe lab CA', { selfSigned: true });
+    openssl.newKey('server', '/CN=kube-apiserver');
+    openssl.signByCa('server', serverExtensions(DEFAULT_SERVER_SANS));
+    openssl.newKey('client', '/O=kube-stream-probe/CN=lab-user');
+    openssl.signByCa('client', 'extendedKeyUsage=clientAuth\n');
     return {
-      clientCertPem: readFileSync(join(dir, 'client.crt'), 'utf8'),
-      clientKeyPem: readFileSync(join(dir, 'client.key'), 'utf8'),
-      caPem: readFileSync(join(dir, 'ca.crt'), 'utf8'),
-      caKeyPem: readFileSync(join(dir, 'ca.key'), 'utf8'),
-      certPem: readFileSync(join(dir, 'server.crt'), 'utf8'),
-      keyPem: readFileSync(join(dir, 'server.key'), 'utf8'),
+      clientCertPem: openssl.read('client.crt'),
+      clientKeyPem: openssl.read('client.key'),
+      caPem: openssl.read('ca.crt'),
+      caKeyPem: openssl.read('ca.key'),
+      certPem: openssl.read('server.crt'),
+      keyPem: openssl.read('server.key'),
     };
   });
   return cached;
