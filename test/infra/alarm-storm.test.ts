@@ -19,12 +19,12 @@ import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
 import { perNodeDatums, reportDatums } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
-import type { ProbeReport, SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
-import { verdicts } from '../../src/probe/verdicts.js';
+import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
 import { AlarmSimulator } from '../helpers/cloudwatch-alarms.js';
 import { deployedTemplate } from '../helpers/deployed-template.js';
 import { LocalSns } from '../helpers/local-sns.js';
+import { OK_UPGRADE as SHARED_OK_UPGRADE, probeReport, session as sessionResult } from '../helpers/sessions.js';
 
 const HOUR = 3600;
 const WARM_UP = 6 * HOUR;
@@ -40,7 +40,7 @@ interface Spec {
 /** How the path treats one session of the run `run` (numbered per schedule) starting at `t`; undefined: the probe did not run at all. */
 type Path = (s: Spec, t: number, run: number) => Partial<SessionResult> | 'no-run';
 
-const OK_UPGRADE: UpgradeOutcome = { ok: true, status: 101, handshakeMs: 40, phases: {}, error: null, errorCode: null, kubernetesStatus: null };
+const OK_UPGRADE: UpgradeOutcome = { ...SHARED_OK_UPGRADE, handshakeMs: 40 };
 const healthy: Path = () => ({});
 const unreachable: Partial<SessionResult> = {
   ok: false,
@@ -72,20 +72,7 @@ const cutIdleAt = (seconds: number): Partial<SessionResult> => ({
 });
 
 function session(s: Spec, over: Partial<SessionResult>): SessionResult {
-  return {
-    ...s,
-    subprotocol: 'x',
-    upgrade: OK_UPGRADE,
-    firstEchoMs: 2,
-    hold: { survived: true, disconnectSeconds: null, cause: null },
-    echoMs: 2,
-    exitCode: 0,
-    ok: true,
-    error: null,
-    errorCode: null,
-    durationMs: 1,
-    ...over,
-  } as SessionResult;
+  return sessionResult(s.transport, { ...s, upgrade: OK_UPGRADE, firstEchoMs: 2, echoMs: 2, ...over });
 }
 
 interface Counts {
@@ -159,19 +146,7 @@ function replay(config: ProbeConfig, template: unknown, phases: [Path, number][]
               else results.push(session(spec, over));
             }
       if (!ran) continue;
-      const report = {
-        probeVersion: 'test',
-        location: LOCATION,
-        cluster: CLUSTER,
-        server: { url: 'https://x', version: null },
-        target: { namespace: 'n', pod: 'p' },
-        rbac: [],
-        results,
-        verdicts: verdicts(results),
-        findings: [],
-        startedAt: '',
-        durationMs: 0,
-      } as ProbeReport;
+      const report = probeReport(results, LOCATION, CLUSTER);
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
       const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t), new Date(publishedAt * 1000)) : [];

@@ -14,9 +14,8 @@ import { parseProbeConfig, runtimeConfigFor, type ProbeConfig } from '../../src/
 import { perNodeDatums, publishFailureDatum, reportDatums } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
 import { expandPlan } from '../../src/probe/runner.js';
-import type { ProbeReport, SessionResult } from '../../src/probe/types.js';
-import { verdicts } from '../../src/probe/verdicts.js';
 import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../../src/vocabulary.js';
+import { OK_UPGRADE, probeReport, session } from '../helpers/sessions.js';
 
 type Json = any;
 
@@ -33,41 +32,27 @@ function publishedSeries(config: ProbeConfig): number {
         keepalives: s.keepalives,
         holdsSeconds: s.holds.map((h) => parseDurationSeconds('hold', h)),
       });
-      const results: SessionResult[] = specs.map((spec) => ({
-        ...spec,
-        subprotocol: 'x',
-        upgrade: { ok: true, status: 101, handshakeMs: 10, phases: {}, error: null, errorCode: null, kubernetesStatus: null },
-        firstEchoMs: 1,
-        hold:
-          spec.holdSeconds > 0
-            ? {
-                survived: false,
-                disconnectSeconds: spec.holdSeconds - 1,
-                cause: 'fin',
-                idleSeconds: spec.holdSeconds - 1,
-                sinceDataSeconds: spec.holdSeconds - 1,
-              }
-            : { survived: true, disconnectSeconds: null, cause: null },
-        echoMs: null,
-        exitCode: null,
-        ok: spec.holdSeconds === 0,
-        error: null,
-        errorCode: null,
-        durationMs: 1,
-      }));
-      const report = {
-        probeVersion: 't',
-        location: location.name,
-        cluster: cluster.name,
-        server: { url: 'https://x', version: null },
-        target: { namespace: 'n', pod: 'p' },
-        rbac: [],
-        results,
-        verdicts: verdicts(results),
-        findings: [],
-        startedAt: '',
-        durationMs: 0,
-      } as ProbeReport;
+      // Every hold is cut a second before its end: each session publishes all it can (a disconnect time, an idle timeout).
+      const results = specs.map((spec) =>
+        session(spec.transport, {
+          ...spec,
+          upgrade: { ...OK_UPGRADE, handshakeMs: 10 },
+          hold:
+            spec.holdSeconds > 0
+              ? {
+                  survived: false,
+                  disconnectSeconds: spec.holdSeconds - 1,
+                  cause: 'fin',
+                  idleSeconds: spec.holdSeconds - 1,
+                  sinceDataSeconds: spec.holdSeconds - 1,
+                }
+              : { survived: true, disconnectSeconds: null, cause: null },
+          echoMs: null,
+          exitCode: null,
+          ok: spec.holdSeconds === 0,
+        }),
+      );
+      const report = probeReport(results, location.name, cluster.name);
       reportDatums(report).forEach(add);
       if (cluster.target.perNode) {
         const ops = s.operations ?? OPERATIONS;
