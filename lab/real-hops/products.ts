@@ -7,7 +7,6 @@
  * nginx and HAProxy. Started with their own config on a free loopback port,
  * stopped by pid (process-hop.ts).
  */
-import { writeFileSync } from 'node:fs';
 import { startRealHop, type RealHop } from './process-hop.js';
 
 export type ApacheVariant =
@@ -145,9 +144,4 @@ export function startPrivoxy(o: { readonly connectPorts?: readonly number[] } = 
     }),
     args: (dir) => ['--no-daemon', `${dir}/config`],
   });
-}
-
-/** Writes a file into a started hop's directory (tests that need to look at its logs or add to them). */
-export function hopFile(hop: RealHop, name: string, text: string): void {
-  writeFileSync(`${hop.dir}/${name}`, text);
 }
