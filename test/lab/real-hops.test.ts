@@ -88,7 +88,7 @@ beforeAll(async () => {
           ? probe(name, secure.emulator.url, { ...tls, proxy: new URL(`socks5://127.0.0.1:${hop.port}`) })
           : name === 'mitmproxy'
             ? probe(name, secure.emulator.url, { ...tls, ca: mitmCa, proxy: hopUrl })
-            : probe(name, secure.emulator.url, { ...tls, proxy: hopUrl }, name === 'squid-idle' ? [0, SQUID_IDLE_SECONDS + 2] : [0, HOLD_SECONDS]);
+            : probe(name, secure.emulator.url, { ...tls, proxy: hopUrl }, name === 'squid-idle' ? [0, SQUID_IDLE_SECONDS + 4] : [0, HOLD_SECONDS]);
     jobs.push(run.then((r) => void reports.set(name, r)));
   }
   await Promise.all(jobs);
@@ -254,10 +254,12 @@ describe('squid as the corporate forward proxy (proxy-url http://, CONNECT to th
       expect(x.verdict).toBe('both-broken');
       expect(codesOf(x)).toEqual(['idle-timeout']);
     }
-    // squid checks its timeouts on a one-second tick: the cut lands between N and N+1 s.
+    // squid checks its timeouts on a one-second tick (the cut lands between N and N+1 s after the last
+    // byte), and on a loaded 2-core CI runner its loop was seen a further ~0.9 s late (5.94 s for 4 s):
+    // the bound says "cut by squid's timer", not "cut within squid's best case"; the hold runs N+4 s.
     for (const s of r.results.filter((x) => x.hold.survived === false)) {
       expect(s.hold.disconnectSeconds!).toBeGreaterThanOrEqual(SQUID_IDLE_SECONDS - 0.5);
-      expect(s.hold.disconnectSeconds!).toBeLessThan(SQUID_IDLE_SECONDS + 1.1);
+      expect(s.hold.disconnectSeconds!).toBeLessThan(SQUID_IDLE_SECONDS + 2.5);
     }
   });
 
