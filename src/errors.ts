@@ -57,6 +57,11 @@ export const ERROR_CODES = {
   ECHO_MISMATCH: 'bytes came back, but not the echo',
   ECHO_CONNECTION_ENDED: 'the connection ended before the echo came back',
   ECHO_WRITE_FAILED: 'the echo could not be written',
+  TRANSFER_TRUNCATED: 'the transfer lost its tail: the exit status (or the end) came before the last bytes',
+  TRANSFER_STALLED: 'no byte of the transfer came back for longer than its stall deadline',
+  TRANSFER_MISMATCH: 'the transfer came back, but not byte for byte as sent',
+  TRANSFER_TIMEOUT: 'the transfer did not finish within its time limit (the path is slower than the floor rate)',
+  TRANSFER_ENDED: 'the connection ended in the middle of the transfer',
   DEADLINE: 'the session ran out of time',
   INTERRUPTED: 'the run was interrupted (SIGINT or SIGTERM) before the session finished',
   INTERNAL: 'a bug in the probe: something that cannot happen did',
@@ -150,6 +155,11 @@ export interface ErrorContexts {
   ECHO_MISMATCH: { readonly expectedBytes: number; readonly receivedBytes: number; readonly receivedPrefix: string };
   ECHO_CONNECTION_ENDED: { readonly cause?: string };
   ECHO_WRITE_FAILED: { readonly reason: string };
+  TRANSFER_TRUNCATED: { readonly sentBytes: number; readonly receivedBytes: number; readonly lostBytes: number };
+  TRANSFER_STALLED: { readonly receivedBytes: number; readonly stallSeconds: number };
+  TRANSFER_MISMATCH: { readonly offset: number };
+  TRANSFER_TIMEOUT: { readonly receivedBytes: number; readonly limitSeconds: number };
+  TRANSFER_ENDED: { readonly receivedBytes: number; readonly cause: string };
   DEADLINE: { readonly deadlineMs: number };
   INTERRUPTED: { readonly signal: string; readonly heldSeconds: number | null };
   INTERNAL: { readonly where: string };

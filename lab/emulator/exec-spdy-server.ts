@@ -10,6 +10,7 @@ import type { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import type { PodFilesystem } from './pod-fs.js';
 import { ATTACH_MAIN, runCommand } from './processes.js';
+import { FaultySink, type StreamFaults } from './stream-faults.js';
 
 export interface ExecRequest {
   readonly command: readonly string[];
@@ -19,12 +20,14 @@ export interface ExecRequest {
   readonly tty: boolean;
   /** The pod's filesystem, shared by its sessions. */
   readonly fs: PodFilesystem;
+  /** What happens to stdout on its way back (stream-faults.ts). */
+  readonly faults?: StreamFaults;
 }
 
 /** kubelet DefaultStreamCreationTimeout. */
 const STREAM_CREATION_TIMEOUT_MS = 30_000;
 
-export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: PodFilesystem): ExecRequest {
+export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: PodFilesystem, faults?: StreamFaults): ExecRequest {
   const flag = (n: string) => query.get(n) === 'true' || query.get(n) === '1';
   return {
     // attach joins the container's main process: cat on stdin, running until the session ends.
@@ -34,6 +37,7 @@ export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: Pod
     stderr: flag('stderr'),
     tty: flag('tty'),
     fs,
+    faults,
   };
 }
 
@@ -61,14 +65,17 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
   async function run(): Promise<void> {
     const out = streams.get('stdout');
     const err = req.tty ? out : streams.get('stderr');
+    const faulty = FaultySink.wrap((b) => out?.write(b), req.faults);
+    void session.closed.then(() => faulty?.dispose());
     const code = await runCommand(req.command, {
       stdin: streams.get('stdin'),
-      stdout: (b) => out?.write(b),
+      stdout: (b) => (faulty ? faulty.write(b) : out?.write(b)),
       stderr: (b) => err?.write(b),
       signal: abort.signal,
       fs: req.fs,
       tty: req.tty,
     });
+    await faulty?.flush();
     if (abort.signal.aborted) return;
     streams.get('stdout')?.end();
     streams.get('stderr')?.end();

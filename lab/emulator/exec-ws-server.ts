@@ -10,6 +10,7 @@ import { Channel, ExecSubprotocol, decodeChannelMessage, encodeChannelMessage } 
 import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
 import type { ExecRequest } from './exec-spdy-server.js';
 import { runCommand } from './processes.js';
+import { FaultySink } from './stream-faults.js';
 
 export const WS_EXEC_PROTOCOLS = [ExecSubprotocol.V5, ExecSubprotocol.V4, ExecSubprotocol.V4_BASE64, ExecSubprotocol.BASE64, ExecSubprotocol.V1] as const;
 
@@ -44,14 +45,17 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
   const start = async () => {
     // One empty message on the lowest writable channel, first (apiserver websocket.go).
     send(req.stdout ? Channel.STDOUT : req.stderr ? Channel.STDERR : Channel.ERROR, Buffer.alloc(0));
+    const faulty = FaultySink.wrap((b) => send(Channel.STDOUT, b), req.faults);
+    ws.once('close', () => faulty?.dispose());
     const code = await runCommand(req.command, {
       stdin,
-      stdout: (b) => send(Channel.STDOUT, b),
+      stdout: (b) => (faulty ? faulty.write(b) : send(Channel.STDOUT, b)),
       stderr: (b) => send(req.tty ? Channel.STDOUT : Channel.STDERR, b),
       signal: abort.signal,
       fs: req.fs,
       tty: req.tty,
     });
+    await faulty?.flush();
     if (abort.signal.aborted) return;
     if (protocol === ExecSubprotocol.V5 || protocol === ExecSubprotocol.V4 || protocol === ExecSubprotocol.V4_BASE64) {
       send(Channel.ERROR, Buffer.from(encodeExecStatus(code)));

@@ -1,9 +1,10 @@
 /** What the emulated API server can be told to be, and what it records. */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { StreamFaults } from './stream-faults.js';
 
 export type RbacModel = 'pre-1.35' | '1.35';
 
-export interface EmulatorFaults {
+export interface EmulatorFaults extends StreamFaults {
   /** Answer WebSocket upgrades with this status (a Kubernetes Status body) instead of 101. */
   readonly rejectWebSocket?: number;
   /** Answer SPDY upgrades with this status instead of 101. */

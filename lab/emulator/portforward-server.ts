@@ -11,6 +11,7 @@ import { RstStatus } from '../../src/streaming/spdy/constants.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
 import type { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
+import { FaultySink, type StreamFaults } from './stream-faults.js';
 
 export interface ForwardTarget {
   readonly podPorts: readonly number[];
@@ -18,6 +19,8 @@ export interface ForwardTarget {
   readonly podUid: string;
   /** Echo each connection's data inside the emulator instead of forwarding it to the echo server (EmulatorOptions). */
   readonly echoInStream: boolean;
+  /** What happens to the pod's bytes on their way back (stream-faults.ts). */
+  readonly faults?: StreamFaults;
 }
 
 function refusedText(port: number, uid: string): string {
@@ -57,7 +60,8 @@ function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target
     });
     return;
   }
-  if (target.echoInStream) {
+  const faulty = FaultySink.wrap((b) => data.write(b), target.faults && { ...target.faults, truncateTailBytes: undefined });
+  if (target.echoInStream && !faulty) {
     // The data stream's bytes go back as they arrive (their FIN too); the error stream ends with it.
     data.pipe(data);
     data.once('close', () => errorStream.end());
@@ -73,9 +77,15 @@ function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target
   });
   tcp.on('drain', () => data.resume());
   data.on('end', () => tcp.end());
-  tcp.pipe(data);
+  if (faulty) {
+    faulty.onDrain = () => tcp.resume();
+    tcp.on('data', (b: Buffer) => {
+      if (!faulty.write(b)) tcp.pause();
+    });
+    tcp.on('end', () => void faulty.flush().then(() => data.end()));
+  } else tcp.pipe(data);
   tcp.on('close', () => errorStream.end());
-  data.on('close', () => tcp.destroy());
+  data.on('close', () => (tcp.destroy(), faulty?.dispose()));
 }
 
 /** Legacy: ?ports=a,b; channel 2i data and 2i+1 error, each opened by the port as uint16 LE. */

@@ -222,7 +222,7 @@ export class Emulator extends EventEmitter {
   }
 
   private forwardTarget(): ForwardTarget {
-    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID, echoInStream: this.options.echoInStream ?? false };
+    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID, echoInStream: this.options.echoInStream ?? false, faults: this.options.faults };
   }
 
   /** Whether the API server passes this node's WebSockets to its kubelet (1.36+, and the node declares it). */
@@ -258,7 +258,7 @@ export class Emulator extends EventEmitter {
     void session.closed.then((end) => this.ended(rec, end.cause));
     const onStream = (h: Record<string, string>) => rec.streams.push(h);
     if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
-    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', this.fs), onStream);
+    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults), onStream);
   }
 
   private upgradeWebSocket(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
@@ -311,7 +311,7 @@ export class Emulator extends EventEmitter {
           serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
         }
       } else {
-        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach', this.fs), this.options.wsFirstMessageDelayMs ?? 5);
+        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults), this.options.wsFirstMessageDelayMs ?? 5);
       }
     });
   }

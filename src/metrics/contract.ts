@@ -47,6 +47,17 @@ export const METRICS = {
     description:
       "today's kubectl (1.31-1.37) works only because it falls back to SPDY (0/1): a hop refuses WebSocket, which WebSocket-only clients cannot survive and which from kubectl 1.38 (KEP-4006 GA) can no longer be worked around by forcing SPDY",
   },
+  TransferThroughput: {
+    unit: 'None',
+    dimensions: BASE,
+    description:
+      '--transfer (the kubectl cp path): MiB/s (2^20 bytes per second) that came back through the session, first byte written to last byte back; CloudWatch has no MiB unit, so the unit is None and the value is MiB/s',
+  },
+  TransferComplete: {
+    unit: 'None',
+    dimensions: BASE,
+    description: '--transfer: every byte came back, byte for byte, and (exec) the exit status came after the last of them (0/1)',
+  },
   NodesProbed: {
     unit: 'Count',
     dimensions: BASE,

@@ -2,7 +2,7 @@
 import { probeError } from '../errors.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
 import type { PerNodeReport } from '../probe/per-node.js';
-import type { ProbeReport, SessionResult } from '../probe/types.js';
+import { rowKey, type ProbeReport, type SessionResult } from '../probe/types.js';
 import { METRICS, type DimensionName, type MetricName } from './contract.js';
 
 export interface Datum {
@@ -33,11 +33,20 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
   const base = { Location: report.location, Cluster: report.cluster };
   // Interrupted sessions say nothing about the path either.
   const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured' || v.verdict === 'interrupted');
-  const measured = (r: SessionResult) =>
-    !notMeasured.some((v) => v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds);
+  const measured = (r: SessionResult) => !notMeasured.some((v) => rowKey(v) === rowKey(r));
   out.push(datum('ProbeError', base, report.verdicts.some((v) => v.verdict === 'not-measured') ? 1 : 0, timestamp));
   for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };
+    if (r.transferBytes) {
+      // A transfer session publishes what it measured about the cp path, not a second UpgradeSuccess for hold 0.
+      if (r.upgrade.ok && r.firstEchoMs !== null && r.transfer) {
+        out.push(datum('TransferComplete', dims, r.transfer.end === 'complete' ? 1 : 0, timestamp));
+        out.push(datum('TransferThroughput', dims, r.transfer.mibPerSecond, timestamp));
+      }
+      continue;
+    }
+    // A shaped hold (--hold-shape output) is an ad hoc question; its sessions would blur the silent holds' series.
+    if (r.holdShape) continue;
     const upgraded = r.upgrade.ok && r.firstEchoMs !== null;
     out.push(datum('UpgradeSuccess', dims, upgraded ? 1 : 0, timestamp));
     if (r.upgrade.handshakeMs !== null) out.push(datum('HandshakeLatency', dims, r.upgrade.handshakeMs, timestamp));

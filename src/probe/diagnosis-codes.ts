@@ -25,6 +25,11 @@ export const DIAGNOSIS_CODES = {
   'idle-timeout': 'a hop cut the session after it had been idle',
   'lost-during-hold': 'the session was lost during the hold, cause unknown',
   'session-error': 'the session failed after the upgrade',
+  // Transfers (--transfer, the kubectl cp path)
+  'transfer-tail-lost': 'the exit status (or the end) came before the last bytes of the transfer: kubectl cp fails with unexpected EOF, exec output is short',
+  'transfer-stalled': 'no byte of the transfer came back for longer than the stall deadline: a hop buffers or limits the stream, or a peer is stuck',
+  'transfer-cut': 'the connection ended in the middle of the transfer',
+  'transfer-slow': 'the transfer was far slower than the other transport, or slower than the floor rate',
   // Across sessions
   'keepalive-dependent': "kubectl's pings keep the session alive; clients without pings break",
   'pings-ignored': 'the session was cut as early with pings as without',

@@ -8,6 +8,7 @@ import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/
 import { clip } from '../text.js';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
+import { transferDiagnosis } from './transfer-diagnosis.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
@@ -247,6 +248,16 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       summary: `The ${what(r)} upgraded (101), then ${errorText(r, r.error).replace(/^the first echo failed: /, 'its first echo failed: ')}`,
       check: 'A hop passes the handshake but not the stream (e.g. it buffers or rewrites the upgraded bytes).',
     };
+  }
+  if (r.transfer) {
+    const d = transferDiagnosis(r);
+    if (d) return d;
+    if (r.transfer.end === 'mismatch')
+      return {
+        code: 'stream-corrupted',
+        summary: `The ${what(r)} transfer came back altered: ${errorText(r, r.error)}`,
+        check: 'A hop altered bytes inside the upgraded connection (a content filter, a broken TLS-intercepting proxy): `kubectl cp` would write a corrupt file.',
+      };
   }
   const h = r.hold;
   if (h.survived === false) {

@@ -14,19 +14,28 @@ import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { operationsToProbe, probePlainGet } from './method-probe.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
-import type { AccessSummary, ClusterTarget, ProbePlan, ProbeReport, SessionSpec } from './types.js';
+import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionSpec } from './types.js';
 
 /** The sessions of a plan's matrix. */
-export function expandPlan(plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'>): SessionSpec[] {
+export function expandPlan(
+  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShape'>>,
+): SessionSpec[] {
   const specs: SessionSpec[] = [];
+  // A hold shape is about what the pod writes: only exec can make the pod write (port-forward's pod side is an echo).
+  const shaped = (operation: string, holdSeconds: number) =>
+    plan.holdShape && plan.holdShape !== 'silent' && operation === 'exec' && holdSeconds > 0 ? { holdShape: plan.holdShape } : {};
   for (const operation of plan.operations)
     for (const keepalive of plan.keepalives)
       for (const holdSeconds of plan.holdsSeconds)
         for (const transport of plan.transports) {
           // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
           if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
-          specs.push({ operation, transport, keepalive, holdSeconds });
+          specs.push({ operation, transport, keepalive, holdSeconds, ...shaped(operation, holdSeconds) });
         }
+  // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.
+  if (plan.transferBytes)
+    for (const operation of plan.operations)
+      for (const transport of plan.transports) specs.push({ operation, transport, keepalive: 'kubectl', holdSeconds: 0, transferBytes: plan.transferBytes });
   return specs;
 }
 
@@ -102,7 +111,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured, methodProbes });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
     const measured = results.filter((r) =>
-      verdictList.some((v) => v.verdict !== 'not-measured' && v.operation === r.operation && v.keepalive === r.keepalive && v.holdSeconds === r.holdSeconds),
+      verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowKey(r)),
     );
     const findings = crossFindings(measured);
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));

@@ -6,7 +6,7 @@ import type { Clock } from '../timers.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import type { ClusterTarget, SessionSpec } from './types.js';
 
-export type SessionState = 'connecting' | 'holding' | 'lost' | 'done';
+export type SessionState = 'connecting' | 'transferring' | 'holding' | 'lost' | 'done';
 
 export interface SessionProgress {
   readonly spec: SessionSpec;

@@ -22,6 +22,7 @@ import { openExec, openPortForward } from '../streaming/index.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
+import { runTransfer, transferLimitMs } from './transfer.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
@@ -75,8 +76,11 @@ class SessionRun {
     try {
       await this.open();
       await this.prove();
-      await this.hold();
-      await this.proveAgain();
+      if (this.spec.transferBytes) await this.transfer(this.spec.transferBytes);
+      else {
+        await this.hold();
+        await this.proveAgain();
+      }
       await this.close();
       this.progress('done');
       return this.finish({});
@@ -207,6 +211,19 @@ class SessionRun {
     }
   }
 
+  /** The `kubectl cp` path: SIZE bytes through and back (transfer.ts); exec's exit status is part of it. */
+  private async transfer(bytes: number): Promise<void> {
+    this.progress('transferring');
+    const c = this.channel!;
+    const { outcome, failure } = await runTransfer({ writer: c.writer, reader: c.exec ? c.exec.stdout! : c.forwarded!.stream, exit: c.exec?.exit, lost: c.lost }, { bytes, clock: this.clock });
+    this.state.transfer = outcome;
+    if (c.exec) this.state.exitCode = outcome.exitCode;
+    if (failure) {
+      c.session.destroy();
+      throw new Finished({ error: `the transfer of ${bytes} bytes failed: ${this.scrub(failure.message)}`, errorCode: failure.code });
+    }
+  }
+
   /** Idle for holdSeconds, sending nothing but the keepalive mode's pings. */
   private async hold(): Promise<void> {
     const holdSeconds = this.spec.holdSeconds;
@@ -278,7 +295,9 @@ class SessionRun {
   /** Close the way kubectl does; for exec, first collect the exit status after stdin EOF. */
   private async close(): Promise<void> {
     const c = this.channel!;
-    if (c.exec) {
+    if (c.exec && this.state.transfer) {
+      // The transfer ended stdin and collected the exit status.
+    } else if (c.exec) {
       c.exec.stdin!.end();
       const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);
       this.state.exitCode = exit?.exitCode ?? null;
@@ -322,7 +341,8 @@ class SessionRun {
       hold,
       echoMs: s.echoMs ?? null,
       exitCode: s.exitCode ?? null,
-      ok: upgrade.ok && echoed && hold.survived !== false && !s.error,
+      ...(s.transfer ? { transfer: s.transfer } : {}),
+      ok: upgrade.ok && echoed && hold.survived !== false && !s.error && (s.transfer === undefined || s.transfer.end === 'complete'),
       error: s.error ?? null,
       errorCode: s.errorCode ?? null,
       durationMs: Math.round(this.clock.now() - this.t0),
@@ -332,7 +352,7 @@ class SessionRun {
 
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   const run = new SessionRun(spec, target, options);
-  const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options);
+  const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options) + (spec.transferBytes ? transferLimitMs(spec.transferBytes) : 0);
   const outcome = await withTimeout(unlessAborted(run.run(), options.signal, 'aborted' as const), deadlineMs, options.clock);
   if (outcome === 'aborted') return run.interrupted(signalName(options.signal!));
   return outcome ?? run.atDeadline(deadlineMs);

@@ -5,6 +5,7 @@ import type { DiagnosisCode } from './diagnosis-codes.js';
 import type { KubectlExperience } from './kubectl-clients.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
 import type { ConnectionConfig } from '../net/connection.js';
+import type { TransferOutcome } from './transfer.js';
 
 export interface ClusterTarget {
   /** Name used in results and metrics. */
@@ -31,6 +32,10 @@ export interface ProbePlan {
   readonly transports: readonly Transport[];
   readonly keepalives: readonly KeepaliveMode[];
   readonly holdsSeconds: readonly number[];
+  /** Also stream this many bytes through each operation × transport (`--transfer`): the `kubectl cp` path. */
+  readonly transferBytes?: number;
+  /** What moves during exec holds (`--hold-shape`); default silent. */
+  readonly holdShape?: HoldShape;
   /** How long one echo may take, ms. */
   readonly echoTimeoutMs?: number;
 }
@@ -40,6 +45,22 @@ export interface SessionSpec {
   readonly transport: Transport;
   readonly keepalive: KeepaliveMode;
   readonly holdSeconds: number;
+  /** A transfer session (`--transfer SIZE`): this many bytes through and back instead of a hold. */
+  readonly transferBytes?: number;
+  /** What moves during the hold (`--hold-shape`, exec only); absent is `silent`. */
+  readonly holdShape?: HoldShape;
+}
+
+/**
+ * What moves during a hold: nothing but the keepalive's pings (`silent`), or output from the pod every few
+ * seconds with nothing from the client (`output`, as `tail -f` or `kubectl logs -f` through exec do).
+ */
+export const HOLD_SHAPES = ['silent', 'output'] as const;
+export type HoldShape = (typeof HOLD_SHAPES)[number];
+
+/** The row a session belongs to: one A/B per operation × keepalive × hold × hold shape × transfer. */
+export function rowKey(s: Omit<SessionSpec, 'transport'>): string {
+  return `${s.operation}|${s.keepalive}|${s.holdSeconds}|${s.holdShape ?? 'silent'}|${s.transferBytes ?? 0}`;
 }
 
 export interface UpgradeOutcome {
@@ -99,6 +120,8 @@ export interface SessionResult extends SessionSpec {
   readonly echoMs: number | null;
   /** exec only: the exit status after stdin was closed. */
   readonly exitCode: number | null;
+  /** A transfer session's numbers (transfer.ts). */
+  readonly transfer?: TransferOutcome;
   /** Upgrade, echo and hold all worked. */
   readonly ok: boolean;
   /** What went wrong after the upgrade, in plain words. */
@@ -146,6 +169,10 @@ export interface Verdict {
   readonly operation: Operation;
   readonly keepalive: KeepaliveMode;
   readonly holdSeconds: number;
+  /** A transfer row: the bytes sent through each transport. */
+  readonly transferBytes?: number;
+  /** A hold shape other than silent. */
+  readonly holdShape?: HoldShape;
   readonly spdy: SessionCell;
   readonly websocket: SessionCell;
   readonly verdict: VerdictName;

@@ -9,7 +9,8 @@ import { explainFailure, type DiagnosisContext } from './diagnosis.js';
 import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
 import { refusedByHopRule, type MethodProbe } from './method-probe.js';
 import { hopFix, identifyHop } from './hop-products.js';
-import type { AccessSummary, Diagnosis, SessionCell, SessionResult, SessionSpec, Verdict, VerdictName } from './types.js';
+import { transferRateGap } from './transfer-diagnosis.js';
+import { rowKey, type AccessSummary, type Diagnosis, type SessionCell, type SessionResult, type SessionSpec, type Verdict, type VerdictName } from './types.js';
 
 export interface VerdictContext extends ModelContext, DiagnosisContext {
   /** The target's port (port-forward), for messages. */
@@ -18,6 +19,17 @@ export interface VerdictContext extends ModelContext, DiagnosisContext {
   readonly notMeasured?: Diagnosis;
   /** Plain GETs on subresources whose WebSocket upgrade a hop refused by a rule (method-probe.ts). */
   readonly methodProbes?: readonly MethodProbe[];
+}
+
+/** A verdict's row: operation, keepalive, hold, and the transfer size or hold shape when it has one. */
+function rowHead(s: SessionSpec): Pick<Verdict, 'operation' | 'keepalive' | 'holdSeconds' | 'transferBytes' | 'holdShape'> {
+  return {
+    operation: s.operation,
+    keepalive: s.keepalive,
+    holdSeconds: s.holdSeconds,
+    ...(s.transferBytes ? { transferBytes: s.transferBytes } : {}),
+    ...(s.holdShape ? { holdShape: s.holdShape } : {}),
+  };
 }
 
 /** The A/B; undefined is a transport not probed, which is never read as working (nor as failing). */
@@ -83,14 +95,12 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
 export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosis, verdict: 'not-measured' | 'interrupted' = 'not-measured'): Verdict[] {
   const seen = new Set<string>();
   return specs.flatMap((s) => {
-    const key = `${s.operation}|${s.keepalive}|${s.holdSeconds}`;
+    const key = rowKey(s);
     if (seen.has(key)) return [];
     seen.add(key);
     return [
       {
-        operation: s.operation,
-        keepalive: s.keepalive,
-        holdSeconds: s.holdSeconds,
+        ...rowHead(s),
         spdy: 'not-run',
         websocket: 'not-run',
         verdict,
@@ -105,14 +115,14 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
   const out: Verdict[] = [];
   // Each session's diagnosis may read the others of its run (the no-ping twin of a kubectl-keepalive hold).
   const context: VerdictContext = { peers: results, ...given };
-  const keys = new Set(results.map((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}`));
+  const keys = new Set(results.map(rowKey));
   for (const key of keys) {
-    const group = results.filter((r) => `${r.operation}|${r.keepalive}|${r.holdSeconds}` === key);
+    const group = results.filter((r) => rowKey(r) === key);
     const by = (t: Transport) => group.find((r) => r.transport === t);
     const spdy = by('spdy');
     const ws = by('websocket');
     const first = group[0]!;
-    const head = { operation: first.operation, keepalive: first.keepalive, holdSeconds: first.holdSeconds };
+    const head = rowHead(first);
     const cell = (r: SessionResult | undefined): SessionCell => (r ? (r.errorCode === 'INTERRUPTED' ? 'interrupted' : r.ok ? 'ok' : 'fail') : 'not-run');
     const stopped = group.filter((r) => r.errorCode === 'INTERRUPTED');
     if (stopped.length) {
@@ -156,6 +166,8 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
       r ? [explainFailure(r, context)].filter((d): d is Diagnosis => d !== undefined && !replaced.has(d.code)) : [],
     );
     diagnosis.push(...signatures.map((x) => x.diagnosis));
+    const gap = transferRateGap(spdy, ws);
+    if (gap) diagnosis.push(gap);
     const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context) : null;
     const today = kubectl?.find((k) => k.client === TODAYS_KUBECTL);
     const op = OPERATION_WORDS[first.operation];

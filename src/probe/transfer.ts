@@ -1,0 +1,276 @@
+/**
+ * The `kubectl cp` path (issue 24): SIZE bytes through an upgraded session and back — exec stdin → `cat` →
+ * stdout, then the exit status (what `kubectl cp` rides on: `tar cf -` / `tar xf -` over exec), or a forwarded
+ * connection to the pod's echo port — verified byte for byte as they arrive (no second copy is kept), with the
+ * numbers an SRE needs: MiB/s, time to the first byte back, the longest stall, whether the exit status came
+ * before the last byte, and how much of the tail was lost.
+ *
+ * Written as kubectl writes: stdin in 32 KiB pieces (client-go copies stdin with io.Copy's 32 KiB buffer into
+ * one message / DATA frame each), waiting for the stream's own flow control (`write()` → false → 'drain').
+ */
+import { randomBytes } from 'node:crypto';
+import type { Readable, Writable } from 'node:stream';
+import { probeError, type ProbeError } from '../errors.js';
+import type { ExecExit } from '../streaming/types.js';
+import type { Clock } from '../timers.js';
+
+/** client-go's stdin copy buffer (io.Copy, 32 KiB): one WebSocket message or SPDY DATA frame per piece. */
+export const TRANSFER_CHUNK_BYTES = 32 * 1024;
+/** No byte back for this long ends the transfer as stalled (a hop that buffers the stream, or a stuck peer). */
+export const DEFAULT_STALL_SECONDS = 10;
+/** The slowest path a transfer waits for: below it the transfer ends TRANSFER_TIMEOUT (the time limit is 10 s + size at this rate). */
+export const TRANSFER_FLOOR_BYTES_PER_SECOND = 256 * 1024;
+/** After the exit status: how long the last bytes may still take before the tail counts as lost. */
+export const TAIL_GRACE_MS = 1_000;
+/** How often the stall watch looks. */
+const STALL_POLL_MS = 100;
+/** A gap shorter than this between bytes is not a stall worth naming. */
+const STALL_RESOLUTION_MS = 100;
+
+export type TransferEnd = 'complete' | 'truncated' | 'stalled' | 'mismatch' | 'timeout' | 'ended';
+
+export interface TransferOutcome {
+  readonly bytes: number;
+  readonly sentBytes: number;
+  readonly receivedBytes: number;
+  /** First byte written to the last byte back (or to the end), s. */
+  readonly seconds: number;
+  /** Bytes back per second, in MiB/s (2^20 bytes), over `seconds`. */
+  readonly mibPerSecond: number;
+  /** First byte written to first byte back, ms; null when none came. */
+  readonly firstByteMs: number | null;
+  /** The longest time with no byte back while more was due, s (0.1 s resolution). */
+  readonly longestStallSeconds: number;
+  /** Where that stall began: bytes received until then (a fixed count across runs points at a buffer or body limit). */
+  readonly longestStallAtBytes: number;
+  /** exec: the exit status arrived before the last byte of stdout (the tail-truncation race); null for port-forward. */
+  readonly exitBeforeLastByte: boolean | null;
+  /** exec: the exit code the server reported; null when none (or port-forward). */
+  readonly exitCode: number | null;
+  /** Bytes of the tail that never came back (sent − received) when the transfer ended; 0 when complete. */
+  readonly lostTailBytes: number;
+  readonly end: TransferEnd;
+}
+
+/** Where the transfer goes: the writable it sends on, the readable it reads back, and how the session ends. */
+export interface TransferChannel {
+  readonly writer: Writable;
+  readonly reader: Readable;
+  /** exec: the exit status (stdin is ended once everything is written). */
+  readonly exit?: Promise<ExecExit>;
+  readonly lost: Promise<{ readonly cause: string }>;
+}
+
+export interface TransferOptions {
+  readonly bytes: number;
+  readonly clock: Clock;
+  readonly stallSeconds?: number;
+}
+
+/** The transfer's time limit, ms: 10 s plus the size at the floor rate. */
+export function transferLimitMs(bytes: number): number {
+  return 10_000 + Math.ceil((bytes / TRANSFER_FLOOR_BYTES_PER_SECOND) * 1000);
+}
+
+/**
+ * The byte at offset i is BLOCK[i mod 64 KiB] XOR (i div 64 KiB mod 251): a fresh random block per transfer,
+ * so stale or replayed bytes never match, and a 64 KiB block duplicated or dropped is caught at its offset.
+ */
+class Pattern {
+  static readonly BLOCK = 64 * 1024;
+  private readonly block = randomBytes(Pattern.BLOCK);
+
+  /** Bytes [from, from+length) of the stream, built a block-run at a time. */
+  slice(from: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length);
+    let k = 0;
+    while (k < length) {
+      const i = from + k;
+      const inBlock = i % Pattern.BLOCK;
+      const run = Math.min(length - k, Pattern.BLOCK - inBlock);
+      const mask = Math.floor(i / Pattern.BLOCK) % 251;
+      for (let j = 0; j < run; j++) out[k + j] = this.block[inBlock + j]! ^ mask;
+      k += run;
+    }
+    return out;
+  }
+
+  /** The offset of the first byte of `chunk` (at stream offset `at`) that differs, or -1. */
+  firstDifference(chunk: Buffer, at: number): number {
+    const expected = this.slice(at, chunk.length);
+    if (expected.equals(chunk)) return -1;
+    for (let k = 0; k < chunk.length; k++) if (chunk[k] !== expected[k]) return at + k;
+    return -1;
+  }
+}
+
+const r1 = (ms: number) => Math.round(ms / 100) / 10;
+
+export type TransferFailure = ProbeError<'TRANSFER_TRUNCATED' | 'TRANSFER_STALLED' | 'TRANSFER_MISMATCH' | 'TRANSFER_TIMEOUT' | 'TRANSFER_ENDED'>;
+
+/** Streams `bytes` through the channel and back; always resolves, with the outcome and (when not complete) why. */
+export function runTransfer(channel: TransferChannel, options: TransferOptions): Promise<{ outcome: TransferOutcome; failure?: TransferFailure }> {
+  const { bytes, clock } = options;
+  const stallMs = (options.stallSeconds ?? DEFAULT_STALL_SECONDS) * 1000;
+  const pattern = new Pattern();
+  const t0 = clock.now();
+  let sent = 0;
+  let received = 0;
+  let firstByteAt: number | undefined;
+  let lastByteAt = t0;
+  let longestStallMs = 0;
+  let longestStallAtBytes = 0;
+  let exitAt: number | undefined;
+  let exit: ExecExit | undefined;
+  let mismatchAt = -1;
+  let finished = false;
+
+  return new Promise((resolve) => {
+    const cancels: (() => void)[] = [];
+    const finish = (end: TransferEnd, failure?: TransferFailure) => {
+      if (finished) return;
+      finished = true;
+      for (const c of cancels) c();
+      channel.reader.off('data', onData);
+      const last = end === 'complete' ? lastByteAt : clock.now();
+      const ms = Math.max(1, last - t0);
+      resolve({
+        outcome: {
+          bytes,
+          sentBytes: sent,
+          receivedBytes: received,
+          seconds: Math.round(ms) / 1000,
+          mibPerSecond: Math.round((received / 1048576 / (ms / 1000)) * 100) / 100,
+          firstByteMs: firstByteAt === undefined ? null : Math.round((firstByteAt - t0) * 10) / 10,
+          longestStallSeconds: r1(longestStallMs),
+          longestStallAtBytes,
+          exitBeforeLastByte: channel.exit ? exitAt !== undefined && (received < bytes || exitAt < lastByteAt) : null,
+          exitCode: exit?.exitCode ?? null,
+          lostTailBytes: end === 'complete' || end === 'mismatch' ? 0 : Math.max(0, sent - received),
+          end,
+        },
+        ...(failure ? { failure } : {}),
+      });
+    };
+    const noteGap = (now: number) => {
+      if (firstByteAt === undefined) return;
+      const gap = now - lastByteAt;
+      if (gap >= STALL_RESOLUTION_MS && gap > longestStallMs) {
+        longestStallMs = gap;
+        longestStallAtBytes = received;
+      }
+    };
+    const complete = () => {
+      if (received < bytes) return;
+      // exec: the transfer is done when both the last byte and the exit status are in (in whichever order).
+      if (channel.exit && exitAt === undefined) return;
+      if (channel.exit && exit?.exitCode !== 0) return endWithExit();
+      finish('complete');
+    };
+    const onData = (chunk: Buffer) => {
+      const now = clock.now();
+      if (firstByteAt === undefined) firstByteAt = now;
+      else noteGap(now);
+      lastByteAt = now;
+      if (received + chunk.length > bytes) {
+        mismatchAt = received + Math.max(0, bytes - received);
+      } else if (mismatchAt < 0) {
+        mismatchAt = pattern.firstDifference(chunk, received);
+      }
+      received += chunk.length;
+      if (mismatchAt >= 0) {
+        return finish(
+          'mismatch',
+          probeError('TRANSFER_MISMATCH', `the transfer came back different from what was sent, from byte ${mismatchAt} on`, { offset: mismatchAt }),
+        );
+      }
+      complete();
+    };
+    /** The exit status is in and the bytes are not all back: wait the grace for the last of them, then call it. */
+    const endWithExit = () => {
+      if (received >= bytes && exit?.exitCode === 0) return finish('complete');
+      const lost = Math.max(0, sent - received);
+      const status = exit?.exitCode === undefined ? 'no exit status' : `exit status ${exit.exitCode}`;
+      finish(
+        'truncated',
+        probeError(
+          'TRANSFER_TRUNCATED',
+          lost > 0
+            ? `${status} came with ${received} of ${sent} bytes back: the last ${lost} bytes were lost`
+            : `${status} after all ${received} bytes came back`,
+          { sentBytes: sent, receivedBytes: received, lostBytes: lost },
+        ),
+      );
+    };
+    channel.reader.on('data', onData);
+    void channel.exit?.then((e) => {
+      if (finished) return;
+      exit = e;
+      exitAt = clock.now();
+      if (received >= bytes) return complete();
+      cancels.push(clock.after(TAIL_GRACE_MS, endWithExit));
+    });
+    void channel.lost.then((end) => {
+      if (finished) return;
+      // exec: the status may be a moment behind the end it came with; it decides truncated vs ended.
+      cancels.push(
+        clock.after(channel.exit ? 200 : 0, () => {
+          if (finished) return;
+          if (exitAt !== undefined) return endWithExit();
+          finish(
+            'ended',
+            probeError('TRANSFER_ENDED', `the connection ended (${end.cause}) with ${received} of ${bytes} bytes back`, {
+              receivedBytes: received,
+              cause: end.cause,
+            }),
+          );
+        }),
+      );
+    });
+    const watch = () => {
+      const now = clock.now();
+      const quietMs = now - (firstByteAt === undefined ? t0 : lastByteAt);
+      if (received < bytes && exitAt === undefined && quietMs >= stallMs) {
+        if (quietMs > longestStallMs) {
+          longestStallMs = quietMs;
+          longestStallAtBytes = received;
+        }
+        return finish(
+          'stalled',
+          probeError(
+            'TRANSFER_STALLED',
+            `no byte came back for ${r1(quietMs)} s after ${received} of ${bytes} bytes (${sent} sent): something on the path holds the stream`,
+            { receivedBytes: received, stallSeconds: r1(quietMs) },
+          ),
+        );
+      }
+      cancels.push(clock.after(STALL_POLL_MS, watch));
+    };
+    cancels.push(clock.after(STALL_POLL_MS, watch));
+    const limitMs = transferLimitMs(bytes);
+    cancels.push(
+      clock.after(limitMs, () =>
+        finish(
+          'timeout',
+          probeError(
+            'TRANSFER_TIMEOUT',
+            `${received} of ${bytes} bytes came back within the limit of ${limitMs / 1000} s (below ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s)`,
+            { receivedBytes: received, limitSeconds: limitMs / 1000 },
+          ),
+        ),
+      ),
+    );
+    // Write as client-go does, waiting for the stream's flow control; exec then ends stdin (EOF for cat).
+    const pump = () => {
+      while (!finished && sent < bytes) {
+        const n = Math.min(TRANSFER_CHUNK_BYTES, bytes - sent);
+        const more = channel.writer.write(pattern.slice(sent, n));
+        sent += n;
+        if (!more) return void channel.writer.once('drain', pump);
+      }
+      if (!finished && channel.exit) channel.writer.end();
+    };
+    channel.writer.on('error', () => undefined);
+    pump();
+  });
+}
