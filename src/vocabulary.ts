@@ -20,6 +20,17 @@ export type Transport = (typeof TRANSPORTS)[number];
 export const KEEPALIVES = ['kubectl', 'none'] as const;
 export type KeepaliveMode = (typeof KEEPALIVES)[number];
 
+/**
+ * What moves during a hold: nothing but the keepalive's pings (`silent`), or output from the pod every few
+ * seconds with nothing from the client (`output`, as `tail -f` or `kubectl logs -f` through exec do), or input
+ * from the client every few seconds with nothing back (`input`, as a slow upload does). Exec only: a
+ * port-forward's pod side is an echo, which answers every byte.
+ */
+export const HOLD_SHAPES = ['silent', 'output', 'input'] as const;
+export type HoldShape = (typeof HOLD_SHAPES)[number];
+/** How often a shaped hold moves its few bytes, s. */
+export const HOLD_SHAPE_PERIOD_SECONDS = 2;
+
 /** What a plan probes when nothing narrows it. */
 export const DEFAULT_MATRIX = {
   operations: OPERATIONS,
@@ -35,6 +46,27 @@ export const DEFAULT_MATRIX = {
  * fit on top of this (config/probe-config.ts, LAMBDA_MAX_HOLD_SECONDS).
  */
 export const MAX_HOLD_SECONDS = 6 * 3600;
+
+/** The largest transfer any runner accepts: data through NAT gateways and endpoints is billed per GB. */
+export const MAX_TRANSFER_BYTES = 1024 ** 3;
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, ki: 1024, mib: 1024 ** 2, mi: 1024 ** 2, gib: 1024 ** 3, gi: 1024 ** 3 };
+
+/**
+ * A transfer size: 8MiB, 64MiB, 512KiB, 1GiB (Ki/Mi/Gi too), or bytes; `0` or `off` is no transfer (undefined).
+ * Binary units only, so "8MiB" can never be read as 8 000 000 bytes.
+ */
+export function parseSize(field: string, text: unknown, code: ErrorCode = 'USAGE'): number | undefined {
+  const t = typeof text === 'number' ? String(text) : typeof text === 'string' ? text.trim() : undefined;
+  const m = t === undefined ? null : /^(\d+)\s*([a-zA-Z]*)$/.exec(t);
+  if (t === 'off') return undefined;
+  const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined)
+    throw probeError(code, `${field}: ${JSON.stringify(text)} is not a size (examples: 8MiB, 64MiB, 512KiB; 0 or off for none)`, { field });
+  const bytes = Number(m[1]) * unit;
+  if (bytes === 0) return undefined;
+  if (bytes > MAX_TRANSFER_BYTES) throw probeError(code, `${field}: ${t} is more than the largest transfer (1GiB)`, { field });
+  return bytes;
+}
 
 const UNIT_SECONDS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600 };
 

@@ -2,7 +2,8 @@
  * In-process stand-ins for the commands of the emulated pod (README, "The
  * emulator"): cat [FILE], echo, sleep, true, false, exit, test -d/-f/-e,
  * ls, mkdir -p, pwd, hostname, tar cf - / tar xf - -C DIR (what `kubectl cp`
- * runs, on the pod's in-memory filesystem), sh -c '<script>' and an
+ * runs, on the pod's in-memory filesystem), head -n N and wc -c on stdin, exec,
+ * sh -c '<script>' (with `while true; do …; done`) and an
  * interactive sh (echo, prompt and line editing under a TTY, so `kubectl
  * exec -it -- sh` can be used and left with `exit` or Ctrl-D).
  */
@@ -41,6 +42,7 @@ function cat(io: ProcessIO): Promise<number> {
     stdin.once('end', done);
     stdin.once('close', done);
     io.signal.addEventListener('abort', done, { once: true });
+    stdin.resume();
   });
 }
 
@@ -92,6 +94,8 @@ function readAll(stdin: Readable | undefined, signal: AbortSignal): Promise<Buff
     stdin.once('end', done);
     stdin.once('close', done);
     signal.addEventListener('abort', done, { once: true });
+    // A command before this one (head -n) may have paused it.
+    stdin.resume();
   });
 }
 
@@ -205,6 +209,61 @@ function interactiveShell(io: ProcessIO, fs: PodFilesystem): Promise<number> {
   });
 }
 
+/**
+ * A parsed `sh -c` script: its commands in order, `exit N`, and one loop form, `while true; do …; done` (also
+ * `while :`), which runs until the session goes away (what `--hold-shape output` runs).
+ */
+async function runScript(commands: readonly string[][], io: ProcessIO & { fs: PodFilesystem }): Promise<number> {
+  let code = 0;
+  for (let i = 0; i < commands.length; i++) {
+    const words = commands[i]!;
+    if (io.signal.aborted) return 137;
+    if (words[0] === 'exit') return Number(words[1] ?? code) & 0xff;
+    if (words[0] === 'while' && (words[1] === 'true' || words[1] === ':') && commands[i + 1]?.[0] === 'do') {
+      const end = commands.findIndex((w, j) => j > i && w[0] === 'done');
+      if (end < 0) return (say(io.stderr, 'sh: syntax error: unexpected end of file (expecting "done")\n'), 2);
+      const body = [commands[i + 1]!.slice(1), ...commands.slice(i + 2, end)].filter((w) => w.length > 0);
+      while (!io.signal.aborted) await runScript(body, io);
+      return 137;
+    }
+    code = await runCommand(words, io);
+  }
+  return code;
+}
+
+/** `head -n N` on stdin: the first N lines, then it stops reading and leaves the rest for the next command. */
+function headLines(n: number, io: ProcessIO): Promise<number> {
+  const stdin = io.stdin;
+  if (!stdin || n <= 0) return Promise.resolve(0);
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onData = (c: Buffer) => {
+      let at = 0;
+      while (seen < n) {
+        const nl = c.indexOf(0x0a, at);
+        if (nl < 0) break;
+        seen++;
+        at = nl + 1;
+      }
+      if (seen < n) return io.stdout(c);
+      io.stdout(c.subarray(0, at));
+      stdin.off('data', onData);
+      stdin.pause();
+      if (at < c.length) stdin.unshift(c.subarray(at));
+      resolve(0);
+    };
+    stdin.on('data', onData);
+    stdin.once('end', () => resolve(0));
+  });
+}
+
+/** `wc -c` on stdin: the byte count once stdin ends, as busybox prints it for a pipe (the number alone). */
+async function wcBytes(io: ProcessIO): Promise<number> {
+  const all = await readAll(io.stdin, io.signal);
+  say(io.stdout, `${all.length}\n`);
+  return 0;
+}
+
 export async function runCommand(argv: readonly string[], io: ProcessIO): Promise<number> {
   const [cmd, ...args] = argv;
   const fs = io.fs ?? new PodFilesystem();
@@ -268,6 +327,14 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
       return 0;
     case 'tar':
       return tar(args, io, fs);
+    case 'head':
+      if (args[0] !== '-n' || args.length !== 2) return (say(io.stderr, 'head: only head -n N on stdin is emulated\n'), 1);
+      return headLines(Number(args[1]), io);
+    case 'wc':
+      if (args.join(' ') !== '-c') return (say(io.stderr, 'wc: only wc -c on stdin is emulated\n'), 1);
+      return wcBytes(io);
+    case 'exec':
+      return runCommand(args, { ...io, fs });
     case 'echo':
       io.stdout(Buffer.from(`${args.join(' ')}\n`));
       return 0;
@@ -286,13 +353,7 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
     case '/bin/sh':
     case 'bash': {
       if (args[0] !== '-c' || args[1] === undefined) return interactiveShell(io, fs);
-      let code = 0;
-      for (const words of parseScript(args[1])) {
-        if (io.signal.aborted) return 137;
-        if (words[0] === 'exit') return Number(words[1] ?? code) & 0xff;
-        code = await runCommand(words, { ...io, fs });
-      }
-      return code;
+      return runScript(parseScript(args[1]), { ...io, fs });
     }
     default:
       io.stderr(Buffer.from(`sh: ${cmd}: not found\n`));

@@ -222,7 +222,13 @@ export class Emulator extends EventEmitter {
   }
 
   private forwardTarget(): ForwardTarget {
-    return { podPorts: this.podPorts, echoPort: this.echo.port, podUid: POD_UID, echoInStream: this.options.echoInStream ?? false, faults: this.options.faults };
+    return {
+      podPorts: this.podPorts,
+      echoPort: this.echo.port,
+      podUid: POD_UID,
+      echoInStream: this.options.echoInStream ?? false,
+      faults: this.options.faults,
+    };
   }
 
   /** Whether the API server passes this node's WebSockets to its kubelet (1.36+, and the node declares it). */
@@ -311,7 +317,12 @@ export class Emulator extends EventEmitter {
           serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
         }
       } else {
-        serveWebSocketExec(ws, protocol ?? '', execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults), this.options.wsFirstMessageDelayMs ?? 5);
+        serveWebSocketExec(
+          ws,
+          protocol ?? '',
+          execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults),
+          this.options.wsFirstMessageDelayMs ?? 5,
+        );
       }
     });
   }

@@ -46,7 +46,9 @@ export class FaultySink {
   ) {}
 
   static wrap(sink: (b: Buffer) => void, faults: StreamFaults | undefined): FaultySink | undefined {
-    return faults && (faults.truncateTailBytes || faults.stallAfterBytes !== undefined || faults.throttleBytesPerSecond) ? new FaultySink(sink, faults) : undefined;
+    return faults && (faults.truncateTailBytes || faults.stallAfterBytes !== undefined || faults.throttleBytesPerSecond)
+      ? new FaultySink(sink, faults)
+      : undefined;
   }
 
   write(chunk: Buffer): boolean {
@@ -71,7 +73,7 @@ export class FaultySink {
     let b = chunk;
     const stallAt = this.faults.stallAfterBytes;
     if (stallAt !== undefined) {
-      if (this.passed >= stallAt) return (this.stalled = true), true;
+      if (this.passed >= stallAt) return ((this.stalled = true), true);
       if (this.passed + b.length > stallAt) {
         b = b.subarray(0, stallAt - this.passed);
         this.stalled = true;

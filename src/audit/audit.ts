@@ -5,6 +5,7 @@
  * toggles left in automation, then the A/B of `run` — and one verdict:
  * ready, ready after fixes (in order of likelihood), or blocked.
  */
+import { rowText } from '../probe/row-text.js';
 import type { ResolvedContext } from '../kube/kubeconfig.js';
 import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import type { ConnectionConfig } from '../net/connection.js';
@@ -154,7 +155,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
       if (d.code === 'silent-fallback' || d.code === 'kubectl-breaks-today') continue; // they restate the failure above them
       // A refusal no rule names is still a path that must pass the WebSocket upgrade.
       const category = FIX_OF[d.code] ?? 'upgrade passthrough';
-      fixes.push({ category, what: d.check, evidence: `${v.operation} ${v.keepalive} ${v.holdSeconds} s: ${d.summary}` });
+      fixes.push({ category, what: d.check, evidence: `${v.operation} ${v.keepalive} ${rowText(v)}: ${d.summary}` });
     }
   }
   for (const f of rbac.findings)

@@ -1,4 +1,5 @@
 /** The audit as text (the table view) and as HTML sections (the report view). */
+import { rowText } from '../probe/row-text.js';
 import { table } from '../text.js';
 import { htmlPage, reportSections } from '../report/html.js';
 import type { AuditReport } from './audit.js';
@@ -99,7 +100,7 @@ export function auditText(a: AuditReport): string {
       'A/B (run):',
       table(
         ['  OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT'],
-        a.ab.verdicts.map((v) => [`  ${v.operation}`, v.keepalive, `${v.holdSeconds}s`, v.spdy, v.websocket, v.verdict]),
+        a.ab.verdicts.map((v) => [`  ${v.operation}`, v.keepalive, rowText(v), v.spdy, v.websocket, v.verdict]),
       ),
     );
   }

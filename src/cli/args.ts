@@ -54,6 +54,8 @@ export const MATRIX_FLAGS = {
   transports: { type: 'string' },
   hold: { type: 'string' },
   keepalive: { type: 'string' },
+  transfer: { type: 'string' },
+  'hold-shape': { type: 'string' },
 } as const;
 
 /** The flags that choose the cluster, the target and the matrix, shared by run and audit. */

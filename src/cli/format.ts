@@ -2,17 +2,26 @@
 import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
 import type { Diagnosis, ProbeReport, SessionResult, Verdict } from '../probe/types.js';
+import { bytesText, rowText } from '../probe/row-text.js';
 
 import { table } from '../text.js';
 
 export { table };
 
-const sec = (s: number) => `${s}s`;
+/** A transfer's numbers with their units. */
+function transferText(r: SessionResult): string {
+  const t = r.transfer!;
+  const rate = `${t.mibPerSecond} MiB/s, first byte ${t.firstByteMs ?? '-'} ms, longest stall ${t.longestStallSeconds}s`;
+  if (t.end === 'complete') return `${bytesText(t.receivedBytes)} in ${t.seconds}s (${rate})`;
+  if (t.end === 'truncated') return `LOST TAIL ${t.lostTailBytes}B (${t.receivedBytes}/${t.sentBytes}B back, exit ${r.exitCode ?? '-'})`;
+  return `${t.end.toUpperCase()} at ${t.receivedBytes}/${t.bytes}B (${rate})`;
+}
 const ms = (v: number | null) => (v === null ? '-' : v < 10 ? v.toFixed(1) : v.toFixed(0));
 
 function holdText(r: SessionResult): string {
   if (!r.upgrade.ok) return '-';
   if (r.firstEchoMs === null) return 'no echo';
+  if (r.transfer) return transferText(r);
   if (r.holdSeconds === 0) return 'n/a';
   if (r.hold.survived) return 'survived';
   return r.hold.disconnectSeconds !== null ? `lost at ${r.hold.disconnectSeconds.toFixed(1)}s (${r.hold.cause})` : `lost (${r.hold.cause})`;
@@ -46,7 +55,7 @@ export function resultsTable(reports: readonly { path?: string; report: ProbeRep
       r.transport,
       r.subprotocol ?? '-',
       r.keepalive,
-      sec(r.holdSeconds),
+      rowText(r),
       upgradeText(r),
       ms(r.upgrade.handshakeMs),
       ms(r.echoMs ?? r.firstEchoMs),
@@ -71,16 +80,7 @@ export function verdictTable(reports: readonly { path?: string; report: ProbeRep
   const withPath = reports.some((r) => r.path !== undefined);
   const headers = [...(withPath ? ['PATH'] : []), 'OPERATION', 'KEEPALIVE', 'HOLD', 'SPDY', 'WEBSOCKET', 'VERDICT', ...KUBECTL_CLIENTS.map((c) => c.label)];
   const rows = reports.flatMap(({ path, report }) =>
-    report.verdicts.map((v) => [
-      ...(withPath ? [path ?? ''] : []),
-      v.operation,
-      v.keepalive,
-      sec(v.holdSeconds),
-      v.spdy,
-      v.websocket,
-      v.verdict,
-      ...kubectlCells(v),
-    ]),
+    report.verdicts.map((v) => [...(withPath ? [path ?? ''] : []), v.operation, v.keepalive, rowText(v), v.spdy, v.websocket, v.verdict, ...kubectlCells(v)]),
   );
   return table(headers, rows);
 }
@@ -104,7 +104,7 @@ export function diagnosisText(reports: readonly { path?: string; report: ProbeRe
       g.seen.set(d.summary, rows);
       groups.set(key, g);
     };
-    for (const v of report.verdicts) for (const d of v.diagnosis) add(d, `${v.operation} ${v.keepalive} ${sec(v.holdSeconds)}`);
+    for (const v of report.verdicts) for (const d of v.diagnosis) add(d, `${v.operation} ${v.keepalive} ${rowText(v)}`);
     for (const d of report.findings) add(d);
     if (groups.size === 0) continue;
     out.push(path ? `${path}:` : 'Diagnosis:');

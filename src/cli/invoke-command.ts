@@ -13,7 +13,7 @@ import type { LocationSummary } from '../lambda/run-location.js';
 import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
 import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
 import { MATRIX_FLAGS, holds, list, oneOf, parse } from './args.js';
-import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
+import { HOLD_SHAPES, KEEPALIVES, OPERATIONS, TRANSPORTS, parseSize } from '../vocabulary.js';
 import { EXIT } from './exit-codes.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-model.js';
 import { KUBECTL_LEGEND, kubectlCells, table } from './format.js';
@@ -38,6 +38,8 @@ Flags:
   --runner R           auto | lambda | task (default auto: the task when a hold is longer than a Lambda run);
                        a task is started, waited for (progress on stderr) and read from its log
   --keepalive LIST     kubectl,none
+  --hold-shape LIST    silent,output,input: what moves during exec holds (run --help)
+  --transfer SIZE      also stream SIZE bytes through each operation × transport (8MiB; run --help)
   -o, --output FORMAT  table | json | html (html: every location's reports in one self-contained file)
   --out FILE           write the report to FILE instead of stdout
   -h, --help           this help
@@ -99,6 +101,11 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
       .map((h) => h.trim())
       .filter(Boolean);
   }
+  if (values.transfer !== undefined) {
+    parseSize('--transfer', values.transfer);
+    event.transfer = values.transfer;
+  }
+  if (values['hold-shape']) event.holdShapes = list('hold-shape', values['hold-shape'], HOLD_SHAPES, []);
   const runner = oneOf('runner', values.runner, ['auto', 'lambda', 'task'] as const, 'auto');
   const useTask = runner === 'task' || (runner === 'auto' && longest > LAMBDA_MAX_HOLD_SECONDS);
   // One ECS and one Logs client per location, loaded only when a task runs (a wait polls them for an hour).

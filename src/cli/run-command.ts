@@ -11,7 +11,18 @@ import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-n
 import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import { DEFAULT_MATRIX, KEEPALIVES, OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../vocabulary.js';
+import {
+  DEFAULT_MATRIX,
+  HOLD_SHAPES,
+  KEEPALIVES,
+  OPERATIONS,
+  TRANSPORTS,
+  parseSize,
+  type HoldShape,
+  type KeepaliveMode,
+  type Operation,
+  type Transport,
+} from '../vocabulary.js';
 import { PLAN_FLAGS, holds, integer, list, oneOf, parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
@@ -41,6 +52,13 @@ Flags:
   --transports LIST     websocket,spdy (default both)
   --hold LIST           idle holds, e.g. 0s,65s,6m (default 0s)
   --keepalive LIST      kubectl,none: kubectl's pings, or none at all (default kubectl)
+  --hold-shape LIST     silent,output,input: what moves during exec holds (default silent): output = the
+                        pod writes a line every 2 s and the client nothing (tail -f); input = the client
+                        writes every 2 s and the pod nothing. Each shape is its own row; a hop with one
+                        idle timer per direction cuts output or input while silent survives
+  --transfer SIZE       also stream SIZE bytes (8MiB, 64MiB; at most 1GiB) through exec (stdin → cat →
+                        stdout, then the exit status: the kubectl cp path) and port-forward, on each
+                        transport, byte-exact: MiB/s, first byte, longest stall, lost tail (default off)
   --location NAME       where this runs, for results (default the host name)
 ${OUTPUT_HELP}
   --echo-timeout MS     how long one echo may take (default 5000)
@@ -66,14 +84,26 @@ export interface RunSelection {
   readonly transports: Transport[];
   readonly keepalives: KeepaliveMode[];
   readonly holdsSeconds: number[];
+  readonly transferBytes?: number;
+  readonly holdShapes?: HoldShape[];
 }
 
-export function selection(values: { ops?: string; transports?: string; hold?: string; keepalive?: string }): RunSelection {
+export function selection(values: {
+  ops?: string;
+  transports?: string;
+  hold?: string;
+  keepalive?: string;
+  transfer?: string;
+  'hold-shape'?: string;
+}): RunSelection {
+  const transferBytes = values.transfer === undefined ? undefined : parseSize('--transfer', values.transfer);
   return {
     operations: list('ops', values.ops, OPERATIONS, DEFAULT_MATRIX.operations),
     transports: list('transports', values.transports, TRANSPORTS, DEFAULT_MATRIX.transports),
     keepalives: list('keepalive', values.keepalive, KEEPALIVES, DEFAULT_MATRIX.keepalives),
     holdsSeconds: holds('hold', values.hold, DEFAULT_MATRIX.holdsSeconds),
+    ...(transferBytes ? { transferBytes } : {}),
+    ...(values['hold-shape'] === undefined ? {} : { holdShapes: list('hold-shape', values['hold-shape'], HOLD_SHAPES, ['silent']) }),
   };
 }
 

@@ -2,11 +2,14 @@
 import { probeError } from '../errors.js';
 import {
   DEFAULT_MATRIX,
+  HOLD_SHAPES,
   KEEPALIVES,
   OPERATIONS,
   TRANSPORTS,
   parseHolds,
   parseSelection,
+  parseSize,
+  type HoldShape,
   type KeepaliveMode,
   type Operation,
   type Transport,
@@ -19,6 +22,10 @@ export interface ProbeEvent {
   readonly transports: readonly Transport[];
   readonly keepalives: readonly KeepaliveMode[];
   readonly holdsSeconds: readonly number[];
+  /** `transfer` ("8MiB"): also stream this many bytes through each operation × transport (the kubectl cp path). */
+  readonly transferBytes?: number;
+  /** `holdShapes` (["silent","output"]): what moves during exec holds. */
+  readonly holdShapes?: readonly HoldShape[];
 }
 
 const RULES = { code: 'CONFIG_INVALID', indexed: true } as const;
@@ -27,7 +34,7 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
   const o = raw === undefined || raw === null ? {} : raw;
   if (typeof o !== 'object' || Array.isArray(o)) throw probeError('CONFIG_INVALID', 'the event must be a JSON object (or empty)', { field: 'event' });
   const e = o as Record<string, unknown>;
-  const known = new Set(['schedule', 'clusters', 'operations', 'transports', 'keepalives', 'holds']);
+  const known = new Set(['schedule', 'clusters', 'operations', 'transports', 'keepalives', 'holds', 'transfer', 'holdShapes']);
   for (const k of Object.keys(e))
     if (!known.has(k)) throw probeError('CONFIG_INVALID', `event.${k} is not a known field (${[...known].join(', ')})`, { field: `event.${k}` });
   const listOf = (key: string): readonly unknown[] | undefined => {
@@ -49,7 +56,11 @@ export function parseProbeEvent(raw: unknown): ProbeEvent {
     throw probeError('CONFIG_INVALID', 'event.clusters is empty: name at least one cluster, or leave it out to probe them all', { field: 'event.clusters' });
   if (e.schedule !== undefined && typeof e.schedule !== 'string')
     throw probeError('CONFIG_INVALID', 'event.schedule must be a string', { field: 'event.schedule' });
+  const transferBytes = e.transfer === undefined ? undefined : parseSize('event.transfer', e.transfer, 'CONFIG_INVALID');
+  const shapes = listOf('holdShapes');
   return {
+    ...(transferBytes ? { transferBytes } : {}),
+    ...(shapes === undefined ? {} : { holdShapes: parseSelection('event.holdShapes', shapes, HOLD_SHAPES, RULES) }),
     schedule: e.schedule as string | undefined,
     clusters: e.clusters as string[] | undefined,
     operations: pick('operations', OPERATIONS, DEFAULT_MATRIX.operations),

@@ -15,6 +15,7 @@ import type { LocationSummary, RefusedHold } from '../metrics/location-summary.j
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
+import { TRANSFER_FLOOR_BYTES_PER_SECOND, transferLimitMs } from '../probe/transfer.js';
 import { notMeasuredVerdicts } from '../probe/verdicts.js';
 import { verdictLogLines } from './verdict-log.js';
 import type { Diagnosis, ProbeReport } from '../probe/types.js';
@@ -143,6 +144,19 @@ export async function runLocation(
         reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`,
       });
   }
+  // The transfer runs alongside the holds; it too must fit before publishing.
+  let transferBytes = event.transferBytes;
+  if (transferBytes) {
+    const needs = lambdaSessionMs(0) + transferLimitMs(transferBytes);
+    if (needs > sessionBudgetMs) {
+      refused.push({
+        holdSeconds: 0,
+        transferBytes,
+        reason: `a ${transferBytes}-byte transfer may need up to ${Math.ceil(needs / 1000)}s (its limit assumes ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s); only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`,
+      });
+      transferBytes = undefined;
+    }
+  }
   // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
   const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
   const perNodeReports: PerNodeReport[] = [];
@@ -161,12 +175,20 @@ export async function runLocation(
       transports: event.transports,
       keepalives: event.keepalives,
       holdsSeconds: holds,
+      ...(transferBytes ? { transferBytes } : {}),
+      ...(event.holdShapes ? { holdShapes: event.holdShapes } : {}),
       echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS,
     };
     // The per-node targets run alongside the main one, in one wave that fits the same time budget.
     const [report, perNode] = await Promise.all([
       (deps.runPlan ?? runPlan)(plan, {}),
-      cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
+      // Per-node targets answer "does this node's streaming work", not the transfer or shape questions (16 × 64 MiB would cost more than it tells).
+      cluster.target.perNode
+        ? runPerNode(
+            { ...plan, transferBytes: undefined, holdShapes: undefined },
+            { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES },
+          )
+        : undefined,
     ]);
     if (perNode) perNodeReports.push(perNode);
     // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).

@@ -3,6 +3,7 @@
  * dashboard runs over those lines (infra/dashboard.ts): one definition for
  * both, so the table never asks for a field the function does not write.
  */
+import { rowText } from '../probe/row-text.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
 import type { ProbeReport } from '../probe/types.js';
 
@@ -17,6 +18,8 @@ export interface VerdictLogLine {
   readonly operation: string;
   readonly keepalive: string;
   readonly holdSeconds: number;
+  /** The row as the table names it: `65s`, `65s-output`, `cp 8MiB` (rowText). */
+  readonly row: string;
   readonly verdict: string;
   readonly spdy: string;
   readonly websocket: string;
@@ -38,6 +41,7 @@ export function verdictLogLines(report: ProbeReport, location: string, schedule:
     operation: v.operation,
     keepalive: v.keepalive,
     holdSeconds: v.holdSeconds,
+    row: rowText(v),
     verdict: v.verdict,
     spdy: v.spdy,
     websocket: v.websocket,
@@ -47,9 +51,9 @@ export function verdictLogLines(report: ProbeReport, location: string, schedule:
   }));
 }
 
-/** The latest verdict per cluster × operation × keepalive × hold, with its diagnosis (Logs Insights). */
+/** The latest verdict per cluster × operation × keepalive × row (hold, shaped hold, transfer), with its diagnosis (Logs Insights). */
 export const LATEST_VERDICTS_QUERY: readonly string[] = [
   `filter msg = "${VERDICT_LOG_MSG}"`,
-  'stats latest(verdict) as verdict, latest(kubectl) as kubectl, latest(diagnosis) as diagnosis, latest(check) as check, latest(@timestamp) as at by cluster, operation, keepalive, holdSeconds',
-  'sort cluster, operation, keepalive, holdSeconds',
+  'stats latest(verdict) as verdict, latest(kubectl) as kubectl, latest(diagnosis) as diagnosis, latest(check) as check, latest(@timestamp) as at by cluster, operation, keepalive, row',
+  'sort cluster, operation, keepalive, row',
 ];

@@ -8,6 +8,8 @@ import type { PublishOutcome } from './cloudwatch.js';
 
 export interface RefusedHold {
   readonly holdSeconds: number;
+  /** Set when what did not fit was the transfer (`transfer`), not a hold. */
+  readonly transferBytes?: number;
   readonly reason: string;
 }
 

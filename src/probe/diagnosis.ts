@@ -256,7 +256,8 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       return {
         code: 'stream-corrupted',
         summary: `The ${what(r)} transfer came back altered: ${errorText(r, r.error)}`,
-        check: 'A hop altered bytes inside the upgraded connection (a content filter, a broken TLS-intercepting proxy): `kubectl cp` would write a corrupt file.',
+        check:
+          'A hop altered bytes inside the upgraded connection (a content filter, a broken TLS-intercepting proxy): `kubectl cp` would write a corrupt file.',
       };
   }
   const h = r.hold;

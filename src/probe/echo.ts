@@ -61,12 +61,12 @@ export class EchoReader {
   }
 
   /**
-   * Writes `payload` and resolves with the round trip in ms once it is read
+   * Writes `payload` (unless `out` is undefined) and resolves with the round trip in ms once it is read
    * back. Fails with ECHO_CONNECTION_ENDED when `lost` settles first,
    * ECHO_WRITE_FAILED when the write fails, and at `timeoutMs` with
    * ECHO_MISMATCH when other bytes came back, else ECHO_TIMEOUT.
    */
-  echo(out: Writable, payload: string, timeoutMs: number, lost: Promise<{ readonly cause: string }>): Promise<number> {
+  echo(out: Writable | undefined, payload: string, timeoutMs: number, lost: Promise<{ readonly cause: string }>): Promise<number> {
     const t0 = performance.now();
     return new Promise<number>((resolve, reject) => {
       let settled = false;
@@ -100,7 +100,8 @@ export class EchoReader {
       void lost.then((end) =>
         settle(probeError('ECHO_CONNECTION_ENDED', `the connection ended (${end.cause}) before the echo came back`, { cause: end.cause })),
       );
-      out.write(payload, (err) => {
+      // Without a writable, only wait for `payload` (a shaped hold's tick, written by the pod itself).
+      out?.write(payload, (err) => {
         if (err) settle(probeError('ECHO_WRITE_FAILED', `the echo could not be written: ${err.message}`, { reason: err.message }, err));
       });
     });

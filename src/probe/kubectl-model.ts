@@ -36,6 +36,7 @@
 import type { KeepaliveMode, Operation } from '../vocabulary.js';
 import { KUBECTL_CLIENTS, type KubectlExperience } from './kubectl-clients.js';
 import type { SessionResult } from './types.js';
+import { TRANSFER_FLOOR_BYTES_PER_SECOND, type TransferOutcome } from './transfer.js';
 
 export { KUBECTL_CLIENTS, TODAYS_KUBECTL, type KubectlClient, type KubectlExperience, type KubectlOutcome } from './kubectl-clients.js';
 
@@ -67,11 +68,34 @@ export function failureOf(r: SessionResult): { readonly fallback: boolean; reado
   if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR')
     return { fallback: false, why: 'it upgraded, then the server sent an error on the error stream' };
   if (r.firstEchoMs === null) return { fallback: false, why: 'it upgraded, then the first exchange failed' };
+  if (r.transfer && r.transfer.end !== 'complete') return { fallback: false, why: `it upgraded, then ${transferWhy(r.transfer)}` };
   if (r.hold.survived === false) {
     const at = r.hold.disconnectSeconds !== null ? ` ${r.hold.disconnectSeconds.toFixed(1)} s after the 101` : '';
     return { fallback: false, why: `it upgraded, then the session was lost${at} (${r.hold.cause})` };
   }
   return { fallback: false, why: r.error ?? 'the session failed' };
+}
+
+/**
+ * A transfer that did not complete, in kubectl's terms: what `kubectl cp` (exec + tar) shows on it. The lost
+ * tail's words are measured with real kubectl (test/lab/kubectl-cp.test.ts); a stall is kubectl waiting with
+ * no timeout of its own (client-go's stream copy has none).
+ */
+function transferWhy(t: TransferOutcome): string {
+  switch (t.end) {
+    case 'truncated':
+      return `the transfer lost its last ${t.lostTailBytes} bytes before the exit status (\`kubectl cp\` from the pod: "unexpected EOF"; \`exec … cat\`: short output, exit 0)`;
+    case 'stalled':
+      return `the transfer stalled after ${t.receivedBytes} bytes (\`kubectl cp\` hangs there)`;
+    case 'ended':
+      return `the connection ended after ${t.receivedBytes} of ${t.bytes} bytes`;
+    case 'timeout':
+      return `the transfer ran slower than ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s`;
+    case 'mismatch':
+      return 'the transfer came back altered (`kubectl cp` would write a corrupt file)';
+    default:
+      return 'the transfer failed';
+  }
 }
 
 /** A forecast before its client and source are attached. */

@@ -5,6 +5,7 @@
  * verdicts, what each kubectl would experience, and the diagnoses.
  */
 import { unlessAborted } from '../timers.js';
+import type { HoldShape } from '../vocabulary.js';
 import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
@@ -18,20 +19,21 @@ import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type Pr
 
 /** The sessions of a plan's matrix. */
 export function expandPlan(
-  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShape'>>,
+  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShapes'>>,
 ): SessionSpec[] {
   const specs: SessionSpec[] = [];
-  // A hold shape is about what the pod writes: only exec can make the pod write (port-forward's pod side is an echo).
-  const shaped = (operation: string, holdSeconds: number) =>
-    plan.holdShape && plan.holdShape !== 'silent' && operation === 'exec' && holdSeconds > 0 ? { holdShape: plan.holdShape } : {};
+  // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo).
+  const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] =>
+    operation === 'exec' && holdSeconds > 0 ? (plan.holdShapes ?? ['silent']).map((h) => (h === 'silent' ? undefined : h)) : [undefined];
   for (const operation of plan.operations)
     for (const keepalive of plan.keepalives)
       for (const holdSeconds of plan.holdsSeconds)
-        for (const transport of plan.transports) {
-          // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
-          if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
-          specs.push({ operation, transport, keepalive, holdSeconds, ...shaped(operation, holdSeconds) });
-        }
+        for (const holdShape of shapes(operation, holdSeconds))
+          for (const transport of plan.transports) {
+            // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
+            if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
+            specs.push({ operation, transport, keepalive, holdSeconds, ...(holdShape ? { holdShape } : {}) });
+          }
   // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.
   if (plan.transferBytes)
     for (const operation of plan.operations)
@@ -110,9 +112,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const methodProbes = toProbe.length ? await unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [];
     const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured, methodProbes });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
-    const measured = results.filter((r) =>
-      verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowKey(r)),
-    );
+    const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowKey(r)));
     const findings = crossFindings(measured);
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));

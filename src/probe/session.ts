@@ -23,6 +23,8 @@ import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSessio
 import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
 import { EchoReader, nonce } from './echo.js';
 import { runTransfer, transferLimitMs } from './transfer.js';
+import { TICK, holdShapeCommand } from './hold-shape.js';
+import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
 import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
@@ -59,6 +61,8 @@ class SessionRun {
   private holdStartedAt: number | undefined;
   private lastMovedAt: number | undefined;
   private stopWatching: (() => void) | undefined;
+  /** An input-shaped hold's tick bytes, which the pod's `wc -c` must count after the hold. */
+  private ticksWritten = 0;
   /** Set when the run was interrupted: a connection that opens afterwards is closed at once. */
   private stopped = false;
 
@@ -142,7 +146,7 @@ class SessionRun {
     try {
       session =
         spec.operation === 'exec'
-          ? await openExec(spec.transport, target.connection, { ...common, command: ['cat'], stdin: true })
+          ? await openExec(spec.transport, target.connection, { ...common, command: holdShapeCommand(spec.holdShape), stdin: true })
           : await openPortForward(spec.transport, target.connection, common);
     } catch (err) {
       throw new Finished({ upgrade: upgradeFailure(err, this.scrub) });
@@ -215,7 +219,10 @@ class SessionRun {
   private async transfer(bytes: number): Promise<void> {
     this.progress('transferring');
     const c = this.channel!;
-    const { outcome, failure } = await runTransfer({ writer: c.writer, reader: c.exec ? c.exec.stdout! : c.forwarded!.stream, exit: c.exec?.exit, lost: c.lost }, { bytes, clock: this.clock });
+    const { outcome, failure } = await runTransfer(
+      { writer: c.writer, reader: c.exec ? c.exec.stdout! : c.forwarded!.stream, exit: c.exec?.exit, lost: c.lost },
+      { bytes, clock: this.clock },
+    );
     this.state.transfer = outcome;
     if (c.exec) this.state.exitCode = outcome.exitCode;
     if (failure) {
@@ -234,7 +241,10 @@ class SessionRun {
     this.progress('holding');
     const c = this.channel!;
     this.watchActivity(c.session);
+    const ticks = this.spec.holdShape === 'input' ? this.writeTicks() : undefined;
     const lost = await withTimeout(c.lost, holdSeconds * 1000, this.clock);
+    ticks?.stop();
+    this.ticksWritten = ticks?.written() ?? 0;
     if (lost) {
       const hold = this.lostAt(lost);
       this.progress('lost', hold.disconnectSeconds ?? undefined);
@@ -280,7 +290,11 @@ class SessionRun {
     if (this.spec.holdSeconds === 0) return;
     const c = this.channel!;
     try {
-      this.state.echoMs = await this.echo();
+      if (this.spec.holdShape === 'input') {
+        // Every tick must have arrived: `wc -c` prints their count once stdin is closed.
+        c.exec!.stdin!.end();
+        this.state.echoMs = await c.reader.echo(undefined, `${this.ticksWritten}\n`, this.options.echoTimeoutMs, c.lost);
+      } else this.state.echoMs = await this.echo();
       this.stopWatching?.();
       this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
     } catch (err) {
@@ -295,8 +309,8 @@ class SessionRun {
   /** Close the way kubectl does; for exec, first collect the exit status after stdin EOF. */
   private async close(): Promise<void> {
     const c = this.channel!;
-    if (c.exec && this.state.transfer) {
-      // The transfer ended stdin and collected the exit status.
+    if (c.exec && (this.state.transfer || this.spec.holdShape === 'output')) {
+      // The transfer ended stdin and collected the exit status; an output-shaped pod writes until it is stopped.
     } else if (c.exec) {
       c.exec.stdin!.end();
       const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);
@@ -317,7 +331,23 @@ class SessionRun {
 
   private echo(): Promise<number> {
     const c = this.channel!;
+    // An output-shaped hold is proven by the pod's own ticks: one may take a whole period to come.
+    if (this.spec.holdShape === 'output') return c.reader.echo(undefined, TICK, this.options.echoTimeoutMs + HOLD_SHAPE_PERIOD_SECONDS * 1000, c.lost);
     return c.reader.echo(c.writer, `${nonce()}\n`, this.options.echoTimeoutMs, c.lost);
+  }
+
+  /** An input-shaped hold: a tick from the client every period; returns how to stop it and how many bytes it wrote. */
+  private writeTicks(): { stop(): void; readonly written: () => number } {
+    const c = this.channel!;
+    let written = 0;
+    let cancel = () => {};
+    const tick = () => {
+      c.writer.write(TICK);
+      written += TICK.length;
+      cancel = this.clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
+    };
+    cancel = this.clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
+    return { stop: () => cancel(), written: () => written };
   }
 
   private secondsSince101(atMs: number): number {
@@ -352,7 +382,11 @@ class SessionRun {
 
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   const run = new SessionRun(spec, target, options);
-  const deadlineMs = sessionDeadlineMs(spec.holdSeconds, target.connection, options) + (spec.transferBytes ? transferLimitMs(spec.transferBytes) : 0);
+  // A transfer adds its own limit; a shaped hold's proofs may each wait a period for the pod's tick.
+  const deadlineMs =
+    sessionDeadlineMs(spec.holdSeconds, target.connection, options) +
+    (spec.transferBytes ? transferLimitMs(spec.transferBytes) : 0) +
+    (spec.holdShape ? 2 * HOLD_SHAPE_PERIOD_SECONDS * 1000 : 0);
   const outcome = await withTimeout(unlessAborted(run.run(), options.signal, 'aborted' as const), deadlineMs, options.clock);
   if (outcome === 'aborted') return run.interrupted(signalName(options.signal!));
   return outcome ?? run.atDeadline(deadlineMs);

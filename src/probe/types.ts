@@ -4,6 +4,7 @@ import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
 import type { KubectlExperience } from './kubectl-clients.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
+import type { HoldShape } from '../vocabulary.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
 
@@ -34,8 +35,8 @@ export interface ProbePlan {
   readonly holdsSeconds: readonly number[];
   /** Also stream this many bytes through each operation × transport (`--transfer`): the `kubectl cp` path. */
   readonly transferBytes?: number;
-  /** What moves during exec holds (`--hold-shape`); default silent. */
-  readonly holdShape?: HoldShape;
+  /** What moves during exec holds (`--hold-shape`), each its own row; default silent only. */
+  readonly holdShapes?: readonly HoldShape[];
   /** How long one echo may take, ms. */
   readonly echoTimeoutMs?: number;
 }
@@ -50,13 +51,6 @@ export interface SessionSpec {
   /** What moves during the hold (`--hold-shape`, exec only); absent is `silent`. */
   readonly holdShape?: HoldShape;
 }
-
-/**
- * What moves during a hold: nothing but the keepalive's pings (`silent`), or output from the pod every few
- * seconds with nothing from the client (`output`, as `tail -f` or `kubectl logs -f` through exec do).
- */
-export const HOLD_SHAPES = ['silent', 'output'] as const;
-export type HoldShape = (typeof HOLD_SHAPES)[number];
 
 /** The row a session belongs to: one A/B per operation × keepalive × hold × hold shape × transfer. */
 export function rowKey(s: Omit<SessionSpec, 'transport'>): string {

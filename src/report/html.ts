@@ -10,6 +10,7 @@
  * on a time axis) are ~100 lines; a library would be 100-300 KB to inline,
  * need JavaScript at view time, and not print (docs/decisions.md).
  */
+import { rowText } from '../probe/row-text.js';
 import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
 import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
@@ -51,7 +52,7 @@ function verdictMatrix(e: ReportEntry): string {
   const rows = e.report.verdicts
     .map(
       (v) =>
-        `<tr data-verdict="${esc(v.verdict)}"><td>${esc(v.operation)}</td><td>${esc(v.keepalive)}</td><td class="num">${v.holdSeconds} s</td>` +
+        `<tr data-verdict="${esc(v.verdict)}"><td>${esc(v.operation)}</td><td>${esc(v.keepalive)}</td><td class="num">${esc(rowText(v))}</td>` +
         `<td class="${CELL_CLASS[v.spdy]}">${esc(v.spdy)}</td><td class="${CELL_CLASS[v.websocket]}">${esc(v.websocket)}</td>` +
         `<td class="${VERDICT_CLASS[v.verdict] ?? ''}"><b>${esc(v.verdict)}</b></td></tr>`,
     )
@@ -69,7 +70,7 @@ function kubectlMatrix(e: ReportEntry): string {
     return `<td class="${cls}" title="${esc(x.reason)}">${word}<div class="why">${esc(x.reason)}</div></td>`;
   };
   const rows = modelled
-    .map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${v.holdSeconds} s</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`)
+    .map((v) => `<tr><td>${esc(v.operation)}</td><td class="num">${esc(rowText(v))}</td>${KUBECTL_CLIENTS.map((c) => cell(v, c.id)).join('')}</tr>`)
     .join('');
   return `<table class="kubectl"><caption>What each kubectl does on this path (kubectl model: fallback to SPDY only when the WebSocket upgrade is refused; 1.38 is KEP-4006 GA as planned: the fallback stays, SPDY can no longer be forced), and clients that have no fallback</caption><thead><tr><th>operation</th><th>hold</th>${KUBECTL_CLIENTS.map((c) => `<th title="${esc(`${c.speaks}. Source: ${c.source}`)}">${c.id === 'websocket-only' ? 'WebSocket-only clients' : `kubectl ${esc(c.label)}`}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
 }
@@ -93,7 +94,7 @@ function timeline(e: ReportEntry): string {
   const bars = held
     .map((r, i) => {
       const y = 14 + i * rowH;
-      const label = `${r.operation} ${r.transport} ${r.keepalive} ${r.holdSeconds} s`;
+      const label = `${r.operation} ${r.transport} ${r.keepalive} ${rowText(r)}`;
       const lostAt = r.hold.survived === false ? (r.hold.disconnectSeconds ?? r.hold.idleSeconds ?? null) : null;
       const end = r.hold.cause === 'interrupted' ? (r.hold.heldSeconds ?? 0) : (lostAt ?? (r.hold.survived ? r.holdSeconds : 0));
       const cls = r.hold.survived ? 'ok' : r.hold.cause === 'interrupted' ? 'warn' : 'bad';
@@ -130,7 +131,7 @@ function latency(e: ReportEntry): string {
     .map((r: SessionResult, i) => {
       const y = 4 + i * rowH;
       const w = Math.max(1, (r.upgrade.handshakeMs! / maxMs) * (W - left - 90));
-      const label = `${r.transport} ${r.operation} ${r.keepalive} ${r.holdSeconds} s`;
+      const label = `${r.transport} ${r.operation} ${r.keepalive} ${rowText(r)}`;
       return `<g class="latency ${r.transport}"><text class="label" x="${left - 8}" y="${y + 12}">${esc(label)}</text><rect class="${r.transport}" x="${left}" y="${y + 2}" width="${w}" height="${rowH - 6}"/><text class="state" x="${left + w + 6}" y="${y + 12}">${r.upgrade.handshakeMs!.toFixed(1)} ms</text></g>`;
     })
     .join('');

@@ -22,7 +22,14 @@ async function transfer(options: EmulatorOptions, bytes: number, over: Partial<P
   return runPlan(
     {
       location: 'test',
-      cluster: { name: 'lab', connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
+      cluster: {
+        name: 'lab',
+        connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 },
+        namespace: 'default',
+        pod: 'probe-target',
+        container: 'main',
+        port: 8080,
+      },
       operations: ['exec', 'portforward'],
       transports: ['websocket', 'spdy'],
       keepalives: ['kubectl'],

@@ -1,0 +1,13 @@
+/** How a row (a verdict, a session) is named to people: the hold with its shape, or the transfer's size. */
+import type { SessionSpec } from './types.js';
+
+const MiB = 1024 * 1024;
+
+/** 8MiB, 512KiB, 1000B. */
+export const bytesText = (b: number): string => (b % MiB === 0 ? `${b / MiB}MiB` : b % 1024 === 0 ? `${b / 1024}KiB` : `${b}B`);
+
+/** `65s`, `65s-output` (a shaped hold), `cp 8MiB` (an exec transfer: the kubectl cp path) or `8MiB` (port-forward). */
+export function rowText(r: Pick<SessionSpec, 'operation' | 'holdSeconds' | 'transferBytes' | 'holdShape'>): string {
+  if (r.transferBytes) return `${r.operation === 'exec' ? 'cp ' : ''}${bytesText(r.transferBytes)}`;
+  return r.holdShape ? `${r.holdSeconds}s-${r.holdShape}` : `${r.holdSeconds}s`;
+}
