@@ -12,7 +12,9 @@
  *   log line) and probe health (per cluster "not measured or not reporting": ProbeError, published by
  *   every run that reaches the cluster, with missing data breaching; per-node probing that finds no
  *   node; PublishFailures, the function's Errors, Throttles and Duration near its timeout, Scheduler
- *   target errors and dropped invocations).
+ *   target errors and dropped invocations); transfers (schedules with `transfer`: TransferComplete < 1 for an
+ *   operation × transport whose UpgradeSuccess alarm is not in ALARM, i.e. small sessions work and bulk
+ *   transfers do not: `kubectl cp` loses its tail, hangs or is cut).
  * - COMPONENTS that notify no one, for the dashboard's alarm panel: UpgradeSuccess per operation ×
  *   transport (missing data breaching: the probe did not run), HoldSurvived per kubectl-keepalive hold.
  * - MEASURED ONLY: holds without pings. They measure a path's idle timeout (published as IdleTimeout);
@@ -40,6 +42,9 @@ export interface AlarmedSchedule {
   readonly holdsSeconds: readonly number[];
   readonly keepalives: readonly KeepaliveMode[];
   readonly operations: readonly Operation[];
+  /** The schedule's transfer (`8MiB`) and its bytes, when it streams one. */
+  readonly transfer?: string;
+  readonly transferBytes?: number;
 }
 
 export interface ProbeAlarmsProps {
@@ -78,6 +83,8 @@ export class ProbeAlarms extends Construct {
     const ticket = new cwActions.SnsAction(p.ticketTopic);
     const page = new cwActions.SnsAction(p.pageTopic);
     const fallbacks: cloudwatch.IAlarm[] = [];
+    /** Per cluster × operation × transport with a transfer: its TransferComplete alarm and its UpgradeSuccess alarm. */
+    const transfers: { readonly transfer: cloudwatch.IAlarm; readonly upgrade: cloudwatch.IAlarm }[] = [];
     const nodes: cloudwatch.IAlarm[] = [];
     const health: cloudwatch.IAlarm[] = [];
 
@@ -89,7 +96,7 @@ export class ProbeAlarms extends Construct {
         const covering = p.schedules.filter((s) => s.operations.includes(op));
         if (covering.length === 0) continue;
         for (const transport of TRANSPORTS) {
-          this.alarm(`upgrade/${cluster}/${op}/${transport}`, {
+          const upgrade = this.alarm(`upgrade/${cluster}/${op}/${transport}`, {
             alarmName: name(cluster, op, transport, 'upgrade'),
             alarmDescription: `${transport} ${op} to ${cluster} from ${p.locationName} did not upgrade and echo in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods, or the probe stopped reporting. Shown on the dashboard; it notifies no one (kubectl may still work through its fallback: KubectlWorks decides the page).`,
             metric: probeMetric('UpgradeSuccess', { ...dims(op), Transport: transport }, { statistic: 'Minimum', period: this.period(covering) }),
@@ -97,6 +104,22 @@ export class ProbeAlarms extends Construct {
             comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
             treatMissingData: cloudwatch.TreatMissingData.BREACHING,
           });
+          const transferCovering = covering.filter((s) => s.transferBytes);
+          if (transferCovering.length) {
+            const sizes = [...new Set(transferCovering.map((s) => s.transfer))].join(', ');
+            transfers.push({
+              upgrade,
+              transfer: this.alarm(`transfer/${cluster}/${op}/${transport}`, {
+                alarmName: name(cluster, op, transport, 'transfer'),
+                alarmDescription: `A ${sizes} transfer through ${transport} ${op} to ${cluster} from ${p.locationName} did not come back whole (a lost tail, a stall, a cut or a corruption) in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods: \`kubectl cp\` breaks on this path. The function's verdict log line says which (transfer-tail-lost, transfer-stalled, transfer-cut, transfer-slow).`,
+                metric: probeMetric('TransferComplete', { ...dims(op), Transport: transport }, { statistic: 'Minimum', period: this.period(transferCovering) }),
+                threshold: 1,
+                comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+                // Missing when the upgrade itself failed, which UpgradeSuccess (and the page) already say.
+                treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+              }),
+            });
+          }
           for (const keepalive of ['kubectl', 'none'] as const) {
             if (keepalive === 'none' && !p.ticketHoldsWithoutPings) continue;
             for (const hold of [...new Set(covering.filter((s) => s.keepalives.includes(keepalive)).flatMap((s) => s.holdsSeconds))].filter((h) => h > 0)) {
@@ -214,6 +237,25 @@ export class ProbeAlarms extends Construct {
     );
     count('health/scheduler-dropped', name('scheduler-dropped'), 'EventBridge Scheduler dropped probe invocations.', schedulerMetric('InvocationDroppedCount'));
 
+    if (transfers.length) {
+      // A ticket, not a page: small sessions work (their upgrade alarm is not in ALARM) and bulk transfers do not.
+      const composite = new cloudwatch.CompositeAlarm(this, 'ticket-transfers', {
+        compositeAlarmName: name('transfers'),
+        alarmDescription:
+          'TICKET, Transfers: exec or port-forward upgrades and echoes work, but a bulk transfer through them does not come back whole: `kubectl cp` loses its tail ("unexpected EOF"), hangs or is cut on this path. See the dashboard\'s transfer row and the verdict log line.',
+        alarmRule: cloudwatch.AlarmRule.anyOf(
+          ...transfers.map((t) =>
+            cloudwatch.AlarmRule.allOf(
+              cloudwatch.AlarmRule.fromAlarm(t.transfer, cloudwatch.AlarmState.ALARM),
+              cloudwatch.AlarmRule.not(cloudwatch.AlarmRule.fromAlarm(t.upgrade, cloudwatch.AlarmState.ALARM)),
+            ),
+          ),
+        ),
+      });
+      composite.addAlarmAction(ticket);
+      this.tickets.push(composite);
+      this.byKey.set('ticket/transfers', composite);
+    }
     for (const [key, components, label] of [
       [
         'ticket/ga-readiness',

@@ -5,7 +5,8 @@
  * kubectl works) and over the last day; holds survived and disconnect times
  * against the 30 / 60 / 350 s idle timeouts hops are known for; the path's
  * measured idle timeout; handshake latency p50 / p99 per transport; and the
- * latest verdicts with their diagnoses from the function's log.
+ * latest verdicts with their diagnoses from the function's log; with a
+ * transfer schedule, transfers complete and their MiB/s.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -26,6 +27,8 @@ export interface ProbeDashboardProps {
   readonly period: Duration;
   readonly logGroup: logs.ILogGroup;
   readonly alarms: readonly cloudwatch.IAlarm[];
+  /** Whether a schedule streams a transfer: a row of TransferComplete and TransferThroughput. */
+  readonly transfers?: boolean;
   /** Clusters probed node by node (target.perNode): a row of nodes probed and failing. */
   readonly perNodeClusters?: readonly string[];
 }
@@ -64,7 +67,7 @@ export class ProbeDashboard extends Construct {
     for (const cluster of props.clusterNames) {
       const dims = (op: string, transport: string) => ({ Location: location, Cluster: cluster, Operation: op, Transport: transport });
       const perTransport = (
-        name: 'UpgradeSuccess' | 'HandshakeLatency' | 'IdleTimeout',
+        name: 'UpgradeSuccess' | 'HandshakeLatency' | 'IdleTimeout' | 'TransferComplete' | 'TransferThroughput',
         statistic: string,
         p: Duration,
         label = (op: string, t: string) => `${op} ${t}`,
@@ -132,6 +135,21 @@ export class ProbeDashboard extends Construct {
           width: 8,
         }),
       ]);
+      if (props.transfers)
+        rows.push([
+          new cloudwatch.GraphWidget({
+            title: `${cluster}: transfers complete (0/1: every byte back, exec's exit status after the last; the kubectl cp path)`,
+            left: perTransport('TransferComplete', 'Minimum', period),
+            leftYAxis: { min: 0, max: 1, showUnits: false },
+            width: 12,
+          }),
+          new cloudwatch.GraphWidget({
+            title: `${cluster}: transfer throughput (MiB/s, first byte written to last byte back)`,
+            left: perTransport('TransferThroughput', 'Average', period),
+            leftYAxis: { label: 'MiB/s', min: 0, showUnits: false },
+            width: 12,
+          }),
+        ]);
       rows.push([
         new cloudwatch.GraphWidget({
           title: `${cluster}: handshake latency p50 / p99 (ms, dial start to 101)`,

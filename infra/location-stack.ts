@@ -89,6 +89,7 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
       holds: s.holds.map((h) => Duration.seconds(parseDurationSeconds('hold', h))),
       keepalives: s.keepalives,
       operations: s.operations,
+      transfer: s.transfer,
     })),
     ...network,
     memorySize: config.memoryMb,

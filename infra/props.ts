@@ -56,6 +56,12 @@ export interface ProbeSchedule {
   readonly keepalives?: readonly KeepaliveMode[];
   /** @default - exec and port-forward */
   readonly operations?: readonly Operation[];
+  /**
+   * Also stream this much through each operation × transport each run, byte-exact (`8MiB`, `64MiB`; at most
+   * 1GiB): the kubectl cp path, published as TransferComplete and TransferThroughput. Data through NAT gateways
+   * and endpoints is billed per GB (README, "Cost"). @default - no transfer
+   */
+  readonly transfer?: string;
 }
 
 export interface ProbeAlarmOptions {

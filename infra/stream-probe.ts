@@ -212,6 +212,7 @@ export class StreamProbe extends Construct {
         logGroup: this.logGroup,
         alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
         perNodeClusters,
+        transfers: this.plan.schedules.some((s) => s.transferBytes),
       }).dashboard;
     }
 
@@ -306,7 +307,7 @@ export class StreamProbe extends Construct {
     });
     for (const s of this.plan.schedules) {
       const holds = s.holdsSeconds.map((h) => `${h}s`);
-      const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations };
+      const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations, ...(s.transfer ? { transfer: s.transfer } : {}) };
       const target =
         s.runner === 'task'
           ? (this.taskRunner ??= new TaskRunner(this, {

@@ -8,7 +8,7 @@ import type { ClusterConfig } from '../src/config/probe-config.js';
 import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from '../src/config/rules.js';
 import { scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { probeError } from '../src/errors.js';
-import { OPERATIONS } from '../src/vocabulary.js';
+import { OPERATIONS, parseSize } from '../src/vocabulary.js';
 import type { AlarmedSchedule } from './alarms.js';
 import type { StreamProbeProps } from './props.js';
 
@@ -83,12 +83,15 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     check(`${f}.holds`, RULES.taskNeedsVpc(longest, props.vpc !== undefined));
     check(`${f}.expression`, RULES.noOverlap(s.expression, longest, source));
     const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
+    if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transfer(s.transfer));
+    const transferBytes = s.transfer === undefined ? undefined : parseSize(`${f}.transfer`, s.transfer, 'CONFIG_INVALID');
     return {
       name: s.name,
       expression: s.expression,
       holdsSeconds,
       keepalives: [...(s.keepalives ?? ['kubectl'])],
       operations: [...(s.operations ?? OPERATIONS)],
+      ...(transferBytes ? { transfer: s.transfer!, transferBytes } : {}),
       runner,
     };
   });

@@ -3,7 +3,7 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
-import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../vocabulary.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../vocabulary.js';
 import { neededEndpointServices } from './aws-apis.js';
 import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
@@ -27,6 +27,8 @@ export const PRICES = {
   /** ECS Fargate, Linux/arm64, per vCPU-hour and per GB-hour (the task runner: 0.25 vCPU, 0.5 GB). */
   fargateArmVcpuHour: 0.03238,
   fargateArmGbHour: 0.00356,
+  /** A NAT gateway, per GB processed (either direction): the upper bound for a transfer's bytes to a public API endpoint. */
+  natGatewayPerGb: 0.045,
   /** CloudWatch Synthetics canary run, the peer a scheduled probe is compared with. */
   syntheticsCanaryRun: 0.0012,
 } as const;
@@ -47,6 +49,13 @@ export interface CostEstimate {
   readonly totalUsd: number;
   readonly metrics: number;
   readonly alarms: number;
+  /**
+   * `transfer` schedules: the bytes they move (sent and received, every operation × transport) priced at a NAT
+   * gateway's per-GB processing, the most a path from a VPC bills; direct internet egress from Lambda outside a VPC
+   * bills data transfer out for what is sent instead, and a private endpoint in the same zone nothing.
+   */
+  readonly transferUsd: number;
+  readonly transferGbPerMonth: number;
   /** Interface endpoints × the subnets (zones) they are in: what is billed by the hour. */
   readonly interfaceEndpoints: number;
 }
@@ -65,8 +74,12 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const clusters = located.length;
   let runs = 0;
   let lambdaUsd = 0;
+  let transferBytes = 0;
   for (const s of config.schedules) {
     const perMonth = SECONDS_PER_MONTH / averageIntervalSeconds(s.expression);
+    // Out and back through every operation × transport, for each cluster.
+    if (s.transfer)
+      transferBytes += perMonth * clusters * 2 * (parseSize('transfer', s.transfer) ?? 0) * (s.operations ?? OPERATIONS).length * TRANSPORTS.length;
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     runs += perMonth;
     // Holds longer than a Lambda run allows run as an ECS Fargate task (counted here with the compute).
@@ -87,7 +100,9 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
       ? neededEndpointServices(runtimeConfigFor(config, location).clusters, { taskRunner }).length * location.vpc.subnetIds.length
       : 0;
   const networkUsd = endpoints * PRICES.interfaceEndpointPerAzHour * (SECONDS_PER_MONTH / 3600) + PRICES.kmsKeyPerMonth;
-  const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd;
+  const transferGbPerMonth = transferBytes / 1e9;
+  const transferUsd = transferGbPerMonth * PRICES.natGatewayPerGb;
+  const total = lambdaUsd + metricsUsd + alarmsUsd + PRICES.dashboardPerMonth + networkUsd + otherUsd + transferUsd;
   const r2 = (n: number) => Math.round(n * 100) / 100;
   return {
     runsPerMonth: Math.round(runs),
@@ -97,6 +112,8 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
     dashboardUsd: PRICES.dashboardPerMonth,
     networkUsd: r2(networkUsd),
     otherUsd: r2(otherUsd),
+    transferUsd: r2(transferUsd),
+    transferGbPerMonth: Math.round(transferGbPerMonth * 10) / 10,
     totalUsd: r2(total),
     metrics,
     alarms: alarms + composites,
@@ -115,6 +132,7 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
   let metrics = 0;
   let alarms = 0;
   let operations = 0;
+  let transfers = false;
   for (const op of OPERATIONS) {
     const covering = config.schedules.filter((s) => (s.operations ?? OPERATIONS).includes(op));
     if (covering.length === 0) continue;
@@ -125,9 +143,11 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
       ).size;
     const holdKeys = KEEPALIVES.reduce((n, k) => n + holds(k), 0);
     const withoutPings = covering.some((s) => s.keepalives.includes('none')) ? 1 : 0;
-    metrics += TRANSPORTS.length * (2 + 2 * holdKeys + withoutPings) + 2;
-    // upgrade per transport, a hold alarm per transport × alarmed hold, kubectl-broken, silent-fallback.
-    alarms += TRANSPORTS.length * (1 + holds('kubectl') + (config.alarms.ticketHoldsWithoutPings ? holds('none') : 0)) + 2;
+    const transfer = covering.some((s) => s.transfer) ? 1 : 0;
+    transfers ||= transfer === 1;
+    metrics += TRANSPORTS.length * (2 + 2 * holdKeys + withoutPings + 2 * transfer) + 2;
+    // upgrade per transport, a hold alarm per transport × alarmed hold, a transfer alarm per transport, kubectl-broken, silent-fallback.
+    alarms += TRANSPORTS.length * (1 + holds('kubectl') + (config.alarms.ticketHoldsWithoutPings ? holds('none') : 0) + transfer) + 2;
   }
   // A cluster probed per node adds NodesProbed and NodesFailing per operation × transport, a nodes-failing alarm per
   // operation × transport and one no-nodes-probed alarm; the location gets a nodes ticket composite.
@@ -136,6 +156,6 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
   return {
     metrics: clusters * (metrics + 1) + perNodeClusters * perNode.metrics + 1,
     alarms: clusters * (alarms + 1) + perNodeClusters * perNode.alarms + 6,
-    composites: clusters + 2 + (perNodeClusters > 0 ? 1 : 0),
+    composites: clusters + 2 + (perNodeClusters > 0 ? 1 : 0) + (transfers ? 1 : 0),
   };
 }

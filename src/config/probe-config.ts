@@ -105,7 +105,8 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   });
   const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
     const f = `schedules[${i}]`;
-    const o = c.only(v, f, ['name', 'expression', 'holds', 'keepalives', 'operations']);
+    const o = c.only(v, f, ['name', 'expression', 'holds', 'keepalives', 'operations', 'transfer']);
+    if (o.transfer !== undefined) c.check(`${f}.transfer`, RULES.transfer(o.transfer));
     const holds = c.strings(o, 'holds', f, 1);
     holds.forEach((h, j) => {
       let s: number;
@@ -135,6 +136,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
       holds,
       keepalives: keepalives as KeepaliveMode[],
       operations,
+      ...(o.transfer === undefined ? {} : { transfer: String(o.transfer) }),
     };
   });
   unique(c, schedules, 'schedules');

@@ -5,6 +5,7 @@
  * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
  */
 import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from './lambda-limits.js';
+import { parseSize } from '../vocabulary.js';
 import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from './schedule.js';
 
 /** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
@@ -53,6 +54,15 @@ export const RULES = {
     return taskRunSeconds(longestHoldSeconds) >= gap
       ? `"${expression}" starts a run every ${gap} s, but a run holding ${longestHoldSeconds} s lasts up to ${taskRunSeconds(longestHoldSeconds)} s: runs would overlap`
       : undefined;
+  },
+  /** A schedule's transfer size ("8MiB"), by the one parser the CLI and the event use. */
+  transfer: (v: unknown): Problem => {
+    try {
+      parseSize('transfer', v, 'CONFIG_INVALID');
+      return undefined;
+    } catch {
+      return `${JSON.stringify(v)} is not a transfer size (8MiB, 64MiB, 512KiB; at most 1GiB)`;
+    }
   },
   /** A long hold needs a VPC (Fargate's awsvpc networking). */
   taskNeedsVpc: (longestHoldSeconds: number, hasVpc: boolean): Problem =>

@@ -75,6 +75,8 @@ export interface ScheduleConfig {
   readonly holds: readonly string[];
   readonly keepalives: readonly KeepaliveMode[];
   readonly operations?: readonly Operation[];
+  /** Also stream this much through each operation × transport each run (`8MiB`): the kubectl cp path. */
+  readonly transfer?: string;
 }
 
 export interface ProbeConfig {

@@ -14,10 +14,27 @@ import { parseProbeConfig, runtimeConfigFor, type ProbeConfig } from '../../src/
 import { perNodeDatums, publishFailureDatum, reportDatums } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
 import { expandPlan } from '../../src/probe/runner.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds } from '../../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../../src/vocabulary.js';
+import type { TransferOutcome } from '../../src/probe/transfer.js';
 import { OK_UPGRADE, probeReport, session } from '../helpers/sessions.js';
 
 type Json = any;
+
+/** A transfer that lost its tail: it publishes everything a transfer can. */
+const lostTail = (bytes: number): TransferOutcome => ({
+  bytes,
+  sentBytes: bytes,
+  receivedBytes: bytes - 4096,
+  seconds: 1,
+  mibPerSecond: 8,
+  firstByteMs: 1,
+  longestStallSeconds: 0,
+  longestStallAtBytes: 0,
+  exitBeforeLastByte: true,
+  exitCode: 0,
+  lostTailBytes: 4096,
+  end: 'truncated',
+});
 
 /** Every series the publisher emits for one location over its schedules, worst case. */
 function publishedSeries(config: ProbeConfig): number {
@@ -31,6 +48,7 @@ function publishedSeries(config: ProbeConfig): number {
         transports: TRANSPORTS,
         keepalives: s.keepalives,
         holdsSeconds: s.holds.map((h) => parseDurationSeconds('hold', h)),
+        transferBytes: s.transfer === undefined ? undefined : parseSize('transfer', s.transfer),
       });
       // Every hold is cut a second before its end: each session publishes all it can (a disconnect time, an idle timeout).
       const results = specs.map((spec) =>
@@ -50,6 +68,7 @@ function publishedSeries(config: ProbeConfig): number {
           echoMs: null,
           exitCode: null,
           ok: spec.holdSeconds === 0,
+          ...(spec.transferBytes ? { transfer: lostTail(spec.transferBytes) } : {}),
         }),
       );
       const report = probeReport(results, location.name, cluster.name);
@@ -87,6 +106,10 @@ const CONFIGS: [string, () => ProbeConfig][] = [
       variant('single-location', (c) =>
         c.clusters.push({ ...structuredClone(c.clusters[0]), name: 'prod-us', target: { namespace: 'kube-stream-probe', perNode: true } }),
       ),
+  ],
+  [
+    'an hourly 8MiB transfer',
+    () => variant('single-location', (c) => c.schedules.push({ name: 'cp', expression: 'rate(1 hour)', holds: ['0s'], transfer: '8MiB' })),
   ],
   ['holds without pings ticketed', () => variant('single-location', (c) => (c.alarms = { ticketHoldsWithoutPings: true }))],
   [

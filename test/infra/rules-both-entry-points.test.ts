@@ -55,6 +55,18 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       (p) => (p.schedules[0].name = 'Short'),
       /schedules\[0\]\.name "Short" must be lower-case letters/,
     ],
+    [
+      'a transfer size that is not binary, or too large',
+      (c) => (c.schedules[0].transfer = '8MB'),
+      (p) => (p.schedules[0].transfer = '8MB'),
+      /schedules\[0\]\.transfer "8MB" is not a transfer size \(8MiB, 64MiB, 512KiB; at most 1GiB\)/,
+    ],
+    [
+      'a transfer over 1GiB',
+      (c) => (c.schedules[0].transfer = '2GiB'),
+      (p) => (p.schedules[0].transfer = '2GiB'),
+      /schedules\[0\]\.transfer "2GiB" is not a transfer size/,
+    ],
     ['a name used twice', (c) => (c.schedules[1].name = 'short'), (p) => (p.schedules[1].name = 'short'), /schedules\[1\]\.name "short" is used twice/],
     [
       'an endpoint that is not https',

@@ -19,7 +19,14 @@ async function shaped(holdShapes: ('silent' | 'output' | 'input')[], idleCutSeco
   return runPlan(
     {
       location: 'test',
-      cluster: { name: 'lab', connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
+      cluster: {
+        name: 'lab',
+        connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 },
+        namespace: 'default',
+        pod: 'probe-target',
+        container: 'main',
+        port: 8080,
+      },
       operations: ['exec', 'portforward'],
       transports: ['websocket', 'spdy'],
       keepalives: ['none'],
