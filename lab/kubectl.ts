@@ -231,3 +231,35 @@ export async function kubectlPortForwardHolding(
     return { works: false, code: null, stderr: (err as Error).message };
   }
 }
+
+/**
+ * `kubectl exec POD -- sh -c 'while true; do echo tick; sleep 2; done'` (what `--hold-shape output` runs: only
+ * the pod writes, as `tail -f` does) for `seconds`: survives when kubectl is still running at the end and ticks
+ * kept arriving; then it is stopped with SIGINT, as a user stops it.
+ */
+export async function kubectlExecOutputFor(
+  version: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  seconds: number,
+): Promise<HeldSession & { readonly ticks: number }> {
+  const script = 'while true; do echo tick; sleep 2; done';
+  const child = spawn(kubectlPath(version), [...args, 'exec', 'probe-target', '--', 'sh', '-c', script], {
+    env: kubectlEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  await sleep(seconds * 1000);
+  const running = child.exitCode === null && child.signalCode === null;
+  const ticksAtEnd = stdout.split('\n').filter((l) => l === 'tick').length;
+  child.kill('SIGINT');
+  const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  const code = await exited;
+  clearTimeout(killer);
+  // A tick every 2 s: all but the last couple must have come.
+  return { works: running && ticksAtEnd >= Math.floor(seconds / 2) - 1, code, stderr, ticks: ticksAtEnd };
+}

@@ -87,12 +87,24 @@ export type HaproxyVariant =
   /** L7: HTTP mode; upgraded connections live by `timeout tunnel`. */
   | { readonly kind: 'http-tunnel'; readonly tunnelTimeoutSeconds: number }
   /** L7, with `http-request deny` on GET to exec/portforward (a method rule written for SPDY's POST). */
-  | { readonly kind: 'verb-acl' };
+  | { readonly kind: 'verb-acl' }
+  /**
+   * L4 with one idle timer per direction (`option independent-streams`): sending to a side no longer refreshes
+   * that side's read timeout, so a session where only the pod writes (`tail -f`) is cut by `timeout client`,
+   * and one where only the client writes by `timeout server`, though bytes keep moving.
+   */
+  | { readonly kind: 'independent-streams'; readonly timeoutSeconds: number };
 
 export function startHaproxy(variant: HaproxyVariant, upstreamPort: number): Promise<RealHop> {
   const defaults =
-    variant.kind === 'tcp'
-      ? ['mode tcp', 'timeout connect 5s', `timeout client ${variant.timeoutSeconds}s`, `timeout server ${variant.timeoutSeconds}s`]
+    variant.kind === 'tcp' || variant.kind === 'independent-streams'
+      ? [
+          'mode tcp',
+          'timeout connect 5s',
+          `timeout client ${variant.timeoutSeconds}s`,
+          `timeout server ${variant.timeoutSeconds}s`,
+          ...(variant.kind === 'independent-streams' ? ['option independent-streams'] : []),
+        ]
       : [
           'mode http',
           'option http-server-close',

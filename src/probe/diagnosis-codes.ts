@@ -23,6 +23,7 @@ export const DIAGNOSIS_CODES = {
   'stream-corrupted': 'bytes inside the upgraded connection were altered',
   'no-pong': "kubectl's 61 s pong deadline passed",
   'idle-timeout': 'a hop cut the session after it had been idle',
+  'one-direction-timeout': 'a shaped hold (--hold-shape output or input) was cut while its bytes kept moving: a hop times out each direction on its own',
   'lost-during-hold': 'the session was lost during the hold, cause unknown',
   'session-error': 'the session failed after the upgrade',
   // Transfers (--transfer, the kubectl cp path)

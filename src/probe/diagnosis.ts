@@ -9,6 +9,7 @@ import { clip } from '../text.js';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
 import { transferDiagnosis } from './transfer-diagnosis.js';
+import { oneDirectionCut } from './shape-diagnosis.js';
 import type { Diagnosis, SessionResult } from './types.js';
 
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
@@ -284,7 +285,7 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
         check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.',
       };
     }
-    const cut = holdCut(r, context.peers ?? []);
+    const cut = oneDirectionCut(r) ?? holdCut(r, context.peers ?? []);
     if (cut) return cut;
     return {
       code: 'lost-during-hold',
