@@ -263,3 +263,27 @@ export async function kubectlExecOutputFor(
   // A tick every 2 s: all but the last couple must have come.
   return { works: running && ticksAtEnd >= Math.floor(seconds / 2) - 1, code, stderr, ticks: ticksAtEnd };
 }
+
+/** kubectl with binary stdin and stdout (`exec -i … -- cat < file`): what came out, byte for byte, and how long it took. */
+export function kubectlBytes(
+  version: string,
+  args: readonly string[],
+  stdin: Buffer | undefined,
+  opts: { env?: Readonly<Record<string, string>>; timeoutMs?: number } = {},
+): Promise<{ readonly code: number | null; readonly stdout: Buffer; readonly stderr: string; readonly seconds: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(kubectlPath(version), args, { env: kubectlEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.on('error', () => undefined);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out), stderr, seconds: (performance.now() - t0) / 1000 });
+    });
+    child.stdin.end(stdin);
+  });
+}

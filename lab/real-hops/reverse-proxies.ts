@@ -2,7 +2,8 @@
  * Real reverse proxies in front of the emulated API server, one config per
  * known failure (docs/hops.md): nginx and haproxy from Debian's packages.
  */
-import { startRealHop, type RealHop } from './process-hop.js';
+import { existsSync } from 'node:fs';
+import { HopMissingError, startRealHop, type RealHop } from './process-hop.js';
 
 export type NginxVariant =
   /** Correct WebSocket proxying, with a short proxy_read_timeout (the idle cut). */
@@ -134,5 +135,43 @@ export function startHaproxy(variant: HaproxyVariant, upstreamPort: number): Pro
       ].join('\n'),
     }),
     args: (dir) => ['-db', '-f', `${dir}/haproxy.cfg`],
+  });
+}
+
+/** Debian's nginx stream module (package libnginx-mod-stream): an L4 proxy that can rate-limit. */
+export const NGINX_STREAM_MODULE = '/usr/lib/nginx/modules/ngx_stream_module.so';
+
+/**
+ * nginx's L4 `stream` proxy with `proxy_download_rate` / `proxy_upload_rate`: a bandwidth-limited relay, as a
+ * rate-limited VPN, proxy or egress policy is. Every byte of every upgraded stream through it moves at most at
+ * `bytesPerSecond` each way (per connection), however the streaming protocol frames it.
+ */
+export function startNginxThrottle(bytesPerSecond: number, upstreamPort: number): Promise<RealHop> {
+  if (!existsSync(NGINX_STREAM_MODULE)) return Promise.reject(new HopMissingError(NGINX_STREAM_MODULE, 'libnginx-mod-stream'));
+  return startRealHop({
+    name: 'nginx-throttle',
+    binary: 'nginx',
+    debianPackage: 'nginx-light',
+    files: (dir, [port]) => ({
+      'nginx.conf': [
+        `load_module ${NGINX_STREAM_MODULE};`,
+        'daemon off;',
+        'master_process off;',
+        'worker_processes 1;',
+        `pid ${dir}/nginx.pid;`,
+        `error_log ${dir}/error.log warn;`,
+        'events { worker_connections 512; }',
+        'stream {',
+        '  server {',
+        `    listen 127.0.0.1:${port};`,
+        `    proxy_pass 127.0.0.1:${upstreamPort};`,
+        `    proxy_download_rate ${bytesPerSecond};`,
+        `    proxy_upload_rate ${bytesPerSecond};`,
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    }),
+    args: (dir) => ['-p', dir, '-c', `${dir}/nginx.conf`],
   });
 }
