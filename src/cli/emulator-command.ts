@@ -7,6 +7,7 @@ import { Emulator } from '../../lab/emulator/server.js';
 import { errorCodeOf, errorMessage, probeError } from '../errors.js';
 import { integer, oneOf, parse } from './args.js';
 import type { CommandIO } from './io.js';
+import { parseSize } from '../vocabulary.js';
 
 export const EMULATOR_HELP = `Usage: kube-stream-probe emulator [flags]
 
@@ -30,10 +31,16 @@ Flags:
   --idle-cut-mode fin|rst  how to cut them (default fin)
   --no-upgrade-answer      never answer an upgrade request
   --upgrade-delay MS       wait before writing each 101
+  --truncate-tail SIZE     drop the last SIZE bytes of exec output in flight at the exit, still reporting
+                           Success (the tail truncation behind kubectl cp's "unexpected EOF"), e.g. 4096
+  --stall-after SIZE       stop sending exec output and forwarded bytes after SIZE (the status neither)
+  --throttle SIZE          send exec output and forwarded bytes at most SIZE per second, e.g. 1MiB
   --echo-port N            forward pod ports to this TCP echo port (another process) instead of its own
   --echo-in-stream         pod ports echo inside the emulator, no TCP hop to a pod (the throughput bench)
   -h, --help               this help
 `;
+
+const size = (flag: string, v: string | undefined) => (v === undefined ? undefined : parseSize(flag, v));
 
 export async function emulatorCommand(argv: readonly string[], io: CommandIO): Promise<number> {
   const { values } = parse(argv, {
@@ -51,6 +58,9 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     'idle-cut-mode': { type: 'string' },
     'no-upgrade-answer': { type: 'boolean' },
     'upgrade-delay': { type: 'string' },
+    'truncate-tail': { type: 'string' },
+    'stall-after': { type: 'string' },
+    throttle: { type: 'string' },
     'echo-port': { type: 'string' },
     'echo-in-stream': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -77,6 +87,9 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
       idleCutMode: oneOf('idle-cut-mode', values['idle-cut-mode'], ['fin', 'rst'] as const, 'fin'),
       noUpgradeAnswer: values['no-upgrade-answer'],
       upgradeDelayMs: integer('upgrade-delay', values['upgrade-delay'], 0, 600_000),
+      truncateTailBytes: size('--truncate-tail', values['truncate-tail']),
+      stallAfterBytes: size('--stall-after', values['stall-after']),
+      throttleBytesPerSecond: size('--throttle', values.throttle),
     },
   });
   // Our own temp dir is removed when the emulator stops; a path the user chose is left for them.

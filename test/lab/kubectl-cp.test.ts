@@ -21,11 +21,11 @@ import type { ProbePlan, ProbeReport } from '../../src/probe/types.js';
 import { requireHop } from '../helpers/hops.js';
 
 const MiB = 1024 * 1024;
-const KUBECTLS = [
+const KUBECTLS: [string, string][] = [
   ['1.29', 'SPDY'],
   ['1.33', 'WebSocket'],
   ['1.36', 'WebSocket'],
-] as const;
+];
 const work = mkdtempSync(join(tmpdir(), 'ksp-cp-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -132,41 +132,33 @@ describe('a bandwidth-limited relay (nginx stream, 1 MiB/s each way per connecti
     expect(report.verdicts.filter((v) => v.transferBytes).every((v) => v.verdict === 'clean')).toBe(true);
   });
 
-  it.for(KUBECTLS)(
-    'kubectl %s (%s): cp of a 4 MiB file from the pod takes what the probe measured, byte-exact',
-    async ([k], { skip }) => {
-      if (!hop) skip('nginx stream module missing');
-      const up = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', join(work, 'four.bin'), `probe-target:/tmp/four-${k}.bin`], { timeoutMs: 60_000 });
-      expect(up.code, up.stderr).toBe(0);
-      const t0 = performance.now();
-      const down = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', `probe-target:/tmp/four-${k}.bin`, join(work, `four-back-${k}.bin`)], {
-        timeoutMs: 60_000,
-      });
-      const seconds = (performance.now() - t0) / 1000;
-      expect(down.code, down.stderr).toBe(0);
-      expect(readFileSync(join(work, `four-back-${k}.bin`)).equals(file)).toBe(true);
-      // kubectl's rate through the relay, against the probe's exec transfer on the same transport family.
-      const probe = report.results.find((x) => x.transferBytes && x.operation === 'exec' && x.transport === (k === '1.29' ? 'spdy' : 'websocket'))!;
-      const kubectlMiBs = 4 / seconds;
-      expect(kubectlMiBs / probe.transfer!.mibPerSecond).toBeGreaterThan(0.5);
-      expect(kubectlMiBs / probe.transfer!.mibPerSecond).toBeLessThan(1.6);
-    },
-    90_000,
-  );
+  it.for(KUBECTLS)('kubectl %s (%s): cp of a 4 MiB file from the pod takes what the probe measured, byte-exact', { timeout: 90_000 }, async ([k], { skip }) => {
+    if (!hop) skip('nginx stream module missing');
+    const up = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', join(work, 'four.bin'), `probe-target:/tmp/four-${k}.bin`], { timeoutMs: 60_000 });
+    expect(up.code, up.stderr).toBe(0);
+    const t0 = performance.now();
+    const down = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', `probe-target:/tmp/four-${k}.bin`, join(work, `four-back-${k}.bin`)], {
+      timeoutMs: 60_000,
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    expect(down.code, down.stderr).toBe(0);
+    expect(readFileSync(join(work, `four-back-${k}.bin`)).equals(file)).toBe(true);
+    // kubectl's rate through the relay, against the probe's exec transfer on the same transport family.
+    const probe = report.results.find((x) => x.transferBytes && x.operation === 'exec' && x.transport === (k === '1.29' ? 'spdy' : 'websocket'))!;
+    const kubectlMiBs = 4 / seconds;
+    expect(kubectlMiBs / probe.transfer!.mibPerSecond).toBeGreaterThan(0.5);
+    expect(kubectlMiBs / probe.transfer!.mibPerSecond).toBeLessThan(1.6);
+  });
 
-  it.for(KUBECTLS)(
-    'kubectl %s (%s): cp of 200 small files into the pod and back, every one intact',
-    async ([k], { skip }) => {
-      if (!hop) skip('nginx stream module missing');
-      const up = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', join(work, 'many'), `probe-target:/tmp/many-${k}`], { timeoutMs: 60_000 });
-      expect(up.code, up.stderr).toBe(0);
-      const back = join(work, `many-back-${k}`);
-      const down = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', `probe-target:/tmp/many-${k}`, back], { timeoutMs: 60_000 });
-      expect(down.code, down.stderr).toBe(0);
-      const names = readdirSync(back).sort();
-      expect(names).toHaveLength(200);
-      for (const n of names) expect(readFileSync(join(back, n)).equals(readFileSync(join(work, 'many', n)))).toBe(true);
-    },
-    90_000,
-  );
+  it.for(KUBECTLS)('kubectl %s (%s): cp of 200 small files into the pod and back, every one intact', { timeout: 90_000 }, async ([k], { skip }) => {
+    if (!hop) skip('nginx stream module missing');
+    const up = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', join(work, 'many'), `probe-target:/tmp/many-${k}`], { timeoutMs: 60_000 });
+    expect(up.code, up.stderr).toBe(0);
+    const back = join(work, `many-back-${k}`);
+    const down = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', `probe-target:/tmp/many-${k}`, back], { timeoutMs: 60_000 });
+    expect(down.code, down.stderr).toBe(0);
+    const names = readdirSync(back).sort();
+    expect(names).toHaveLength(200);
+    for (const n of names) expect(readFileSync(join(back, n)).equals(readFileSync(join(work, 'many', n)))).toBe(true);
+  });
 });
