@@ -13,10 +13,12 @@ import { lambdaCpuBench } from './lambda-cpu.js';
 import { maskBench } from './mask.js';
 import { memoryBench } from './memory.js';
 import { throughputBench } from './throughput.js';
+import { transferBench } from './transfer.js';
 
 const only = process.argv.slice(2);
 const benches: Array<[string, () => Promise<Row[]>]> = [
   ['throughput', throughputBench],
+  ['transfer', transferBench],
   ['mask', maskBench],
   ['handshake', handshakeBench],
   ['memory', memoryBench],

@@ -73,33 +73,48 @@ export function transferLimitMs(bytes: number): number {
 }
 
 /**
- * The byte at offset i is BLOCK[i mod 64 KiB] XOR (i div 64 KiB mod 251): a fresh random block per transfer,
- * so stale or replayed bytes never match, and a 64 KiB block duplicated or dropped is caught at its offset.
+ * The byte at offset i is BLOCK[(i mod 64 KiB + 7919·k) mod 64 KiB], k = i div 64 KiB: a fresh random block per
+ * transfer, rotated differently for each 64 KiB (7919 is prime to 2^16: no rotation repeats within 4 GiB), so stale
+ * or replayed bytes never match and a block duplicated or dropped is caught at its offset. Building and checking
+ * it are copies and compares of the block (native), not a loop per byte.
  */
 class Pattern {
   static readonly BLOCK = 64 * 1024;
-  private readonly block = randomBytes(Pattern.BLOCK);
+  /** The block twice over: any rotation of it is one contiguous slice. */
+  private readonly doubled: Buffer;
 
-  /** Bytes [from, from+length) of the stream, built a block-run at a time. */
-  slice(from: number, length: number): Buffer {
-    const out = Buffer.allocUnsafe(length);
+  constructor() {
+    const block = randomBytes(Pattern.BLOCK);
+    this.doubled = Buffer.concat([block, block]);
+  }
+
+  /** The runs of the stream in [from, from+length), each within one 64 KiB block: [offset in the run list, source slice]. */
+  private *runs(from: number, length: number): Generator<[number, Buffer]> {
     let k = 0;
     while (k < length) {
       const i = from + k;
       const inBlock = i % Pattern.BLOCK;
       const run = Math.min(length - k, Pattern.BLOCK - inBlock);
-      const mask = Math.floor(i / Pattern.BLOCK) % 251;
-      for (let j = 0; j < run; j++) out[k + j] = this.block[inBlock + j]! ^ mask;
+      const start = (inBlock + ((Math.floor(i / Pattern.BLOCK) * 7919) % Pattern.BLOCK)) % Pattern.BLOCK;
+      yield [k, this.doubled.subarray(start, start + run)];
       k += run;
     }
+  }
+
+  /** Bytes [from, from+length) of the stream. */
+  slice(from: number, length: number): Buffer {
+    const out = Buffer.allocUnsafe(length);
+    for (const [at, src] of this.runs(from, length)) src.copy(out, at);
     return out;
   }
 
   /** The offset of the first byte of `chunk` (at stream offset `at`) that differs, or -1. */
   firstDifference(chunk: Buffer, at: number): number {
-    const expected = this.slice(at, chunk.length);
-    if (expected.equals(chunk)) return -1;
-    for (let k = 0; k < chunk.length; k++) if (chunk[k] !== expected[k]) return at + k;
+    for (const [k, src] of this.runs(at, chunk.length)) {
+      const got = chunk.subarray(k, k + src.length);
+      if (got.equals(src)) continue;
+      for (let j = 0; j < src.length; j++) if (got[j] !== src[j]) return at + k + j;
+    }
     return -1;
   }
 }

@@ -1,0 +1,122 @@
+/**
+ * `--transfer` measures the path, not our client: 64 MiB through exec (stdin → cat → stdout, then the exit
+ * status) on the same emulator process, over SPDY and WebSocket, by our transfer (transfer.ts, byte-exact as it
+ * arrives) and by real kubectl 1.33 — `exec -i … cat` with the same bytes, and `cp` of a 64 MiB file from the
+ * pod. MiB/s are wall-clock from the first byte written (ours) or from process start (kubectl, which pays its
+ * own start-up too); CPU seconds per GiB are our process's and kubectl's (/usr/bin/time). The target: ours is
+ * at least as fast as kubectl's `exec … cat`, so a slow transfer reported on a path is the path's.
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { kubectlEnv, kubectlPath } from '../lab/kubectl.js';
+import { runTransfer } from '../src/probe/transfer.js';
+import { openExec } from '../src/streaming/index.js';
+import type { Transport } from '../src/streaming/types.js';
+import { systemClock } from '../src/timers.js';
+import { BenchFailure, median, payload, type Row } from './common.js';
+import { echoProcess, emulatorProcess } from './throughput.js';
+
+const MIB = 64;
+const RUNS = 5;
+const WARM_UP = 2;
+const GIB = 1024;
+
+async function oursOnce(transport: Transport, server: URL): Promise<{ mibs: number; cpuSeconds: number }> {
+  const s = await openExec(transport, { server }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'kubectl' });
+  try {
+    const c0 = process.cpuUsage();
+    const { outcome, failure } = await runTransfer({ writer: s.stdin!, reader: s.stdout!, exit: s.exit, lost: s.ended }, { bytes: MIB * 1024 * 1024, clock: systemClock });
+    const c = process.cpuUsage(c0);
+    if (failure) throw new BenchFailure(`ours over ${transport}: ${failure.message}`);
+    return { mibs: outcome.mibPerSecond, cpuSeconds: (c.user + c.system) / 1e6 };
+  } finally {
+    s.close();
+  }
+}
+
+/** kubectl under /usr/bin/time: wall seconds and its CPU seconds (user + system), stdout's byte count. */
+function timedKubectl(args: readonly string[], env: Record<string, string>, stdinFile?: string): Promise<{ seconds: number; cpuSeconds: number; outBytes: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn('/usr/bin/time', ['-f', 'TIME %U %S', kubectlPath('1.33'), ...args], { env: kubectlEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    let outBytes = 0;
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (outBytes += c.length));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    child.on('close', (code) => {
+      const seconds = (performance.now() - t0) / 1000;
+      const m = /TIME ([\d.]+) ([\d.]+)/.exec(err);
+      if (code !== 0 || !m) return reject(new BenchFailure(`kubectl ${args.join(' ')} failed (${code}): ${err.slice(-300)}`));
+      resolve({ seconds, cpuSeconds: Number(m[1]) + Number(m[2]), outBytes });
+    });
+    if (stdinFile) {
+      import('node:fs').then(({ createReadStream }) => createReadStream(stdinFile).pipe(child.stdin));
+    } else child.stdin.end();
+  });
+}
+
+export async function transferBench(): Promise<Row[]> {
+  const echo = await echoProcess();
+  const lab = await emulatorProcess(echo.port);
+  const file = join(tmpdir(), `ksp-transfer-bench-${process.pid}.bin`);
+  writeFileSync(file, payload(MIB * 1024 * 1024));
+  const rows: Row[] = [];
+  const perGiB = (cpu: number[]) => (median(cpu) * GIB) / MIB;
+  try {
+    const kc = ['--kubeconfig', lab.kubeconfig];
+    // The file kubectl cp reads back, in the pod's filesystem.
+    await timedKubectl([...kc, 'cp', file, 'probe-target:/tmp/bench.bin'], {});
+    for (const transport of ['spdy', 'websocket'] as Transport[]) {
+      const env = { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: transport === 'websocket' ? 'true' : 'false' };
+      const ours: number[] = [];
+      const ourCpu: number[] = [];
+      const cat: number[] = [];
+      const catCpu: number[] = [];
+      const cp: number[] = [];
+      const cpCpu: number[] = [];
+      for (let i = 0; i < WARM_UP + RUNS; i++) {
+        const count = i >= WARM_UP;
+        const o = await oursOnce(transport, lab.url);
+        const k = await timedKubectl([...kc, 'exec', '-i', 'probe-target', '--', 'cat'], env, file);
+        if (k.outBytes !== MIB * 1024 * 1024) throw new BenchFailure(`kubectl exec … cat returned ${k.outBytes} bytes`);
+        const c = await timedKubectl([...kc, 'cp', 'probe-target:/tmp/bench.bin', join(tmpdir(), `ksp-transfer-back-${process.pid}.bin`)], env);
+        if (!count) continue;
+        ours.push(o.mibs);
+        ourCpu.push(o.cpuSeconds);
+        cat.push(MIB / k.seconds);
+        catCpu.push(k.cpuSeconds);
+        cp.push(MIB / c.seconds);
+        cpCpu.push(c.cpuSeconds);
+      }
+      const [o, k, c] = [median(ours), median(cat), median(cp)];
+      rows.push(
+        { bench: 'transfer (exec, 64 MiB)', what: `kubectl 1.33 cp from the pod over ${transport}`, value: c, unit: 'MiB/s' },
+        { bench: 'transfer (exec, 64 MiB)', what: `kubectl 1.33 exec -i … cat over ${transport}`, value: k, unit: 'MiB/s' },
+        {
+          bench: 'transfer (exec, 64 MiB)',
+          what: `ours (--transfer) over ${transport}, checked byte for byte`,
+          value: o,
+          unit: 'MiB/s',
+          ratio: `${(o / k).toFixed(2)}× kubectl exec … cat, ${(o / c).toFixed(2)}× kubectl cp`,
+          target: '≥ 1.00× kubectl exec … cat',
+          pass: o >= k,
+        },
+        { bench: 'transfer CPU', what: `kubectl 1.33 cp over ${transport}`, value: perGiB(cpCpu), unit: 'CPU s/GiB' },
+        { bench: 'transfer CPU', what: `kubectl 1.33 exec -i … cat over ${transport}`, value: perGiB(catCpu), unit: 'CPU s/GiB' },
+        {
+          bench: 'transfer CPU',
+          what: `ours over ${transport}: our process, the check included`,
+          value: perGiB(ourCpu),
+          unit: 'CPU s/GiB',
+          ratio: `${(perGiB(ourCpu) / perGiB(catCpu)).toFixed(2)}× kubectl exec … cat's`,
+        },
+      );
+    }
+  } finally {
+    lab.child.kill('SIGTERM');
+    echo.child.kill('SIGTERM');
+  }
+  return rows;
+}
