@@ -27,7 +27,10 @@ async function oursOnce(transport: Transport, server: URL): Promise<{ mibs: numb
   const s = await openExec(transport, { server }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'kubectl' });
   try {
     const c0 = process.cpuUsage();
-    const { outcome, failure } = await runTransfer({ writer: s.stdin!, reader: s.stdout!, exit: s.exit, lost: s.ended }, { bytes: MIB * 1024 * 1024, clock: systemClock });
+    const { outcome, failure } = await runTransfer(
+      { writer: s.stdin!, reader: s.stdout!, exit: s.exit, lost: s.ended },
+      { bytes: MIB * 1024 * 1024, clock: systemClock },
+    );
     const c = process.cpuUsage(c0);
     if (failure) throw new BenchFailure(`ours over ${transport}: ${failure.message}`);
     return { mibs: outcome.mibPerSecond, cpuSeconds: (c.user + c.system) / 1e6 };
@@ -37,7 +40,11 @@ async function oursOnce(transport: Transport, server: URL): Promise<{ mibs: numb
 }
 
 /** kubectl under /usr/bin/time: wall seconds and its CPU seconds (user + system), stdout's byte count. */
-function timedKubectl(args: readonly string[], env: Record<string, string>, stdinFile?: string): Promise<{ seconds: number; cpuSeconds: number; outBytes: number }> {
+function timedKubectl(
+  args: readonly string[],
+  env: Record<string, string>,
+  stdinFile?: string,
+): Promise<{ seconds: number; cpuSeconds: number; outBytes: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn('/usr/bin/time', ['-f', 'TIME %U %S', kubectlPath('1.33'), ...args], { env: kubectlEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
