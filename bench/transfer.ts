@@ -7,7 +7,7 @@
  * at least as fast as kubectl's `exec … cat`, so a slow transfer reported on a path is the path's.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { createReadStream, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kubectlEnv, kubectlPath } from '../lab/kubectl.js';
@@ -58,9 +58,8 @@ function timedKubectl(
       if (code !== 0 || !m) return reject(new BenchFailure(`kubectl ${args.join(' ')} failed (${code}): ${err.slice(-300)}`));
       resolve({ seconds, cpuSeconds: Number(m[1]) + Number(m[2]), outBytes });
     });
-    if (stdinFile) {
-      import('node:fs').then(({ createReadStream }) => createReadStream(stdinFile).pipe(child.stdin));
-    } else child.stdin.end();
+    if (stdinFile) createReadStream(stdinFile).pipe(child.stdin);
+    else child.stdin.end();
   });
 }
 
