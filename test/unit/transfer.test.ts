@@ -1,0 +1,140 @@
+/**
+ * The transfer's classification on in-memory streams (the network paths are in test/integration/transfer.test.ts
+ * and test/lab/kubectl-cp.test.ts): a corrupted byte found at its offset, a tail lost before the exit status, a
+ * connection ended mid-way; and the vocabulary around it (sizes, the event, the plan's rows).
+ */
+import { PassThrough, Transform } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseProbeEvent } from '../../src/lambda/event.js';
+import { rowText } from '../../src/probe/row-text.js';
+import { expandPlan } from '../../src/probe/runner.js';
+import { runTransfer } from '../../src/probe/transfer.js';
+import type { ExecExit } from '../../src/streaming/types.js';
+import { systemClock } from '../../src/timers.js';
+import { parseSize } from '../../src/vocabulary.js';
+
+const MiB = 1024 * 1024;
+const never = new Promise<{ cause: string }>(() => undefined);
+
+/** A pipe from writer to reader through `alter` (per chunk, with the stream offset). */
+function pipe(alter: (chunk: Buffer, at: number) => Buffer) {
+  let at = 0;
+  const writer = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      const out = alter(chunk, at);
+      at += chunk.length;
+      done(null, out);
+    },
+  });
+  const reader = new PassThrough();
+  writer.pipe(reader);
+  return { writer, reader };
+}
+
+describe('runTransfer', () => {
+  it('a byte altered on the way is TRANSFER_MISMATCH at its offset', async () => {
+    const bad = 3 * 65536 + 17;
+    const p = pipe((c, at) => {
+      if (bad >= at && bad < at + c.length) {
+        const copy = Buffer.from(c);
+        copy[bad - at] = copy[bad - at]! ^ 0xff;
+        return copy;
+      }
+      return c;
+    });
+    const { outcome, failure } = await runTransfer({ ...p, lost: never }, { bytes: MiB, clock: systemClock });
+    expect(outcome.end).toBe('mismatch');
+    expect(failure).toMatchObject({ code: 'TRANSFER_MISMATCH', context: { offset: bad } });
+  });
+
+  it('a 64 KiB block repeated (same length, stale bytes) is caught at the repeat', async () => {
+    let first: Buffer | undefined;
+    const p = pipe((c, at) => {
+      if (at === 0) first = Buffer.from(c);
+      return at === 65536 ? first!.subarray(0, c.length) : c;
+    });
+    const { failure } = await runTransfer({ ...p, lost: never }, { bytes: 4 * 65536, clock: systemClock });
+    expect(failure).toMatchObject({ code: 'TRANSFER_MISMATCH' });
+    expect((failure!.context as { offset: number }).offset).toBeGreaterThanOrEqual(65536);
+    expect((failure!.context as { offset: number }).offset).toBeLessThan(65536 + 64);
+  });
+
+  it('exit 0 with the last 4096 bytes missing: truncated, the lost tail counted, the exit before the last byte', async () => {
+    const bytes = MiB;
+    let exit!: (e: ExecExit) => void;
+    const exitP = new Promise<ExecExit>((r) => (exit = r));
+    const p = pipe((c, at) => {
+      const keep = Math.max(0, Math.min(c.length, bytes - 4096 - at));
+      if (at + c.length >= bytes) setImmediate(() => exit({ exitCode: 0 }));
+      return c.subarray(0, keep);
+    });
+    const { outcome, failure } = await runTransfer({ ...p, exit: exitP, lost: never }, { bytes, clock: systemClock });
+    expect(outcome).toMatchObject({
+      end: 'truncated',
+      sentBytes: bytes,
+      receivedBytes: bytes - 4096,
+      lostTailBytes: 4096,
+      exitBeforeLastByte: true,
+      exitCode: 0,
+    });
+    expect(failure!.message).toBe('exit status 0 came with 1044480 of 1048576 bytes back: the last 4096 bytes were lost');
+  });
+
+  it('the connection ending mid-way is TRANSFER_ENDED with what came back', async () => {
+    let end!: (e: { cause: string }) => void;
+    const lost = new Promise<{ cause: string }>((r) => (end = r));
+    const p = pipe((c, at) => {
+      if (at >= 256 * 1024) {
+        setImmediate(() => end({ cause: 'rst' }));
+        return Buffer.alloc(0);
+      }
+      return c;
+    });
+    const { outcome, failure } = await runTransfer({ ...p, lost }, { bytes: MiB, clock: systemClock });
+    expect(outcome.end).toBe('ended');
+    expect(outcome.receivedBytes).toBe(256 * 1024);
+    expect(failure).toMatchObject({ code: 'TRANSFER_ENDED', context: { receivedBytes: 256 * 1024, cause: 'rst' } });
+  });
+});
+
+describe('sizes, the event and the plan', () => {
+  it('parseSize: binary units only, 0/off is none, at most 1GiB', () => {
+    expect(parseSize('--transfer', '8MiB')).toBe(8 * MiB);
+    expect(parseSize('--transfer', '512KiB')).toBe(512 * 1024);
+    expect(parseSize('--transfer', '1Gi')).toBe(1024 * MiB);
+    expect(parseSize('--transfer', '4096')).toBe(4096);
+    expect(parseSize('--transfer', '0')).toBeUndefined();
+    expect(parseSize('--transfer', 'off')).toBeUndefined();
+    expect(() => parseSize('--transfer', '8MB')).toThrow(/--transfer: "8MB" is not a size/);
+    expect(() => parseSize('--transfer', '2GiB')).toThrow(/more than the largest transfer \(1GiB\)/);
+    expect(() => parseSize('--transfer', '-1MiB')).toThrow(/is not a size/);
+  });
+
+  it('the event: transfer and holdShapes validated with their field names', () => {
+    expect(parseProbeEvent({ transfer: '8MiB', holdShapes: ['silent', 'output'] })).toMatchObject({ transferBytes: 8 * MiB, holdShapes: ['silent', 'output'] });
+    expect(() => parseProbeEvent({ transfer: 8e9 })).toThrow(/event.transfer: .* more than the largest transfer/);
+    expect(() => parseProbeEvent({ transfer: { size: 1 } })).toThrow(/event.transfer: \{"size":1\} is not a size/);
+    expect(() => parseProbeEvent({ holdShapes: ['loud'] })).toThrow(/event.holdShapes\[0\]: "loud" is not one of silent, output, input/);
+  });
+
+  it('the plan: shapes only on exec holds, transfers once per operation × transport, each row named', () => {
+    const specs = expandPlan({
+      operations: ['exec', 'portforward'],
+      transports: ['websocket', 'spdy'],
+      keepalives: ['none'],
+      holdsSeconds: [0, 65],
+      holdShapes: ['silent', 'output'],
+      transferBytes: 8 * MiB,
+    });
+    expect([...new Set(specs.map((s) => `${s.operation} ${s.keepalive} ${rowText(s)}`))]).toEqual([
+      'exec none 0s',
+      'exec none 65s',
+      'exec none 65s-output',
+      'portforward none 0s',
+      'portforward none 65s',
+      'exec kubectl cp 8MiB',
+      'portforward kubectl 8MiB',
+    ]);
+    expect(specs).toHaveLength(14);
+  });
+});
