@@ -92,7 +92,7 @@ export class StreamProbe extends Construct {
         `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`,
       );
     }
-    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold)));
+    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold, this.plan.longestTransferMs)));
 
     // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
     // name would make the next deploy fail on the log group left behind.
@@ -317,7 +317,7 @@ export class StreamProbe extends Construct {
               network: this.network!,
               logGroup: this.logGroup,
               envJson: this.envJson,
-            })).target(s.name, event, Math.max(...s.holdsSeconds), schedulerRole)
+            })).target(s.name, event, Math.max(...s.holdsSeconds), schedulerRole, s.transferMs)
           : new targets.LambdaInvoke(this.function, { input: scheduler.ScheduleTargetInput.fromObject(event), retryAttempts: 0, role: schedulerRole });
       const schedule = new scheduler.Schedule(this, `Schedule-${s.name}`, {
         scheduleGroup: group,

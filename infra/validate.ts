@@ -3,12 +3,12 @@
  * and what the construct derives from them once they are valid (its Plan).
  */
 import { Token } from 'aws-cdk-lib';
-import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS } from '../src/config/lambda-limits.js';
+import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS, transferChainMs } from '../src/config/lambda-limits.js';
 import type { ClusterConfig } from '../src/config/probe-config.js';
 import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from '../src/config/rules.js';
 import { scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { probeError } from '../src/errors.js';
-import { OPERATIONS, parseSize } from '../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS, parseSize } from '../src/vocabulary.js';
 import type { AlarmedSchedule } from './alarms.js';
 import type { StreamProbeProps } from './props.js';
 
@@ -18,8 +18,10 @@ export const DEFAULT_PROJECT = 'kube-stream-probe';
 export interface Plan {
   readonly project: string;
   readonly clusters: ClusterConfig[];
-  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task' })[];
+  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task'; readonly transferMs: number })[];
   readonly longestHold: number;
+  /** The longest transfer chain of a schedule the Lambda runs, ms (transferChainMs). */
+  readonly longestTransferMs: number;
   readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
   /** How a long-hold task reaches S3 (ECR's layers) when the subnets use endpoints; undefined when not needed. */
   readonly s3Gateway?: { readonly prefixListId: string; readonly routeTableIds: readonly string[] };
@@ -85,13 +87,18 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
     if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transfer(s.transfer));
     const transferBytes = s.transfer === undefined ? undefined : parseSize(`${f}.transfer`, s.transfer, 'CONFIG_INVALID');
+    const operations = [...(s.operations ?? OPERATIONS)];
+    if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transferFits(s.transfer, operations.length * TRANSPORTS.length, longest));
+    // The transfers run one after another, alongside the holds: the run lasts the longer of the two.
+    const transferMs = transferChainMs(transferBytes, operations.length * TRANSPORTS.length);
     return {
       name: s.name,
       expression: s.expression,
       holdsSeconds,
       keepalives: [...(s.keepalives ?? ['kubectl'])],
-      operations: [...(s.operations ?? OPERATIONS)],
+      operations,
       ...(transferBytes ? { transfer: s.transfer!, transferBytes } : {}),
+      transferMs,
       runner,
     };
   });
@@ -106,9 +113,18 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (props.ticketEmail && props.ticketTopic)
     throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
   const lambdaHolds = schedules.filter((s) => s.runner === 'lambda').flatMap((s) => s.holdsSeconds);
+  const lambdaTransferMs = Math.max(0, ...schedules.filter((s) => s.runner === 'lambda').map((s) => s.transferMs));
   const task = schedules.find((s) => s.runner === 'task');
   const s3Gateway = task ? taskS3Gateway(props, task.name) : undefined;
-  return { project, clusters, schedules, longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0, alarms: alarmOptions, s3Gateway };
+  return {
+    project,
+    clusters,
+    schedules,
+    longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0,
+    longestTransferMs: lambdaTransferMs,
+    alarms: alarmOptions,
+    s3Gateway,
+  };
 }
 
 /**

@@ -11,7 +11,7 @@ import { loadProbeConfig } from '../config/load.js';
 import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
-import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
+import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds, transferChainMs } from '../config/lambda-limits.js';
 import { MATRIX_FLAGS, holds, list, oneOf, parse } from './args.js';
 import { HOLD_SHAPES, KEEPALIVES, OPERATIONS, TRANSPORTS, parseSize } from '../vocabulary.js';
 import { EXIT } from './exit-codes.js';
@@ -101,8 +101,10 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
       .map((h) => h.trim())
       .filter(Boolean);
   }
+  let transferMs = 0;
   if (values.transfer !== undefined) {
-    parseSize('--transfer', values.transfer);
+    const sessions = list('ops', values.ops, OPERATIONS, OPERATIONS).length * list('transports', values.transports, TRANSPORTS, TRANSPORTS).length;
+    transferMs = transferChainMs(parseSize('--transfer', values.transfer), sessions);
     event.transfer = values.transfer;
   }
   if (values['hold-shape']) event.holdShapes = list('hold-shape', values['hold-shape'], HOLD_SHAPES, []);
@@ -125,7 +127,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
             project: config.project,
             location: loc.name,
             event,
-            taskSeconds: taskRunSeconds(longest),
+            taskSeconds: taskRunSeconds(longest, transferMs),
             pollMs: deps?.taskPollMs,
             progress: (t) => io.err(`${t}\n`),
             signal: io.signal,

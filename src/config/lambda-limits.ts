@@ -4,6 +4,7 @@
  * the handler plans each invocation against it.
  */
 import { sessionDeadlineMs } from '../probe/session.js';
+import { transferLimitMs } from '../probe/transfer.js';
 import { MAX_HOLD_SECONDS } from '../vocabulary.js';
 
 /** Lambda's own hard limit on one invocation. */
@@ -36,9 +37,20 @@ export function lambdaSessionMs(holdSeconds: number): number {
   return sessionDeadlineMs(holdSeconds, LAMBDA_CONNECTION_TIMEOUTS, { echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS });
 }
 
-/** Seconds one invocation needs whose longest hold is `holdSeconds`: the session, credentials, publishing, the margin. */
-export function lambdaRunSeconds(holdSeconds: number): number {
-  return Math.ceil((START_SLACK_MS + lambdaSessionMs(holdSeconds) + ACCESS_BUDGET_MS + PUBLISH_BUDGET_MS + SAFETY_MARGIN_MS) / 1000);
+/**
+ * The transfers of one run, ms: they run one after another (each has the path to itself, so the A/B compares
+ * transports and not their share of it), each within its session's limit plus its transfer limit.
+ */
+export function transferChainMs(bytes: number | undefined, sessions: number): number {
+  return bytes ? sessions * (lambdaSessionMs(0) + transferLimitMs(bytes)) : 0;
+}
+
+/**
+ * Seconds one invocation needs whose longest hold is `holdSeconds` (and whose transfers take up to `transferMs`,
+ * alongside the holds): the sessions, credentials, publishing, the margin.
+ */
+export function lambdaRunSeconds(holdSeconds: number, transferMs = 0): number {
+  return Math.ceil((START_SLACK_MS + Math.max(lambdaSessionMs(holdSeconds), transferMs) + ACCESS_BUDGET_MS + PUBLISH_BUDGET_MS + SAFETY_MARGIN_MS) / 1000);
 }
 
 /** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
@@ -52,6 +64,6 @@ export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SEC
 export const TASK_MAX_HOLD_SECONDS = 2 * 3600;
 
 /** Seconds one task run needs whose longest hold is `holdSeconds` (the Lambda's budget, without its 15-minute cap). */
-export function taskRunSeconds(holdSeconds: number): number {
-  return lambdaRunSeconds(holdSeconds);
+export function taskRunSeconds(holdSeconds: number, transferMs = 0): number {
+  return lambdaRunSeconds(holdSeconds, transferMs);
 }

@@ -6,7 +6,7 @@
  * (`locations[1].vpc.subnetIds: …`). The rules it shares with the construct are
  * in rules.ts; the shapes in types.ts.
  */
-import { KEEPALIVES, OPERATIONS, parseDurationSeconds, type KeepaliveMode } from '../vocabulary.js';
+import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode } from '../vocabulary.js';
 import { TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { Checker, EMAIL, REGION, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
@@ -150,6 +150,7 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     c.check(`${f}.expression`, RULES.alarmable(s.expression, evaluationPeriods, `${source}: ${f}.expression`));
     const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
     c.check(`${f}.expression`, RULES.noOverlap(s.expression, longest, `${source}: ${f}.expression`));
+    if (s.transfer) c.check(`${f}.transfer`, RULES.transferFits(s.transfer, (s.operations ?? OPERATIONS).length * TRANSPORTS.length, longest));
     // A long hold runs as a task in the location's VPC: every location that runs this schedule needs one.
     locations.forEach((l, k) =>
       c.check(

@@ -4,7 +4,7 @@
  * field in its own terms (`clusters[0].endpoint` in either). A rule returns what is wrong, to follow the field's
  * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
  */
-import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from './lambda-limits.js';
+import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, taskRunSeconds, transferChainMs } from './lambda-limits.js';
 import { parseSize } from '../vocabulary.js';
 import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from './schedule.js';
 
@@ -63,6 +63,19 @@ export const RULES = {
     } catch {
       return `${JSON.stringify(v)} is not a transfer size (8MiB, 64MiB, 512KiB; at most 1GiB)`;
     }
+  },
+  /**
+   * A schedule run by the Lambda must fit its transfers, one after another (`sessions` of them), in one
+   * invocation, at the transfer's floor rate: a size that cannot is refused with the largest one that can.
+   */
+  transferFits: (transfer: string, sessions: number, longestHoldSeconds: number): Problem => {
+    if (longestHoldSeconds > LAMBDA_MAX_HOLD_SECONDS) return undefined; // a task run: no 15-minute cap
+    const bytes = parseSize('transfer', transfer, 'CONFIG_INVALID') ?? 0;
+    const fits = (b: number) => lambdaRunSeconds(longestHoldSeconds, transferChainMs(b, sessions)) <= LAMBDA_MAX_SECONDS;
+    if (fits(bytes)) return undefined;
+    let mib = 0;
+    while (fits((mib + 1) * 1024 * 1024)) mib++;
+    return `"${transfer}" cannot finish in one Lambda run: ${sessions} transfers, one after another, may take up to ${Math.ceil(transferChainMs(bytes, sessions) / 1000)} s at the 256 KiB/s floor, and a run may last ${LAMBDA_MAX_SECONDS} s; use at most ${mib}MiB`;
   },
   /** A long hold needs a VPC (Fargate's awsvpc networking). */
   taskNeedsVpc: (longestHoldSeconds: number, hasVpc: boolean): Problem =>

@@ -15,12 +15,12 @@ import type { LocationSummary, RefusedHold } from '../metrics/location-summary.j
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
-import { TRANSFER_FLOOR_BYTES_PER_SECOND, transferLimitMs } from '../probe/transfer.js';
+import { TRANSFER_FLOOR_BYTES_PER_SECOND } from '../probe/transfer.js';
 import { notMeasuredVerdicts } from '../probe/verdicts.js';
 import { verdictLogLines } from './verdict-log.js';
 import type { Diagnosis, ProbeReport } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
-import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs } from '../config/lambda-limits.js';
+import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs, transferChainMs } from '../config/lambda-limits.js';
 import { parseProbeEvent, type ProbeEvent } from './event.js';
 
 export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
@@ -147,12 +147,12 @@ export async function runLocation(
   // The transfer runs alongside the holds; it too must fit before publishing.
   let transferBytes = event.transferBytes;
   if (transferBytes) {
-    const needs = lambdaSessionMs(0) + transferLimitMs(transferBytes);
+    const needs = transferChainMs(transferBytes, event.operations.length * event.transports.length);
     if (needs > sessionBudgetMs) {
       refused.push({
         holdSeconds: 0,
         transferBytes,
-        reason: `a ${transferBytes}-byte transfer may need up to ${Math.ceil(needs / 1000)}s (its limit assumes ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s); only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`,
+        reason: `${event.operations.length * event.transports.length} transfers of ${transferBytes} bytes, one after another, may need up to ${Math.ceil(needs / 1000)}s (each limit assumes ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s); only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`,
       });
       transferBytes = undefined;
     }

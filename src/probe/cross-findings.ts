@@ -12,6 +12,8 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
   const out: Diagnosis[] = [];
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
     results.find((x) =>
+      !x.transferBytes &&
+      !x.holdShape &&
       (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])),
     );
   for (const r of results) {
@@ -40,7 +42,8 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
     }
   }
   for (const r of results) {
-    if (r.operation !== 'exec') continue;
+    // Transfers and shaped holds have no port-forward twin to compare with: their own diagnoses say it.
+    if (r.operation !== 'exec' || r.transferBytes || r.holdShape) continue;
     const pf = find(r, { operation: 'portforward' });
     if (!pf || pf.ok === r.ok) continue;
     const [good, bad] = r.ok ? [r, pf] : [pf, r];

@@ -99,6 +99,7 @@ export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = [
       x.operation === r.operation &&
       x.transport === r.transport &&
       x.holdSeconds === r.holdSeconds &&
+      x.holdShape === r.holdShape &&
       x.upgrade.ok &&
       x.hold.survived === false &&
       x.hold.disconnectSeconds !== null,

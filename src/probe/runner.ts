@@ -15,7 +15,7 @@ import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { operationsToProbe, probePlainGet } from './method-probe.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
-import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionSpec } from './types.js';
+import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
 
 /** The sessions of a plan's matrix. */
 export function expandPlan(
@@ -39,6 +39,21 @@ export function expandPlan(
     for (const operation of plan.operations)
       for (const transport of plan.transports) specs.push({ operation, transport, keepalive: 'kubectl', holdSeconds: 0, transferBytes: plan.transferBytes });
   return specs;
+}
+
+/**
+ * Every session of a plan, in the plan's order: the holds all at once, and the transfers one after another
+ * alongside them (each transfer has the path's bandwidth to itself, so SPDY against WebSocket compares the
+ * transports and not their share of the path).
+ */
+export async function runSessions(specs: readonly SessionSpec[], run: (s: SessionSpec) => Promise<SessionResult>): Promise<SessionResult[]> {
+  const out: SessionResult[] = new Array(specs.length);
+  const transfers = specs.map((s, i) => [s, i] as const).filter(([s]) => s.transferBytes);
+  const chain = (async () => {
+    for (const [s, i] of transfers) out[i] = await run(s);
+  })();
+  await Promise.all([...specs.map(async (s, i) => (s.transferBytes ? undefined : (out[i] = await run(s)))), chain]);
+  return out;
 }
 
 export interface RunOptions {
@@ -104,7 +119,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
       unlessAborted(checkTarget(rest, c), signal, undefined),
       options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
-      Promise.all(expandPlan(plan).map((s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal }))),
+      runSessions(expandPlan(plan), (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal })),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?

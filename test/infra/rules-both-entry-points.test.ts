@@ -62,6 +62,12 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       /schedules\[0\]\.transfer "8MB" is not a transfer size \(8MiB, 64MiB, 512KiB; at most 1GiB\)/,
     ],
     [
+      'a transfer that cannot finish in one Lambda run',
+      (c) => (c.schedules[0].transfer = '512MiB'),
+      (p) => (p.schedules[0].transfer = '512MiB'),
+      /schedules\[0\]\.transfer "512MiB" cannot finish in one Lambda run: 4 transfers, one after another, may take up to \d+ s at the 256 KiB\/s floor, and a run may last 900 s; use at most 42MiB/,
+    ],
+    [
       'a transfer over 1GiB',
       (c) => (c.schedules[0].transfer = '2GiB'),
       (p) => (p.schedules[0].transfer = '2GiB'),

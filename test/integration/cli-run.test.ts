@@ -66,6 +66,19 @@ describe('run -o json against the emulator', () => {
     }
   });
 
+  it('--transfer 2MiB on a lost tail: the cp rows in the table with their numbers and units, the finding, exit 1', async () => {
+    lab = await startEmulatorWithKubeconfig({ faults: { truncateTailBytes: 4096 } });
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight', '--transfer', '2MiB', '--ops', 'exec']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^exec\s+kubectl\s+0s\s+ok\s+ok\s+clean/m);
+    expect(r.stdout).toMatch(/^exec\s+kubectl\s+cp 2MiB\s+fail\s+fail\s+both-broken\s+BREAKS\s+BREAKS\s+BREAKS\s+BREAKS\s+BREAKS$/m);
+    expect(r.stdout).toMatch(/LOST TAIL 4096B \(2093056\/2097152B back, exit 0\)/);
+    expect(r.stdout).toContain('[transfer-tail-lost]');
+    expect(r.stdout).toContain('"error: unexpected EOF"');
+    const usage = await cli(['run', '--kubeconfig', lab.kubeconfig, '--transfer', '8MB']);
+    expect({ code: usage.code, err: usage.stderr.split('\n')[0] }).toMatchObject({ code: 2, err: expect.stringMatching(/--transfer: "8MB" is not a size/) });
+  });
+
   it('the table output names the verdicts and the units', async () => {
     lab = await startEmulatorWithKubeconfig({ faults: { rejectWebSocket: 400 } });
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight']);

@@ -78,11 +78,11 @@ describe('--transfer against the emulator', () => {
     expect(row.diagnosis.map((d) => d.code)).toContain('transfer-tail-lost');
   }, 60_000);
 
-  it('stall-after 1 MiB: ends as stalled within its 10 s stall deadline, at the byte count it stopped at', async () => {
-    const t0 = performance.now();
-    const r = await transfer({ faults: { stallAfterBytes: MiB } }, 8 * MiB);
-    expect(performance.now() - t0).toBeLessThan(20_000);
+  it('stall-after 1 MiB: each transfer ends as stalled within its 10 s stall deadline, at the byte count it stopped at', async () => {
+    const r = await transfer({ faults: { stallAfterBytes: MiB } }, 8 * MiB, { operations: ['exec'] });
     for (const s of transfers(r)) {
+      // The transfers run one after another; each one's own session ends at its stall deadline, not a hang.
+      expect(s.durationMs).toBeLessThan(14_000);
       expect(s.errorCode, `${s.operation}/${s.transport}`).toBe('TRANSFER_STALLED');
       expect(s.transfer!.end).toBe('stalled');
       // The first echo's bytes went through the same stream before the transfer.
@@ -90,6 +90,15 @@ describe('--transfer against the emulator', () => {
       expect(s.transfer!.longestStallSeconds).toBeGreaterThanOrEqual(10);
     }
     for (const v of r.verdicts.filter((x) => x.transferBytes)) expect(v.diagnosis.map((d) => d.code)).toContain('transfer-stalled');
+  }, 60_000);
+
+  it('the transfers run one after another, each with the path to itself', async () => {
+    const r = await transfer({ faults: { throttleBytesPerSecond: 4 * MiB } }, 2 * MiB);
+    const t = transfers(r);
+    expect(t).toHaveLength(4);
+    // Each transfer takes ≈ 0.5 s at 4 MiB/s; one after another they take ≈ 2 s, not ≈ 0.5 s.
+    expect(r.durationMs).toBeGreaterThan(1800);
+    expect(Math.max(...t.map((s) => s.transfer!.mibPerSecond))).toBeLessThan(4.4);
   }, 60_000);
 
   it('throttle 1 MiB/s: complete, and the measured rate is the throttle, not the client', async () => {
