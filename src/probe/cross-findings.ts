@@ -11,10 +11,11 @@ import type { Diagnosis, SessionResult } from './types.js';
 export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
   const out: Diagnosis[] = [];
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
-    results.find((x) =>
-      !x.transferBytes &&
-      !x.holdShape &&
-      (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])),
+    results.find(
+      (x) =>
+        !x.transferBytes &&
+        !x.holdShape &&
+        (['operation', 'transport', 'keepalive', 'holdSeconds'] as const).every((k) => x[k] === ((change as Record<string, unknown>)[k] ?? r[k])),
     );
   for (const r of results) {
     if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;

@@ -13,6 +13,8 @@
  * The commands are busybox sh (the target image, `kube-stream-probe manifest`) and are emulated in
  * lab/emulator/processes.ts.
  */
+import type { Writable } from 'node:stream';
+import type { Clock } from '../timers.js';
 import { HOLD_SHAPE_PERIOD_SECONDS, type HoldShape } from '../vocabulary.js';
 
 export const TICK = 'ksp-tick\n';
@@ -34,3 +36,16 @@ export const QUIET_DIRECTION: Readonly<Record<Exclude<HoldShape, 'silent'>, stri
   output: 'client → server (only the pod wrote)',
   input: 'server → client (only the client wrote)',
 };
+
+/** An input-shaped hold: TICK written every period until stopped; how many bytes it wrote. */
+export function writeTicks(writer: Writable, clock: Clock): { stop(): void; readonly written: () => number } {
+  let written = 0;
+  let cancel = () => {};
+  const tick = () => {
+    writer.write(TICK);
+    written += TICK.length;
+    cancel = clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
+  };
+  cancel = clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
+  return { stop: () => cancel(), written: () => written };
+}

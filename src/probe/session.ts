@@ -5,51 +5,19 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
-import {
-  ACTIVITY_POLL_MS,
-  CLOSE_GRACE_MS,
-  DEFAULT_STREAM_REPLY_TIMEOUT_MS,
-  END_CAUSE_GRACE_MS,
-  POD_PORT_REFUSED,
-  sessionDeadlineMs,
-  type SessionOptions,
-  type SessionState,
-} from './session-options.js';
+import { CLOSE_GRACE_MS, END_CAUSE_GRACE_MS, POD_PORT_REFUSED, sessionDeadlineMs, type SessionOptions, type SessionState } from './session-options.js';
 import { sessionRedactor, upgradeFailure } from './upgrade-outcome.js';
-import type { Writable } from 'node:stream';
 import { errorCodeOf, errorMessage, probeError, type ProbeError } from '../errors.js';
-import { openExec, openPortForward } from '../streaming/index.js';
-import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import { systemClock, unlessAborted, withTimeout, type Clock } from '../timers.js';
-import { EchoReader, nonce } from './echo.js';
+import { nonce } from './echo.js';
 import { runTransfer, transferLimitMs } from './transfer.js';
-import { TICK, holdShapeCommand } from './hold-shape.js';
+import { TICK, writeTicks } from './hold-shape.js';
+import { HoldActivity } from './hold-activity.js';
+import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
-import type { ClusterTarget, HoldCause, HoldOutcome, SessionResult, SessionSpec } from './types.js';
+import type { ClusterTarget, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
-
-/** A loss during the hold; `sessionAtMs` is when the session saw it, on its own (injectable) clock. */
-type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause; readonly sessionAtMs?: number };
-const asLost = (e: ConnectionEnd): Lost => ({ ...e, cause: e.cause === 'local' ? 'error' : e.cause });
-
-/** The upgraded session and the channel its echoes go through. */
-interface Channel {
-  readonly session: ExecSession | PortForwardSession;
-  readonly exec?: ExecSession;
-  readonly forwarded?: ForwardedConnection;
-  readonly reader: EchoReader;
-  readonly writer: Writable;
-  /** The first loss seen: the connection's, or (port-forward) the forwarded stream's. */
-  readonly lost: Promise<Lost>;
-}
-
-type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
-
-/** A phase's early end: the result is final. */
-class Finished {
-  constructor(readonly partial: Mutable<SessionResult>) {}
-}
 
 class SessionRun {
   private readonly clock: Clock;
@@ -57,10 +25,7 @@ class SessionRun {
   private readonly scrub: (t: string) => string;
   private channel: Channel | undefined;
   private readonly state: Mutable<SessionResult> = {};
-  /** When the hold began (the last application data), and when a byte last moved. */
-  private holdStartedAt: number | undefined;
-  private lastMovedAt: number | undefined;
-  private stopWatching: (() => void) | undefined;
+  private readonly activity: HoldActivity;
   /** An input-shaped hold's tick bytes, which the pod's `wc -c` must count after the hold. */
   private ticksWritten = 0;
   /** Set when the run was interrupted: a connection that opens afterwards is closed at once. */
@@ -74,6 +39,7 @@ class SessionRun {
     this.clock = options.clock ?? systemClock;
     this.t0 = this.clock.now();
     this.scrub = sessionRedactor(target);
+    this.activity = new HoldActivity(this.clock);
   }
 
   async run(): Promise<SessionResult> {
@@ -89,7 +55,7 @@ class SessionRun {
       this.progress('done');
       return this.finish({});
     } catch (err) {
-      this.stopWatching?.();
+      this.activity.stop();
       this.channel?.session.destroy();
       if (err instanceof Finished) return this.finish(err.partial);
       return this.finish({ error: `internal error: ${errorMessage(err)}`, errorCode: 'INTERNAL' });
@@ -103,8 +69,9 @@ class SessionRun {
    */
   interrupted(signal: string): SessionResult {
     this.stopped = true;
-    const heldSeconds = this.holdStartedAt === undefined ? null : Math.round((this.clock.now() - this.holdStartedAt) / 100) / 10;
-    this.stopWatching?.();
+    const started = this.activity.startedAt;
+    const heldSeconds = started === undefined ? null : Math.round((this.clock.now() - started) / 100) / 10;
+    this.activity.stop();
     this.channel?.session.close();
     const held = heldSeconds === null ? 'before its hold began' : `after holding ${heldSeconds} s of its ${this.spec.holdSeconds} s hold`;
     const err = probeError('INTERRUPTED', `interrupted (${signal}) ${held}`, { signal, heldSeconds });
@@ -122,7 +89,7 @@ class SessionRun {
 
   /** The result at the deadline, whatever phase the session was in. */
   atDeadline(deadlineMs: number): SessionResult {
-    this.stopWatching?.();
+    this.activity.stop();
     this.channel?.session.destroy();
     const upgraded = this.state.upgrade?.ok === true;
     const err = probeError('DEADLINE', `the session did not finish within its deadline of ${Math.round(deadlineMs / 1000)} s`, { deadlineMs });
@@ -139,54 +106,15 @@ class SessionRun {
   /** Connect, upgrade, and (port-forward) open the one forwarded connection. */
   private async open(): Promise<void> {
     this.progress('connecting');
-    const { spec, target, options } = this;
-    const pod = { namespace: target.namespace, pod: target.pod, container: target.container };
-    const common = { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS };
-    let session: ExecSession | PortForwardSession;
-    try {
-      session =
-        spec.operation === 'exec'
-          ? await openExec(spec.transport, target.connection, { ...common, command: holdShapeCommand(spec.holdShape), stdin: true })
-          : await openPortForward(spec.transport, target.connection, common);
-    } catch (err) {
-      throw new Finished({ upgrade: upgradeFailure(err, this.scrub) });
-    }
-    if (this.stopped) {
-      session.close();
-      throw new Finished({});
-    }
-    this.state.subprotocol = session.subprotocol;
-    this.state.upgrade = {
-      ok: true,
-      status: 101,
-      handshakeMs: r3(session.timing.handshakeMs),
-      phases: session.timing.phases,
-      error: null,
-      errorCode: null,
-      kubernetesStatus: null,
-    };
-    // Stamped on the session's own clock when it happens: the hold's start and last activity are on that clock too.
-    const stamp = (e: Lost): Lost => ({ ...e, sessionAtMs: this.clock.now() });
-    const connectionLost = session.ended.then(asLost).then(stamp);
-    if ('stdin' in session) {
-      // Opened with stdin and stdout, so both exist.
-      this.channel = { session, exec: session, reader: new EchoReader(session.stdout!), writer: session.stdin!, lost: connectionLost };
-      return;
-    }
-    let forwarded: ForwardedConnection;
-    try {
-      forwarded = await session.openConnection(target.port);
-    } catch (err) {
-      session.destroy();
-      throw new Finished({ error: `the forwarded connection could not be opened: ${this.scrub(errorMessage(err))}`, errorCode: errorCodeOf(err) });
-    }
-    if (this.stopped) {
-      forwarded.close();
-      session.close();
-      throw new Finished({});
-    }
-    const lost = Promise.race([connectionLost, forwarded.ended.then(asLost).then(stamp)]);
-    this.channel = { session, forwarded, reader: new EchoReader(forwarded.stream), writer: forwarded.stream, lost };
+    this.channel = await openChannel(this.spec, this.target, this.options, {
+      scrub: this.scrub,
+      clock: this.clock,
+      stopped: () => this.stopped,
+      upgraded: (upgrade, subprotocol) => {
+        this.state.upgrade = upgrade;
+        this.state.subprotocol = subprotocol;
+      },
+    });
   }
 
   /** The first echo, right after the upgrade. */
@@ -240,8 +168,8 @@ class SessionRun {
     }
     this.progress('holding');
     const c = this.channel!;
-    this.watchActivity(c.session);
-    const ticks = this.spec.holdShape === 'input' ? this.writeTicks() : undefined;
+    this.activity.start(c.session);
+    const ticks = this.spec.holdShape === 'input' ? writeTicks(c.writer, this.clock) : undefined;
     const lost = await withTimeout(c.lost, holdSeconds * 1000, this.clock);
     ticks?.stop();
     this.ticksWritten = ticks?.written() ?? 0;
@@ -250,39 +178,6 @@ class SessionRun {
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold });
     }
-  }
-
-  /** Notes when a byte last moved on the connection, so a loss can say how long it had been idle. */
-  private watchActivity(session: ExecSession | PortForwardSession): void {
-    this.holdStartedAt = this.clock.now();
-    this.lastMovedAt = this.holdStartedAt;
-    let seen = session.bytesMoved();
-    let cancel = () => {};
-    const poll = () => {
-      const now = session.bytesMoved();
-      if (now !== seen) {
-        seen = now;
-        this.lastMovedAt = this.clock.now();
-      }
-      cancel = this.clock.after(ACTIVITY_POLL_MS, poll);
-    };
-    cancel = this.clock.after(ACTIVITY_POLL_MS, poll);
-    this.stopWatching = () => cancel();
-  }
-
-  /** The hold's outcome for a loss seen at `end.atMs`. */
-  private lostAt(end: Lost): HoldOutcome {
-    this.stopWatching?.();
-    // The hold's start and the last activity are on the session's clock: so is the loss (sessionAtMs), not the transport's atMs.
-    const at = end.sessionAtMs ?? end.atMs;
-    const secondsBefore = (t: number | undefined) => (t === undefined ? null : Math.round(Math.max(0, at - t) / 100) / 10);
-    return {
-      survived: false,
-      disconnectSeconds: this.secondsSince101(end.atMs),
-      cause: end.cause,
-      sinceDataSeconds: secondsBefore(this.holdStartedAt),
-      idleSeconds: secondsBefore(this.lastMovedAt),
-    };
   }
 
   /** The same echo after the hold; nothing at all back (and no close) is a black hole. */
@@ -295,11 +190,11 @@ class SessionRun {
         c.exec!.stdin!.end();
         this.state.echoMs = await c.reader.echo(undefined, `${this.ticksWritten}\n`, this.options.echoTimeoutMs, c.lost);
       } else this.state.echoMs = await this.echo();
-      this.stopWatching?.();
+      this.activity.stop();
       this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
     } catch (err) {
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
-      this.stopWatching?.();
+      this.activity.stop();
       const hold: HoldOutcome = end ? this.lostAt(end) : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold, ...(end ? {} : { error: `after the hold: ${errorMessage(err)}`, errorCode: errorCodeOf(err) }) });
@@ -336,18 +231,9 @@ class SessionRun {
     return c.reader.echo(c.writer, `${nonce()}\n`, this.options.echoTimeoutMs, c.lost);
   }
 
-  /** An input-shaped hold: a tick from the client every period; returns how to stop it and how many bytes it wrote. */
-  private writeTicks(): { stop(): void; readonly written: () => number } {
-    const c = this.channel!;
-    let written = 0;
-    let cancel = () => {};
-    const tick = () => {
-      c.writer.write(TICK);
-      written += TICK.length;
-      cancel = this.clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
-    };
-    cancel = this.clock.after(HOLD_SHAPE_PERIOD_SECONDS * 1000, tick);
-    return { stop: () => cancel(), written: () => written };
+  /** The hold's outcome for a loss seen at `end.atMs`. */
+  private lostAt(end: Lost): HoldOutcome {
+    return this.activity.lostAt(end, this.secondsSince101(end.atMs));
   }
 
   private secondsSince101(atMs: number): number {
