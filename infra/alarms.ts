@@ -34,6 +34,8 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { alarmPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
+import { functionHealthAlarms } from './health-alarms.js';
+import { transfersTicket, type TransferPair } from './transfer-ticket.js';
 import { probeMetric } from './metrics.js';
 
 /** A schedule as the alarms see it. */
@@ -84,7 +86,7 @@ export class ProbeAlarms extends Construct {
     const page = new cwActions.SnsAction(p.pageTopic);
     const fallbacks: cloudwatch.IAlarm[] = [];
     /** Per cluster × operation × transport with a transfer: its TransferComplete alarm and its UpgradeSuccess alarm. */
-    const transfers: { readonly transfer: cloudwatch.IAlarm; readonly upgrade: cloudwatch.IAlarm }[] = [];
+    const transfers: TransferPair[] = [];
     const nodes: cloudwatch.IAlarm[] = [];
     const health: cloudwatch.IAlarm[] = [];
 
@@ -187,71 +189,23 @@ export class ProbeAlarms extends Construct {
       this.byKey.set(`page/${cluster}`, composite);
     }
 
-    const fn = p.fn;
-    const every = Duration.seconds(this.period(p.schedules).toSeconds());
-    const count = (key: string, alarmName: string, description: string, metric: cloudwatch.IMetric, threshold = 1) =>
+    // The probe's own health: publishing, the function, the Scheduler (health-alarms.ts).
+    for (const h of functionHealthAlarms(p, name, Duration.seconds(this.period(p.schedules).toSeconds())))
       health.push(
-        this.alarm(key, {
-          alarmName,
-          alarmDescription: description,
-          metric,
-          threshold,
+        this.alarm(h.key, {
+          alarmName: h.alarmName,
+          alarmDescription: h.description,
+          metric: h.metric,
+          threshold: h.threshold,
           comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
           evaluationPeriods: 1,
           datapointsToAlarm: 1,
         }),
       );
-    count(
-      'health/publish-failures',
-      name('publish-failures'),
-      'PutMetricData failed and the metrics went to EMF log lines instead: check CloudWatch reachability (monitoring endpoint) and the role.',
-      probeMetric('PublishFailures', { Location: p.locationName }, { statistic: 'Sum', period: every }),
-    );
-    count(
-      'health/errors',
-      name('function-errors'),
-      'The probe function itself failed (an invocation error, not a path finding).',
-      fn.metricErrors({ period: every, statistic: 'Sum' }),
-    );
-    count(
-      'health/throttles',
-      name('function-throttles'),
-      'The probe function was throttled: runs were skipped.',
-      fn.metricThrottles({ period: every, statistic: 'Sum' }),
-    );
-    count(
-      'health/duration',
-      name('function-near-timeout'),
-      `A run took more than 90% of the function's ${p.timeout.toSeconds()} s timeout.`,
-      fn.metricDuration({ period: every, statistic: 'Maximum' }),
-      Math.round(p.timeout.toMilliseconds() * 0.9),
-    );
-    const schedulerMetric = (metricName: string) =>
-      new cloudwatch.Metric({ namespace: 'AWS/Scheduler', metricName, dimensionsMap: { ScheduleGroup: p.scheduleGroupName }, statistic: 'Sum', period: every });
-    count(
-      'health/scheduler-errors',
-      name('scheduler-target-errors'),
-      'EventBridge Scheduler could not invoke the probe function.',
-      schedulerMetric('TargetErrorCount'),
-    );
-    count('health/scheduler-dropped', name('scheduler-dropped'), 'EventBridge Scheduler dropped probe invocations.', schedulerMetric('InvocationDroppedCount'));
 
     if (transfers.length) {
-      // A ticket, not a page: small sessions work (their upgrade alarm is not in ALARM) and bulk transfers do not.
-      const composite = new cloudwatch.CompositeAlarm(this, 'ticket-transfers', {
-        compositeAlarmName: name('transfers'),
-        alarmDescription:
-          'TICKET, Transfers: exec or port-forward upgrades and echoes work, but a bulk transfer through them does not come back whole: `kubectl cp` loses its tail ("unexpected EOF"), hangs or is cut on this path. See the dashboard\'s transfer row and the verdict log line.',
-        alarmRule: cloudwatch.AlarmRule.anyOf(
-          ...transfers.map((t) =>
-            cloudwatch.AlarmRule.allOf(
-              cloudwatch.AlarmRule.fromAlarm(t.transfer, cloudwatch.AlarmState.ALARM),
-              cloudwatch.AlarmRule.not(cloudwatch.AlarmRule.fromAlarm(t.upgrade, cloudwatch.AlarmState.ALARM)),
-            ),
-          ),
-        ),
-      });
+      const composite = transfersTicket(this, name('transfers'), transfers);
       composite.addAlarmAction(ticket);
       this.tickets.push(composite);
       this.byKey.set('ticket/transfers', composite);
