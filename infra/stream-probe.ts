@@ -6,7 +6,7 @@
  * ticket topic, and a dashboard (infra/dashboard.ts). Props: infra/props.ts.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -15,7 +15,6 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
-import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
@@ -28,6 +27,7 @@ import { probeMetric } from './metrics.js';
 import { ProbeNetwork } from './network.js';
 import { grantProbeAccess } from './probe-access.js';
 import type { StreamProbeProps } from './props.js';
+import { probeSchedules } from './schedules.js';
 import { TaskRunner } from './task-runner.js';
 import { admitPublisher, alarmArnPattern, cloudWatchAlarmsPublisher, encryptedTopic, topicKey } from './topic-access.js';
 import { invalid, validate, type Plan } from './validate.js';
@@ -154,7 +154,24 @@ export class StreamProbe extends Construct {
       ...vpcProps,
     });
 
-    this.scheduleGroup = this.schedules(stack);
+    this.scheduleGroup = probeSchedules(this, {
+      stack,
+      project: this.plan.project,
+      locationName: this.locationName,
+      schedules: this.plan.schedules,
+      fn: this.function,
+      byName: this.schedulesByName,
+      // The task runner is made only for a schedule that needs it.
+      taskTarget: (s, event, role) =>
+        (this.taskRunner ??= new TaskRunner(this, {
+          project: this.plan.project,
+          locationName: this.locationName,
+          props: this.props,
+          network: this.network!,
+          logGroup: this.logGroup,
+          envJson: this.envJson,
+        })).target(s.name, event, Math.max(...s.holdsSeconds), role, s.transferMs),
+    });
 
     const key =
       !props.pageTopic || !props.ticketTopic
@@ -287,50 +304,6 @@ export class StreamProbe extends Construct {
           for (const holdSeconds of s.holdsSeconds) seen.set(`${operation}/${keepalive}/${holdSeconds}`, { operation, keepalive, holdSeconds });
     }
     return [...seen.values()];
-  }
-
-  /** The schedules, in a group of their own (its Scheduler metrics are this location's), with a role that may invoke only this function. */
-  private schedules(stack: Stack): scheduler.ScheduleGroup {
-    // Deleted with the stack: it holds only our schedules, and a retained group of this fixed name would make the next deploy fail.
-    const group = new scheduler.ScheduleGroup(this, 'ScheduleGroup', {
-      scheduleGroupName: `${this.plan.project}-${this.locationName}`,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    const schedulerRole = new iam.Role(this, 'SchedulerRole', {
-      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': stack.account } } }),
-      description: `kube-stream-probe ${this.locationName}: EventBridge Scheduler invokes the probe`,
-    });
-    const functionLogicalId = stack.getLogicalId(this.function.node.defaultChild as lambda.CfnFunction);
-    Validations.of(schedulerRole).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${functionLogicalId}.Arn>:*]`,
-      reason: "CDK's invoke grant covers this one function's versions and aliases (its ARN followed by :*); no other function.",
-    });
-    for (const s of this.plan.schedules) {
-      const holds = s.holdsSeconds.map((h) => `${h}s`);
-      const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations, ...(s.transfer ? { transfer: s.transfer } : {}) };
-      const target =
-        s.runner === 'task'
-          ? (this.taskRunner ??= new TaskRunner(this, {
-              project: this.plan.project,
-              locationName: this.locationName,
-              props: this.props,
-              network: this.network!,
-              logGroup: this.logGroup,
-              envJson: this.envJson,
-            })).target(s.name, event, Math.max(...s.holdsSeconds), schedulerRole, s.transferMs)
-          : new targets.LambdaInvoke(this.function, { input: scheduler.ScheduleTargetInput.fromObject(event), retryAttempts: 0, role: schedulerRole });
-      const schedule = new scheduler.Schedule(this, `Schedule-${s.name}`, {
-        scheduleGroup: group,
-        description: `kube-stream-probe ${this.locationName}: holds ${holds.join(', ')}${s.runner === 'task' ? ' (ECS Fargate task: longer than a Lambda run)' : ''}`,
-        schedule: scheduler.ScheduleExpression.expression(s.expression),
-        target,
-      });
-      // The group is named by a literal, which makes no reference: without this CloudFormation may create a
-      // schedule before its group, and CreateSchedule fails (ResourceNotFoundException).
-      schedule.node.addDependency(group);
-      this.schedulesByName.set(s.name, schedule);
-    }
-    return group;
   }
 }
 
