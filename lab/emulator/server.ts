@@ -9,21 +9,16 @@ import { EventEmitter } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type net from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
-import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
-import { SpdySession } from '../../src/streaming/spdy/session.js';
-import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
-import { sendingPieces } from './ws-server-pieces.js';
-import { afterUpgradeFaults, cutSocket, streamError, watchIdle, type Ended } from './connection-faults.js';
+import { type WebSocket } from 'ws';
+import { cutSocket } from './connection-faults.js';
 import { upgradeRecord } from './upgrade-record.js';
 import { startEchoServer, type EchoServer } from './echo-server.js';
+import { upgradeSpdy, upgradeWebSocket, type UpgradeHost } from './upgrades.js';
 import { PodFilesystem } from './pod-fs.js';
-import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
-import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type RbacObjects, type UpgradeRecord } from './options.js';
 import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
-import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
+import { type ForwardTarget } from './portforward-server.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
@@ -216,7 +211,8 @@ export class Emulator extends EventEmitter {
     }
     if (isWs && faults.rejectWebSocket) return refuse(faults.rejectWebSocket, 'WebSocket upgrades are refused by the lab (fault rejectWebSocket)');
     if (!isWs && faults.rejectSpdy) return refuse(faults.rejectSpdy, 'SPDY upgrades are refused by the lab (fault rejectSpdy)');
-    const go = () => (isWs ? this.upgradeWebSocket(req, socket, head, rec, sub, url) : this.upgradeSpdy(req, socket, head, rec, sub, url));
+    const go = () =>
+      isWs ? upgradeWebSocket(this.upgradeHost(), req, socket, head, rec, sub, url) : upgradeSpdy(this.upgradeHost(), req, socket, head, rec, sub, url);
     if (faults.upgradeDelayMs) setTimeout(go, faults.upgradeDelayMs);
     else go();
   }
@@ -237,94 +233,20 @@ export class Emulator extends EventEmitter {
     return minorOf(this.ctx.serverVersion) >= 36 && (node?.declaredFeatures ?? []).includes('ExtendWebSocketsToKubelet');
   }
 
-  private upgradeSpdy(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
-    // apimachinery UpgradeResponse: Connection must contain upgrade, Upgrade spdy/3.1.
-    if (!/upgrade/i.test(String(req.headers.connection ?? '')) || !/spdy\/3\.1/i.test(String(req.headers.upgrade ?? ''))) {
-      return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: missing upgrade headers in request')));
-    }
-    if (rec.offered.length === 0) return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: no X-Stream-Protocol-Version')));
-    const supported: readonly string[] = sub === 'portforward' ? ['portforward.k8s.io'] : (this.options.spdyExecProtocols ?? DEFAULTS.spdyExecProtocols);
-    // httpstream.Handshake: the first client value the server supports.
-    const protocol = rec.offered.find((p) => supported.includes(p));
-    if (!protocol) {
-      rec.status = 403;
-      return void socket.end(
-        rawStatusReply(403, 'unable to upgrade: unable to negotiate protocol', { 'X-Accepted-Stream-Protocol-Versions': supported.join(', ') }),
-      );
-    }
-    rec.status = 101;
-    rec.subprotocol = protocol;
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
-    rec.wrote101At = performance.now();
-    const session = new SpdySession(socket, { role: 'server', head });
-    session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
-    const ended: Ended = (r, cause) => this.ended(r, cause);
-    watchIdle(this.options.faults, socket, rec, ended, () => session.destroy());
-    afterUpgradeFaults(this.nodes.find((n) => n.name === rec.node)?.fault, socket, rec, ended, () => session.destroy());
-    void session.closed.then((end) => this.ended(rec, end.cause));
-    const onStream = (h: Record<string, string>) => rec.streams.push(h);
-    if (sub === 'portforward') serveSpdyPortForward(session, this.forwardTarget(), onStream);
-    else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults), onStream);
-  }
-
-  private upgradeWebSocket(req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
-    let protocol: string | undefined;
-    if (sub === 'portforward') {
-      protocol = rec.offered.includes(TUNNEL_PROTOCOL)
-        ? TUNNEL_PROTOCOL
-        : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
-    } else {
-      protocol = rec.offered.find((p) => (WS_EXEC_PROTOCOLS as readonly string[]).includes(p));
-    }
-    if (rec.offered.length > 0 && !protocol) {
-      rec.status = 400;
-      return void socket.end(rawStatusReply(400, `none of the offered subprotocols is supported: ${rec.offered.join(', ')}`));
-    }
-    // ws validates subprotocols as RFC 7230 tokens and would refuse `SPDY/3.1+portforward.k8s.io`
-    // (a '/'): we negotiate ourselves and add the header to the 101 it writes.
-    delete req.headers['sec-websocket-protocol'];
-    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 32 * 1024 * 1024 });
-    wss.on('headers', (lines: string[]) => {
-      if (protocol) lines.push(`Sec-WebSocket-Protocol: ${protocol}`);
-    });
-    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
-      rec.status = 101;
-      rec.subprotocol = protocol ?? '';
-      rec.wrote101At = performance.now();
-      this.wssClients.add(ws);
-      const ended: Ended = (r, cause) => this.ended(r, cause);
-      watchIdle(this.options.faults, socket, rec, ended, () => ws.terminate());
-      afterUpgradeFaults(this.nodes.find((n) => n.name === rec.node)?.fault, socket, rec, ended, () => ws.terminate());
-      const node = this.nodes.find((n) => n.name === rec.node);
-      if (node?.fault?.kind === 'stream-error' && this.passesWebSocketToKubelet(rec.node)) return streamError(ws, protocol ?? '', sub);
-      ws.on('ping', () => rec.pingsReceived++);
-      ws.on('close', (code: number) => {
-        this.wssClients.delete(ws);
-        this.ended(rec, `ws-close:${code}`);
-      });
-      if (sub === 'portforward') {
-        if (protocol === TUNNEL_PROTOCOL) {
-          // Frames of one tick in one message, written without joining them: a lighter server for the throughput
-          // benchmark (clients must not care where message boundaries fall).
-          const session = new SpdySession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { role: 'server' });
-          session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
-          serveSpdyPortForward(session, this.forwardTarget(), (h) => rec.streams.push(h));
-        } else {
-          const ports = url.searchParams
-            .getAll('ports')
-            .flatMap((p) => p.split(','))
-            .map(Number);
-          serveLegacyPortForward(ws, protocol ?? '', ports, this.forwardTarget());
-        }
-      } else {
-        serveWebSocketExec(
-          ws,
-          protocol ?? '',
-          execRequestFrom(url.searchParams, sub === 'attach', this.fs, this.options.faults),
-          this.options.wsFirstMessageDelayMs ?? 5,
-        );
-      }
-    });
+  /** What the upgrade handlers (upgrades.ts) need of the server. */
+  private upgradeHost(): UpgradeHost {
+    return {
+      options: this.options,
+      nodes: this.nodes,
+      fs: this.fs,
+      forwardTarget: () => this.forwardTarget(),
+      ended: (rec, cause) => this.ended(rec, cause),
+      passesWebSocketToKubelet: (node) => this.passesWebSocketToKubelet(node),
+      track: (ws) => {
+        this.wssClients.add(ws);
+        ws.on('close', () => this.wssClients.delete(ws));
+      },
+    };
   }
 
   private ended(rec: UpgradeRecord, cause: string): void {
