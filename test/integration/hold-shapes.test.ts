@@ -55,8 +55,8 @@ describe('--hold-shape against the emulator', () => {
     for (const s of exec.filter((x) => x.holdShape === 'output')) expect(s).toMatchObject({ exitCode: null, error: null });
   }, 30_000);
 
-  it('a two-way idle cut of 3 s: output ticks every 2 s keep exec alive where silent is cut', async () => {
-    const r = await shaped(['silent', 'output'], 3);
+  it('a two-way idle cut of 4 s: output ticks every 2 s keep exec alive where silent is cut', async () => {
+    const r = await shaped(['silent', 'output'], 4);
     const row = (shape: string) => r.verdicts.find((v) => v.operation === 'exec' && (v.holdShape ?? 'silent') === shape)!;
     expect(row('silent').verdict).toBe('both-broken');
     expect(row('output').verdict).toBe('clean');
