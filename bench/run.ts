@@ -13,6 +13,7 @@ import { lambdaCpuBench } from './lambda-cpu.js';
 import { maskBench } from './mask.js';
 import { memoryBench } from './memory.js';
 import { throughputBench } from './throughput.js';
+import { soakBench } from './soak.js';
 import { transferBench } from './transfer.js';
 
 const only = process.argv.slice(2);
@@ -25,6 +26,7 @@ const benches: Array<[string, () => Promise<Row[]>]> = [
   ['bundle', bundleBench],
   ['cost', costBench],
   ['lambda-cpu', lambdaCpuBench],
+  ['soak', soakBench],
 ];
 
 const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));

@@ -16,7 +16,7 @@ import { openExec } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
 import { systemClock } from '../src/timers.js';
 import { BenchFailure, median, payload, type Row } from './common.js';
-import { echoProcess, emulatorProcess } from './throughput.js';
+import { echoProcess, emulatorProcess, stopProcesses } from './throughput.js';
 
 const MIB = 64;
 const RUNS = 5;
@@ -121,8 +121,7 @@ export async function transferBench(): Promise<Row[]> {
       );
     }
   } finally {
-    lab.child.kill('SIGTERM');
-    echo.child.kill('SIGTERM');
+    await stopProcesses(lab.child, echo.child);
   }
   return rows;
 }

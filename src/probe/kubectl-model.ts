@@ -93,6 +93,8 @@ function transferWhy(t: TransferOutcome): string {
       return `the transfer ran slower than ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s`;
     case 'mismatch':
       return 'the transfer came back altered (`kubectl cp` would write a corrupt file)';
+    case 'no-status':
+      return 'every byte came back, but no exit status (`kubectl cp` waits for it)';
     default:
       return 'the transfer failed';
   }

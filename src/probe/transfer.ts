@@ -22,12 +22,14 @@ export const DEFAULT_STALL_SECONDS = 10;
 export const TRANSFER_FLOOR_BYTES_PER_SECOND = 256 * 1024;
 /** After the exit status: how long the last bytes may still take before the tail counts as lost. */
 export const TAIL_GRACE_MS = 1_000;
+/** exec, every byte back: how long the exit status may still take (the session's own close grace). */
+export const STATUS_GRACE_MS = 3_000;
 /** How often the stall watch looks. */
 const STALL_POLL_MS = 100;
 /** A gap shorter than this between bytes is not a stall worth naming. */
 const STALL_RESOLUTION_MS = 100;
 
-export type TransferEnd = 'complete' | 'truncated' | 'stalled' | 'mismatch' | 'timeout' | 'ended';
+export type TransferEnd = 'complete' | 'truncated' | 'stalled' | 'mismatch' | 'timeout' | 'ended' | 'no-status';
 
 export interface TransferOutcome {
   readonly bytes: number;
@@ -121,7 +123,9 @@ class Pattern {
 
 const r1 = (ms: number) => Math.round(ms / 100) / 10;
 
-export type TransferFailure = ProbeError<'TRANSFER_TRUNCATED' | 'TRANSFER_STALLED' | 'TRANSFER_MISMATCH' | 'TRANSFER_TIMEOUT' | 'TRANSFER_ENDED'>;
+export type TransferFailure = ProbeError<
+  'TRANSFER_TRUNCATED' | 'TRANSFER_STALLED' | 'TRANSFER_MISMATCH' | 'TRANSFER_TIMEOUT' | 'TRANSFER_ENDED' | 'EXEC_NO_STATUS'
+>;
 
 /** Streams `bytes` through the channel and back; always resolves, with the outcome and (when not complete) why. */
 export function runTransfer(channel: TransferChannel, options: TransferOptions): Promise<{ outcome: TransferOutcome; failure?: TransferFailure }> {
@@ -175,10 +179,24 @@ export function runTransfer(channel: TransferChannel, options: TransferOptions):
         longestStallAtBytes = received;
       }
     };
+    let waitingForStatus = false;
     const complete = () => {
       if (received < bytes) return;
       // exec: the transfer is done when both the last byte and the exit status are in (in whichever order).
-      if (channel.exit && exitAt === undefined) return;
+      if (channel.exit && exitAt === undefined) {
+        if (!waitingForStatus) {
+          waitingForStatus = true;
+          cancels.push(
+            clock.after(STATUS_GRACE_MS, () =>
+              finish(
+                'no-status',
+                probeError('EXEC_NO_STATUS', `all ${received} bytes came back, but no exit status within ${STATUS_GRACE_MS / 1000} s`, { cause: 'timeout' }),
+              ),
+            ),
+          );
+        }
+        return;
+      }
       if (channel.exit && exit?.exitCode !== 0) return endWithExit();
       finish('complete');
     };

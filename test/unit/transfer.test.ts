@@ -80,6 +80,15 @@ describe('runTransfer', () => {
     expect(failure!.message).toBe('exit status 0 came with 1044480 of 1048576 bytes back: the last 4096 bytes were lost');
   });
 
+  it('every byte back and no exit status: ends no-status after the 3 s grace, not at the transfer limit', async () => {
+    const p = pipe((c) => c);
+    const t0 = performance.now();
+    const { outcome, failure } = await runTransfer({ ...p, exit: new Promise<ExecExit>(() => undefined), lost: never }, { bytes: MiB, clock: systemClock });
+    expect(outcome).toMatchObject({ end: 'no-status', receivedBytes: MiB, lostTailBytes: 0 });
+    expect(failure).toMatchObject({ code: 'EXEC_NO_STATUS', message: 'all 1048576 bytes came back, but no exit status within 3 s' });
+    expect(performance.now() - t0).toBeLessThan(6_000);
+  });
+
   it('the connection ending mid-way is TRANSFER_ENDED with what came back', async () => {
     let end!: (e: { cause: string }) => void;
     const lost = new Promise<{ cause: string }>((r) => (end = r));

@@ -1,0 +1,126 @@
+/**
+ * `npm run bench -- soak` (issue 26): 10,000 sessions one after another, then 10,000 more in waves of 500 at once,
+ * against the emulator in a process of its own — exec and port-forward over both transports in turn, each opened,
+ * echoed and closed as kubectl does. Every session must be ok; after each wave of 1,000 sequential sessions and each
+ * concurrent wave, this process's active handles and timers (process.getActiveResourcesInfo()) must be back at the
+ * baseline taken before the first, and its RSS must not keep growing (the last wave within 32 MiB of the first).
+ */
+import { runSession } from '../src/probe/session.js';
+import type { ClusterTarget, SessionSpec } from '../src/probe/types.js';
+import { OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
+import { BenchFailure, type Row } from './common.js';
+import { echoProcess, emulatorProcess, stopProcesses } from './throughput.js';
+
+const TOTAL = 10_000;
+const SEQUENTIAL_WAVE = 1_000;
+const CONCURRENT = 500;
+const RSS_GROWTH_LIMIT_MIB = 32;
+
+const SPECS: SessionSpec[] = OPERATIONS.flatMap((operation) => TRANSPORTS.map((transport) => ({ operation, transport, keepalive: 'kubectl' as const, holdSeconds: 0 })));
+
+/** What keeps the event loop alive, by kind (TCPWRAP, Timeout, …), without the ones the bench itself holds. */
+function resources(): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of process.getActiveResourcesInfo()) m.set(r, (m.get(r) ?? 0) + 1);
+  return m;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 300));
+
+function leftOver(baseline: Map<string, number>): string | undefined {
+  const now = resources();
+  const extra = [...now].filter(([k, n]) => n > (baseline.get(k) ?? 0)).map(([k, n]) => `${k} +${n - (baseline.get(k) ?? 0)}`);
+  return extra.length ? extra.join(', ') : undefined;
+}
+
+export async function soakBench(): Promise<Row[]> {
+  const echo = await echoProcess();
+  const lab = await emulatorProcess(echo.port);
+  const target: ClusterTarget = { name: 'soak', connection: { server: lab.url }, namespace: 'default', pod: 'probe-target', port: 8080 };
+  const options = { echoTimeoutMs: 5_000 };
+  const rows: Row[] = [];
+  let failed = 0;
+  let firstFailure = '';
+  const one = async (i: number) => {
+    const r = await runSession(SPECS[i % SPECS.length]!, target, options);
+    if (!r.ok) {
+      failed++;
+      firstFailure ||= `${r.operation} ${r.transport}: ${r.error ?? r.upgrade.error}`;
+    }
+  };
+  try {
+    // Warm-up, then the baseline: what is open with no session running.
+    for (let i = 0; i < 40; i++) await one(i);
+    await settle();
+    global.gc?.();
+    const baseline = resources();
+    const rss: number[] = [];
+    const leaks: string[] = [];
+    const wave = async (label: string, run: () => Promise<void>) => {
+      await run();
+      await settle();
+      global.gc?.();
+      const left = leftOver(baseline);
+      if (left) leaks.push(`${label}: ${left}`);
+      rss.push(process.memoryUsage().rss / 2 ** 20);
+    };
+    const t0 = performance.now();
+    for (let w = 0; w < TOTAL / SEQUENTIAL_WAVE; w++)
+      await wave(`sequential wave ${w + 1}`, async () => {
+        for (let i = 0; i < SEQUENTIAL_WAVE; i++) await one(w * SEQUENTIAL_WAVE + i);
+      });
+    const sequentialSeconds = (performance.now() - t0) / 1000;
+    const sequentialRss = [...rss];
+    rss.length = 0;
+    const t1 = performance.now();
+    for (let w = 0; w < TOTAL / CONCURRENT; w++)
+      await wave(`concurrent wave ${w + 1}`, async () => {
+        await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => one(w * CONCURRENT + i)));
+      });
+    const concurrentSeconds = (performance.now() - t1) / 1000;
+    if (failed) throw new BenchFailure(`${failed} of ${2 * TOTAL} sessions failed; the first: ${firstFailure}`);
+    const growth = (xs: number[]) => xs[xs.length - 1]! - xs[0]!;
+    rows.push(
+      {
+        bench: 'soak',
+        what: `${TOTAL} sessions one after another (exec and port-forward, both transports), all ok`,
+        value: (sequentialSeconds * 1000) / TOTAL,
+        unit: 'ms/session',
+      },
+      {
+        bench: 'soak',
+        what: `${TOTAL} sessions in waves of ${CONCURRENT} at once, all ok`,
+        value: concurrentSeconds,
+        unit: 's',
+      },
+      {
+        bench: 'soak',
+        what: 'handles and timers left after a wave, beyond the baseline (every wave)',
+        value: leaks.length,
+        unit: 'waves with leftovers',
+        ...(leaks.length ? { ratio: leaks.slice(0, 3).join('; ') } : {}),
+        target: '0',
+        pass: leaks.length === 0,
+      },
+      {
+        bench: 'soak',
+        what: `RSS growth, first to last of ${sequentialRss.length} sequential waves (${sequentialRss[0]!.toFixed(0)} → ${sequentialRss[sequentialRss.length - 1]!.toFixed(0)} MiB)`,
+        value: growth(sequentialRss),
+        unit: 'MiB',
+        target: `< ${RSS_GROWTH_LIMIT_MIB} MiB`,
+        pass: growth(sequentialRss) < RSS_GROWTH_LIMIT_MIB,
+      },
+      {
+        bench: 'soak',
+        what: `RSS growth, first to last of ${rss.length} concurrent waves (${rss[0]!.toFixed(0)} → ${rss[rss.length - 1]!.toFixed(0)} MiB)`,
+        value: growth(rss),
+        unit: 'MiB',
+        target: `< ${RSS_GROWTH_LIMIT_MIB} MiB`,
+        pass: growth(rss) < RSS_GROWTH_LIMIT_MIB,
+      },
+    );
+  } finally {
+    await stopProcesses(lab.child, echo.child);
+  }
+  return rows;
+}
