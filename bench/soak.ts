@@ -16,7 +16,9 @@ const SEQUENTIAL_WAVE = 1_000;
 const CONCURRENT = 500;
 const RSS_GROWTH_LIMIT_MIB = 32;
 
-const SPECS: SessionSpec[] = OPERATIONS.flatMap((operation) => TRANSPORTS.map((transport) => ({ operation, transport, keepalive: 'kubectl' as const, holdSeconds: 0 })));
+const SPECS: SessionSpec[] = OPERATIONS.flatMap((operation) =>
+  TRANSPORTS.map((transport) => ({ operation, transport, keepalive: 'kubectl' as const, holdSeconds: 0 })),
+);
 
 /** What keeps the event loop alive, by kind (TCPWRAP, Timeout, …), without the ones the bench itself holds. */
 function resources(): Map<string, number> {
