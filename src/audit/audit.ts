@@ -21,7 +21,7 @@ import { counterReadings, gateStates, type CounterReading, type GateState } from
 import { readKubeletCounters, type KubeletAudit } from './kubelet-metrics.js';
 
 /** Fix categories, in the order they are most likely to be the cause (the list). */
-export const FIX_ORDER = ['idle timeouts', 'upgrade passthrough', 'buffering', 'HTTP/2 hops', 'RBAC', 'toggles', 'clients'] as const;
+export const FIX_ORDER = ['idle timeouts', 'upgrade passthrough', 'buffering', 'HTTP/2 hops', 'transfers', 'RBAC', 'toggles', 'clients'] as const;
 export type FixCategory = (typeof FIX_ORDER)[number];
 
 export interface AuditFix {
@@ -65,9 +65,10 @@ export interface AuditOptions {
 
 const RBAC_LISTS = { clusterRoles: 'clusterroles', roles: 'roles', clusterRoleBindings: 'clusterrolebindings', roleBindings: 'rolebindings' } as const;
 
-/** Diagnosis codes → the fix category they point at. */
+/** Diagnosis codes → the fix category they point at; others are upgrade passthrough. */
 const FIX_OF: Readonly<Record<string, FixCategory>> = {
   'idle-timeout': 'idle timeouts',
+  'one-direction-timeout': 'idle timeouts',
   'keepalive-dependent': 'idle timeouts',
   'pings-ignored': 'idle timeouts',
   'no-pong': 'idle timeouts',
@@ -78,6 +79,12 @@ const FIX_OF: Readonly<Record<string, FixCategory>> = {
   'upgrade-no-answer': 'buffering',
   'black-hole': 'buffering',
   'hop-stripped-upgrade': 'HTTP/2 hops',
+  'http2-leg': 'HTTP/2 hops',
+  'verb-acl': 'upgrade passthrough',
+  'transfer-tail-lost': 'transfers',
+  'transfer-stalled': 'transfers',
+  'transfer-cut': 'transfers',
+  'transfer-slow': 'transfers',
   'rbac-websocket-create': 'RBAC',
 };
 

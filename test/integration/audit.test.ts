@@ -46,6 +46,19 @@ async function audit(
 const gate = (a: AuditReport, name: string) => a.gates.find((g) => g.name === name);
 const counter = (a: AuditReport, name: string) => a.counters.find((c) => c.name === name)!;
 
+describe('the A/B with --transfer', () => {
+  it('a lost tail is a "transfers" fix, with the cp row as its evidence, and not ready', async () => {
+    const l = await lab({ serverVersion: 'v1.33.1', faults: { truncateTailBytes: 4096 } });
+    const { code, report } = await audit(l, ['--transfer', '1MiB', '--ops', 'exec']);
+    expect(code).toBe(1);
+    const fix = report.fixes.find((f) => f.category === 'transfers');
+    expect(fix?.evidence).toMatch(
+      /^exec kubectl cp 1MiB: The (WebSocket|SPDY) exec transfer of 1 MiB ended with exit status 0 before its last 4096 bytes came back/,
+    );
+    expect(fix?.what).toContain('unexpected EOF');
+  });
+});
+
 describe('server versions: gates and counters, read per version', () => {
   it('1.33: translation and tunnel gates on (beta), the 1.35/1.36 gates absent; the two counters read, the 1.36 one not (absent is not zero)', async () => {
     const l = await lab({ serverVersion: 'v1.33.4' });
