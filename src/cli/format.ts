@@ -57,13 +57,16 @@ export function resultsTable(reports: readonly { path?: string; report: ProbeRep
       r.keepalive,
       rowText(r),
       upgradeText(r),
-      ms(r.upgrade.handshakeMs),
+      `${ms(r.upgrade.handshakeMs)}${r.upgrade.ownCpu?.distorted ? '*' : ''}`,
       ms(r.echoMs ?? r.firstEchoMs),
       holdText(r),
       r.exitCode === null ? '-' : String(r.exitCode),
     ]),
   );
-  return table(headers, rows);
+  const distorted = reports.flatMap(({ report }) => report.results).filter((r) => r.upgrade.ownCpu?.distorted);
+  if (distorted.length === 0) return table(headers, rows);
+  const worst = Math.max(...distorted.map((r) => r.upgrade.ownCpu!.busyMs));
+  return `${table(headers, rows)}\n* this process's own event loop was busy for half or more of that handshake (up to ${worst} ms): the time is more this machine's CPU than the path's, and is not published as HandshakeLatency. Fewer sessions at once, or more CPU (Lambda: more memory), make it the path's.`;
 }
 
 const OUTCOME_WORDS: Readonly<Record<KubectlOutcome, string>> = { works: 'ok', 'works-via-fallback': 'fallback', breaks: 'BREAKS', unknown: '?' };

@@ -49,7 +49,8 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
     if (r.holdShape) continue;
     const upgraded = r.upgrade.ok && r.firstEchoMs !== null;
     out.push(datum('UpgradeSuccess', dims, upgraded ? 1 : 0, timestamp));
-    if (r.upgrade.handshakeMs !== null) out.push(datum('HandshakeLatency', dims, r.upgrade.handshakeMs, timestamp));
+    // A handshake our own CPU distorted (own-cpu.ts) would report this process as the path: not published.
+    if (r.upgrade.handshakeMs !== null && !r.upgrade.ownCpu?.distorted) out.push(datum('HandshakeLatency', dims, r.upgrade.handshakeMs, timestamp));
     if (r.holdSeconds > 0 && upgraded) {
       out.push(datum('HoldSurvived', dims, r.hold.survived ? 1 : 0, timestamp));
       if (r.hold.survived === false && r.hold.disconnectSeconds !== null) out.push(datum('DisconnectTime', dims, r.hold.disconnectSeconds, timestamp));

@@ -12,6 +12,7 @@ import { holdShapeCommand } from './hold-shape.js';
 import { DEFAULT_STREAM_REPLY_TIMEOUT_MS, type SessionOptions } from './session-options.js';
 import type { ClusterTarget, HoldCause, SessionResult, SessionSpec, UpgradeOutcome } from './types.js';
 import { upgradeFailure } from './upgrade-outcome.js';
+import { ownCpu } from './own-cpu.js';
 
 /** A loss during the hold; `sessionAtMs` is when the session saw it, on its own (injectable) clock. */
 export type Lost = Omit<ConnectionEnd, 'cause'> & { readonly cause: HoldCause; readonly sessionAtMs?: number };
@@ -72,6 +73,7 @@ export async function openChannel(
     ok: true,
     status: 101,
     handshakeMs: r3(session.timing.handshakeMs),
+    ownCpu: ownCpu(session.timing.handshakeMs, session.timing.loopBusy),
     phases: session.timing.phases,
     error: null,
     errorCode: null,

@@ -7,6 +7,7 @@ import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js'
 import type { HoldShape } from '../vocabulary.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
+import type { OwnCpu } from './own-cpu.js';
 
 export interface ClusterTarget {
   /** Name used in results and metrics. */
@@ -63,6 +64,8 @@ export interface UpgradeOutcome {
   readonly status: number | null;
   /** Dial start → 101, ms; null when no 101. */
   readonly handshakeMs: number | null;
+  /** How much of the handshake our own CPU may account for (own-cpu.ts); on a 101 only. */
+  readonly ownCpu?: OwnCpu;
   readonly phases: DialPhases & { upgradeMs?: number };
   /** Plain-words error, never a secret. */
   readonly error: string | null;

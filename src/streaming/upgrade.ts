@@ -27,6 +27,12 @@ export interface UpgradeTiming {
   readonly handshakeMs: number;
   /** performance.now() at the moment the 101 was parsed. */
   readonly at101: number;
+  /**
+   * The share of the handshake (0..1) our own event loop spent busy — running this process's JavaScript, for this
+   * session or any other (performance.eventLoopUtilization over dial start → 101). What it does not measure is
+   * the path's: a busy loop delays reading the 101 however fast it came.
+   */
+  readonly loopBusy: number;
 }
 
 /** How long the rest of a refusal's body may take to arrive. */
@@ -108,6 +114,7 @@ export interface UpgradedConnection {
  */
 async function httpUpgrade(config: ConnectionConfig, req: UpgradeRequest, check: (res: IncomingMessage) => string | undefined): Promise<UpgradedConnection> {
   const t0 = performance.now();
+  const elu0 = performance.eventLoopUtilization();
   const dialed = await dialFor(config, req.what);
   const phases = dialed.phases;
   const tReq = performance.now();
@@ -162,13 +169,14 @@ async function httpUpgrade(config: ConnectionConfig, req: UpgradeRequest, check:
       settled = true;
       clearTimeout(timer);
       const tDone = performance.now();
+      const loopBusy = Math.round(performance.eventLoopUtilization(elu0).utilization * 1000) / 1000;
       resolve({
         socket,
         raw: dialed.raw,
         head,
         responseHeaders: res.headers,
         conn,
-        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0), at101: tDone },
+        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0), at101: tDone, loopBusy },
       });
     });
     // Any non-101 answer; redirects included, which are never followed.
