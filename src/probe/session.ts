@@ -73,7 +73,11 @@ class SessionRun {
     const heldSeconds = started === undefined ? null : Math.round((this.clock.now() - started) / 100) / 10;
     this.activity.stop();
     this.channel?.session.close();
-    const held = heldSeconds === null ? 'before its hold began' : `after holding ${heldSeconds} s of its ${this.spec.holdSeconds} s hold`;
+    const held = this.spec.transferBytes
+      ? `during its ${this.spec.transferBytes}-byte transfer`
+      : heldSeconds === null
+        ? 'before its hold began'
+        : `after holding ${heldSeconds} s of its ${this.spec.holdSeconds} s hold`;
     const err = probeError('INTERRUPTED', `interrupted (${signal}) ${held}`, { signal, heldSeconds });
     const upgraded = this.state.upgrade?.ok === true;
     return this.finish({
