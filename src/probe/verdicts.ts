@@ -138,7 +138,7 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
           {
             code: 'interrupted',
             summary: `The run was interrupted before these sessions finished: ${held}.`,
-            check: `Run again and let the ${first.holdSeconds} s holds finish; what finished is in the table.`,
+            check: `Run again and let the ${first.transferBytes ? 'transfers' : `${first.holdSeconds} s holds`} finish; what finished is in the table.`,
           },
         ],
       });
