@@ -4,6 +4,7 @@
  * the publisher itself (reportDatums, perNodeDatums, the PublishFailures datum) emits for every session the
  * configured schedules run, in the worst case (every hold cut, so DisconnectTime and IdleTimeout exist too).
  */
+import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
@@ -136,4 +137,15 @@ describe('the cost estimate counts what is billed', () => {
     },
     120_000,
   );
+});
+
+describe("the README's transfer cost", () => {
+  it('says what the estimate says for an hourly 8MiB transfer to one cluster', () => {
+    const config = variant('single-location', (c) => (c.schedules = [{ name: 'cp', expression: 'rate(1 hour)', holds: ['0s'], transfer: '8MiB' }]));
+    const e = estimateMonthlyCost(config, config.locations[0]!);
+    const m = /hourly, ≈ (\d+) GB a month, ≈ \$([\d.]+) through a NAT gateway/.exec(readFileSync('README.md', 'utf8'));
+    expect(m, 'the README sentence').not.toBeNull();
+    expect(Number(m![1])).toBe(Math.round(e.transferGbPerMonth));
+    expect(Number(m![2])).toBe(e.transferUsd);
+  });
 });
