@@ -9,6 +9,8 @@ import { runPlan } from '../src/probe/runner.js';
 const [server, roundsText] = process.argv.slice(2) as [string, string];
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 const handshakes: Record<string, number[]> = { websocket: [], spdy: [] };
+/** Handshakes marked as distorted by our own CPU (src/probe/own-cpu.ts), per transport: not published. */
+const distorted: Record<string, number> = { websocket: 0, spdy: 0 };
 const runMs: number[] = [];
 for (let i = 0; i < Number(roundsText); i++) {
   const t0 = performance.now();
@@ -31,7 +33,11 @@ for (let i = 0; i < Number(roundsText); i++) {
     { skipPreflight: true },
   );
   runMs.push(performance.now() - t0);
-  for (const r of report.results) if (r.upgrade.handshakeMs !== null) handshakes[r.transport]!.push(r.upgrade.handshakeMs);
+  for (const r of report.results) {
+    if (r.upgrade.handshakeMs === null) continue;
+    handshakes[r.transport]!.push(r.upgrade.handshakeMs);
+    if (r.upgrade.ownCpu?.distorted) distorted[r.transport]!++;
+  }
 }
-process.stdout.write(JSON.stringify({ handshakes, runMs }));
+process.stdout.write(JSON.stringify({ handshakes, runMs, distorted }));
 process.exit(0);
