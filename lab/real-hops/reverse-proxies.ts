@@ -50,6 +50,16 @@ export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): s
   }
 }
 
+/** nginx's main context for a hop of ours: in the foreground, one process, its pid and log in the hop's dir. */
+const nginxMain = (dir: string) => [
+  'daemon off;',
+  'master_process off;',
+  'worker_processes 1;',
+  `pid ${dir}/nginx.pid;`,
+  `error_log ${dir}/error.log warn;`,
+  'events { worker_connections 512; }',
+];
+
 export function startNginx(variant: NginxVariant, upstreamPort: number): Promise<RealHop> {
   return startRealHop({
     name: `nginx-${variant.kind}`,
@@ -57,12 +67,7 @@ export function startNginx(variant: NginxVariant, upstreamPort: number): Promise
     debianPackage: 'nginx-light',
     files: (dir, [port]) => ({
       'nginx.conf': [
-        'daemon off;',
-        'master_process off;',
-        'worker_processes 1;',
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log warn;`,
-        'events { worker_connections 512; }',
+        ...nginxMain(dir),
         'http {',
         `  access_log ${dir}/access.log;`,
         `  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy;`,
@@ -155,12 +160,7 @@ export function startNginxThrottle(bytesPerSecond: number, upstreamPort: number)
     files: (dir, [port]) => ({
       'nginx.conf': [
         `load_module ${NGINX_STREAM_MODULE};`,
-        'daemon off;',
-        'master_process off;',
-        'worker_processes 1;',
-        `pid ${dir}/nginx.pid;`,
-        `error_log ${dir}/error.log warn;`,
-        'events { worker_connections 512; }',
+        ...nginxMain(dir),
         'stream {',
         '  server {',
         `    listen 127.0.0.1:${port};`,

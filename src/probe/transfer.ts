@@ -5,8 +5,10 @@
  * numbers an SRE needs: MiB/s, time to the first byte back, the longest stall, whether the exit status came
  * before the last byte, and how much of the tail was lost.
  *
- * Written as kubectl writes: stdin in 32 KiB pieces (client-go copies stdin with io.Copy's 32 KiB buffer into
- * one message / DATA frame each), waiting for the stream's own flow control (`write()` → false → 'drain').
+ * Written as kubectl writes: stdin in 32 KiB pieces — client-go copies stdin with io.Copy through a reader
+ * wrapper that hides WriteTo (client-go tools/remotecommand reader.go), so Go's io.Copy uses its 32 KiB buffer and
+ * each read becomes one message / DATA frame — waiting for the stream's own flow control (`write()` → false → 'drain').
+ * Read from client-go's source, not measured on the wire.
  */
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
@@ -66,7 +68,6 @@ export interface TransferChannel {
 export interface TransferOptions {
   readonly bytes: number;
   readonly clock: Clock;
-  readonly stallSeconds?: number;
 }
 
 /** The transfer's time limit, ms: 10 s plus the size at the floor rate. */
@@ -130,7 +131,7 @@ export type TransferFailure = ProbeError<
 /** Streams `bytes` through the channel and back; always resolves, with the outcome and (when not complete) why. */
 export function runTransfer(channel: TransferChannel, options: TransferOptions): Promise<{ outcome: TransferOutcome; failure?: TransferFailure }> {
   const { bytes, clock } = options;
-  const stallMs = (options.stallSeconds ?? DEFAULT_STALL_SECONDS) * 1000;
+  const stallMs = DEFAULT_STALL_SECONDS * 1000;
   const pattern = new Pattern();
   const t0 = clock.now();
   let sent = 0;

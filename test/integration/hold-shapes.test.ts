@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport } from '../../src/probe/types.js';
+import { labPlan } from '../helpers/plan.js';
 
 let lab: EmulatorWithKubeconfig | undefined;
 afterEach(async () => {
@@ -16,26 +17,7 @@ afterEach(async () => {
 
 async function shaped(holdShapes: ('silent' | 'output' | 'input')[], idleCutSeconds?: number): Promise<ProbeReport> {
   lab = await startEmulatorWithKubeconfig(idleCutSeconds ? { faults: { idleCutSeconds } } : {});
-  return runPlan(
-    {
-      location: 'test',
-      cluster: {
-        name: 'lab',
-        connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 },
-        namespace: 'default',
-        pod: 'probe-target',
-        container: 'main',
-        port: 8080,
-      },
-      operations: ['exec', 'portforward'],
-      transports: ['websocket', 'spdy'],
-      keepalives: ['none'],
-      holdsSeconds: [5],
-      echoTimeoutMs: 2000,
-      holdShapes,
-    },
-    { skipPreflight: true },
-  );
+  return runPlan(labPlan(lab.emulator.url, { keepalives: ['none'], holdsSeconds: [5], holdShapes }), { skipPreflight: true });
 }
 
 describe('--hold-shape against the emulator', () => {

@@ -8,6 +8,7 @@ import type { EmulatorOptions } from '../../lab/emulator/options.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbePlan, ProbeReport, SessionResult } from '../../src/probe/types.js';
+import { labPlan } from '../helpers/plan.js';
 
 let lab: EmulatorWithKubeconfig | undefined;
 afterEach(async () => {
@@ -19,27 +20,7 @@ const MiB = 1024 * 1024;
 
 async function transfer(options: EmulatorOptions, bytes: number, over: Partial<ProbePlan> = {}): Promise<ProbeReport> {
   lab = await startEmulatorWithKubeconfig(options);
-  return runPlan(
-    {
-      location: 'test',
-      cluster: {
-        name: 'lab',
-        connection: { server: lab.emulator.url, upgradeTimeoutMs: 2000 },
-        namespace: 'default',
-        pod: 'probe-target',
-        container: 'main',
-        port: 8080,
-      },
-      operations: ['exec', 'portforward'],
-      transports: ['websocket', 'spdy'],
-      keepalives: ['kubectl'],
-      holdsSeconds: [0],
-      echoTimeoutMs: 2000,
-      transferBytes: bytes,
-      ...over,
-    },
-    { skipPreflight: true },
-  );
+  return runPlan(labPlan(lab.emulator.url, { transferBytes: bytes, ...over }), { skipPreflight: true });
 }
 
 const transfers = (r: ProbeReport): SessionResult[] => r.results.filter((x) => x.transferBytes);

@@ -19,6 +19,7 @@ import { runPlan } from '../../src/probe/runner.js';
 import { KUBECTL_ON_LOST_TAIL } from '../../src/probe/transfer-diagnosis.js';
 import type { ProbePlan, ProbeReport } from '../../src/probe/types.js';
 import { requireHop } from '../helpers/hops.js';
+import { labPlan } from '../helpers/plan.js';
 
 const MiB = 1024 * 1024;
 const KUBECTLS: [string, string][] = [
@@ -40,18 +41,8 @@ const payload = (bytes: number) => {
   return b;
 };
 
-function plan(server: URL, bytes: number, operations: ProbePlan['operations']): ProbePlan {
-  return {
-    location: 'cp',
-    cluster: { name: 'lab', connection: { server }, namespace: 'default', pod: 'probe-target', port: 8080 },
-    operations,
-    transports: ['websocket', 'spdy'],
-    keepalives: ['kubectl'],
-    holdsSeconds: [0],
-    echoTimeoutMs: 3000,
-    transferBytes: bytes,
-  };
-}
+const plan = (server: URL, bytes: number, operations: ProbePlan['operations']): ProbePlan =>
+  labPlan(server, { operations, transferBytes: bytes, cluster: { ...labPlan(server).cluster, connection: { server } } });
 
 describe('a lost tail (emulator truncate-tail 4096): what kubectl does is what the probe says', () => {
   let emulator: Emulator;
