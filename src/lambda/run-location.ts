@@ -182,13 +182,7 @@ export async function runLocation(
     // The per-node targets run alongside the main one, in one wave that fits the same time budget.
     const [report, perNode] = await Promise.all([
       (deps.runPlan ?? runPlan)(plan, {}),
-      // Per-node targets answer "does this node's streaming work", not the transfer or shape questions (16 × 64 MiB would cost more than it tells).
-      cluster.target.perNode
-        ? runPerNode(
-            { ...plan, transferBytes: undefined, holdShapes: undefined },
-            { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES },
-          )
-        : undefined,
+      cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
     ]);
     if (perNode) perNodeReports.push(perNode);
     // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).

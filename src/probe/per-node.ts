@@ -178,7 +178,10 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
       if (options.signal?.aborted) return;
       const skipPreflight = options.skipPreflight || !first;
       first = false;
-      const report = await runPlan({ ...plan, cluster: { ...plan.cluster, pod: t.pod } }, { ...options, skipPreflight });
+      // Per node the question is "does streaming to this node's pods work": no transfer, no shaped holds (N × 64 MiB
+      // would cost more than it tells), for the CLI and the Lambda alike.
+      const nodePlan: ProbePlan = { ...plan, cluster: { ...plan.cluster, pod: t.pod }, transferBytes: undefined, holdShapes: undefined };
+      const report = await runPlan(nodePlan, { ...options, skipPreflight });
       results.push({ ...t, report });
     }
   };

@@ -146,3 +146,33 @@ describe('run --per-node', () => {
     expect((await cli(['manifest', '--tolerate-all'])).code).toBe(2);
   });
 });
+
+describe('run --per-node with --transfer and --hold-shape', () => {
+  it('probes each node without transfers or shaped holds (they are the main target questions), and says what it probed', async () => {
+    const plain = await startEmulatorWithKubeconfig({ nodes: [{ name: 'node-a' }, { name: 'node-b' }] });
+    try {
+      const r = await cli([
+        'run',
+        '--kubeconfig',
+        plain.kubeconfig,
+        '--per-node',
+        '--transfer',
+        '1MiB',
+        '--hold',
+        '0s,1s',
+        '--hold-shape',
+        'silent,output',
+        '-o',
+        'json',
+      ]);
+      const doc = JSON.parse(r.stdout) as PerNodeReport;
+      expect(doc.nodes.map((n) => n.node)).toEqual(['node-a', 'node-b']);
+      for (const n of doc.nodes) {
+        expect(n.report.results.length).toBeGreaterThan(0);
+        expect(n.report.results.filter((x) => x.transferBytes || x.holdShape)).toEqual([]);
+      }
+    } finally {
+      await plain.stop();
+    }
+  }, 60_000);
+});
