@@ -1,0 +1,77 @@
+/**
+ * The commands a shaped hold runs in the target (busybox, `kube-stream-probe manifest`'s image), run by a real
+ * busybox and by the emulator's stand-in on the same input: the emulated pod must do what the real one does.
+ * busybox comes from Debian (`.ci/run` installs it); missing, the test fails in CI and skips loudly elsewhere.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { runCommand } from '../../lab/emulator/processes.js';
+import { TICK, holdShapeCommand } from '../../src/probe/hold-shape.js';
+
+const BUSYBOX = '/usr/bin/busybox';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const present = (skip: (m: string) => void) => {
+  if (existsSync(BUSYBOX)) return;
+  if (process.env.CI === 'true') throw new Error('busybox is missing: apt-get install busybox');
+  skip('busybox missing (apt-get install busybox)');
+};
+
+/** What the probe writes for an input-shaped hold: the first echo, then ticks after it came back. */
+async function inputShape(write: (s: string) => void, end: () => void): Promise<void> {
+  write('ksp-nonce\n');
+  await sleep(200);
+  write(TICK);
+  await sleep(200);
+  write(TICK);
+  end();
+}
+
+describe('shaped-hold commands: real busybox and the emulated pod agree', () => {
+  it('input: `head -n 1; exec wc -c` echoes the first line, then counts exactly the ticks', async ({ skip }) => {
+    present(skip);
+    const [cmd, ...args] = holdShapeCommand('input');
+    const child = spawn(BUSYBOX, [cmd!, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let real = '';
+    child.stdout.on('data', (c: Buffer) => (real += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', r));
+    await inputShape(
+      (s) => child.stdin.write(s),
+      () => child.stdin.end(),
+    );
+    expect(await exited).toBe(0);
+
+    const stdin = new PassThrough();
+    let emulated = '';
+    const code = runCommand(holdShapeCommand('input'), {
+      stdin,
+      stdout: (b) => (emulated += b.toString()),
+      stderr: () => undefined,
+      signal: new AbortController().signal,
+    });
+    await inputShape(
+      (s) => stdin.write(s),
+      () => stdin.end(),
+    );
+    expect(await code).toBe(0);
+    expect({ real, emulated }).toEqual({ real: `ksp-nonce\n${2 * TICK.length}\n`, emulated: `ksp-nonce\n${2 * TICK.length}\n` });
+  });
+
+  it('output: the loop writes a tick at once and every 2 s, and reads nothing', async ({ skip }) => {
+    present(skip);
+    const [cmd, ...args] = holdShapeCommand('output');
+    const child = spawn(BUSYBOX, [cmd!, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let real = '';
+    child.stdout.on('data', (c: Buffer) => (real += c.toString()));
+    const abort = new AbortController();
+    let emulated = '';
+    const code = runCommand(holdShapeCommand('output'), { stdout: (b) => (emulated += b.toString()), stderr: () => undefined, signal: abort.signal });
+    await sleep(3000);
+    child.kill('SIGTERM');
+    abort.abort();
+    await code;
+    expect(real).toBe(TICK.repeat(2));
+    expect(emulated).toBe(TICK.repeat(2));
+  });
+});
