@@ -3,7 +3,7 @@
  * memory, against one CloudWatch Synthetics canary run ($0.0012).
  */
 import { lambdaCostPerRun, PRICES, taskCostPerRun } from '../src/config/cost.js';
-import { DEFAULT_MEMORY_MB, LARGE_LOCATION_MEMORY_MB } from '../src/config/probe-config.js';
+import { MEMORY_STEPS_MB } from '../src/config/location-size.js';
 import { runPlan } from '../src/probe/runner.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../src/vocabulary.js';
 import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
@@ -11,8 +11,8 @@ import { BenchFailure, type Row } from './common.js';
 
 const HOLD_SECONDS = 5;
 
-/** The default memory for locations of up to three clusters (functionMemoryMb). */
-export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
+/** The default memory for locations of up to ~18 clusters of this plan (location-size.ts). */
+export async function costBench(memoryMb: number = MEMORY_STEPS_MB[0]): Promise<Row[]> {
   const lab = await startEmulatorWithKubeconfig({});
   try {
     const t0 = performance.now();
@@ -31,12 +31,12 @@ export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
     const rows: Row[] = [
       { bench: 'cost', what: `one plan (12 sessions, hold ${HOLD_SECONDS}s) measured; overhead beyond the hold`, value: overhead, unit: 's' },
     ];
-    for (const mb of [memoryMb, LARGE_LOCATION_MEMORY_MB]) {
+    for (const mb of [memoryMb, ...MEMORY_STEPS_MB.slice(1)]) {
       const usd = lambdaCostPerRun(overhead + 65, mb);
       const ratio = usd / PRICES.syntheticsCanaryRun;
       rows.push({
         bench: 'cost',
-        what: `one plan with a 65 s hold at ${mb} MB (arm64)${mb === memoryMb ? ', the default up to 3 clusters' : ', the default above 3 clusters'}`,
+        what: `one plan with a 65 s hold at ${mb} MB (arm64)${mb === memoryMb ? ', the default for small locations' : ", a larger location's default (location-size.ts)"}`,
         // The memory is chosen for CPU (docs/decisions.md): the target is half a canary run, not a tenth.
         value: usd,
         unit: 'USD',
@@ -51,7 +51,7 @@ export async function costBench(memoryMb = DEFAULT_MEMORY_MB): Promise<Row[]> {
       what: 'one plan with a 60 m hold as an ECS Fargate task (0.25 vCPU, 512 MB, arm64)',
       value: hour,
       unit: 'USD',
-      ratio: `${(hour / PRICES.syntheticsCanaryRun).toFixed(2)} canary runs; a 14 m Lambda hold at ${memoryMb} MB: ${lambdaCostPerRun(overhead + 840, memoryMb).toFixed(5)} USD`,
+      ratio: `${(hour / PRICES.syntheticsCanaryRun).toFixed(2)} canary runs; a 13.7 m Lambda hold at ${memoryMb} MB: ${lambdaCostPerRun(overhead + 820, memoryMb).toFixed(5)} USD`,
     });
     return rows;
   } finally {

@@ -14,6 +14,7 @@ import { maskBench } from './mask.js';
 import { memoryBench } from './memory.js';
 import { throughputBench } from './throughput.js';
 import { soakBench } from './soak.js';
+import { scaleBench } from './scale.js';
 import { transferBench } from './transfer.js';
 
 const only = process.argv.slice(2);
@@ -27,6 +28,7 @@ const benches: Array<[string, () => Promise<Row[]>]> = [
   ['cost', costBench],
   ['lambda-cpu', lambdaCpuBench],
   ['soak', soakBench],
+  ['scale', scaleBench],
 ];
 
 const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));

@@ -111,7 +111,7 @@ export interface StreamProbeProps {
 
   /**
    * The longest hold the container task runner accepts. Schedules with a hold longer than a Lambda run allows
-   * (840 s) run as an ECS Fargate task in the location's VPC (vpc and subnets required).
+   * (820 s) run as an ECS Fargate task in the location's VPC (vpc and subnets required).
    * @default Duration.hours(2)
    */
   readonly taskMaxHold?: Duration;

@@ -135,7 +135,7 @@ export class StreamProbe extends Construct {
       handler: 'handler',
       runtime: PROBE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize ?? defaultMemoryMb(clusters.length),
+      memorySize: props.memorySize ?? defaultMemoryMb(this.plan.sessionStarts),
       timeout,
       role: this.role,
       logGroup: this.logGroup,

@@ -9,6 +9,7 @@ import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from '../sr
 import { scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { probeError } from '../src/errors.js';
 import { OPERATIONS, TRANSPORTS, parseSize } from '../src/vocabulary.js';
+import { sessionStarts } from '../src/config/location-size.js';
 import type { AlarmedSchedule } from './alarms.js';
 import type { StreamProbeProps } from './props.js';
 
@@ -18,8 +19,10 @@ export const DEFAULT_PROJECT = 'kube-stream-probe';
 export interface Plan {
   readonly project: string;
   readonly clusters: ClusterConfig[];
-  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task'; readonly transferMs: number })[];
+  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task'; readonly transferMs: number; readonly starts: number })[];
   readonly longestHold: number;
+  /** The most sessions one Lambda run starts (its largest schedule, location-size.ts): sizes the default memory. */
+  readonly sessionStarts: number;
   /** The longest transfer chain of a schedule the Lambda runs, ms (transferChainMs). */
   readonly longestTransferMs: number;
   readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
@@ -91,12 +94,16 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transferFits(s.transfer, operations.length * TRANSPORTS.length, longest));
     // The transfers run one after another, alongside the holds: the run lasts the longer of the two.
     const transferMs = transferChainMs(transferBytes, operations.length * TRANSPORTS.length);
+    const keepalives = [...(s.keepalives ?? ['kubectl'])];
+    const starts = sessionStarts(clusters, { operations, keepalives, holdsSeconds, ...(transferBytes ? { transferBytes } : {}) });
+    check('clusters', RULES.sessionStarts(starts, clusters.length, s.name, runner, runner === 'lambda' ? props.memorySize : undefined));
     return {
       name: s.name,
       expression: s.expression,
       holdsSeconds,
-      keepalives: [...(s.keepalives ?? ['kubectl'])],
+      keepalives,
       operations,
+      starts,
       ...(transferBytes ? { transfer: s.transfer!, transferBytes } : {}),
       transferMs,
       runner,
@@ -122,6 +129,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     schedules,
     longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0,
     longestTransferMs: lambdaTransferMs,
+    sessionStarts: Math.max(0, ...schedules.filter((s) => s.runner === 'lambda').map((s) => s.starts)),
     alarms: alarmOptions,
     s3Gateway,
   };

@@ -6,6 +6,10 @@
 import { sessionDeadlineMs } from '../probe/session.js';
 import { transferLimitMs } from '../probe/transfer.js';
 import { MAX_HOLD_SECONDS } from '../vocabulary.js';
+import { WINDOW_MS as PACER_WINDOW_MS } from '../probe/start-pacer.js';
+
+/** Per-node targets probed at once by the Lambda (one wave: more would not fit its time budget). */
+export const LAMBDA_MAX_NODES = 16;
 
 /** Lambda's own hard limit on one invocation. */
 export const LAMBDA_MAX_SECONDS = 900;
@@ -32,17 +36,26 @@ export const START_SLACK_MS = 2_000;
  */
 export const AWS_CLIENT_CONFIG = { maxAttempts: 2, requestHandler: { connectionTimeout: 2_000, requestTimeout: 4_000 } } as const;
 
-/** The session limit of a Lambda session holding `holdSeconds`, ms. */
-export function lambdaSessionMs(holdSeconds: number): number {
+/** One Lambda session's own limit once it has dialled, ms. */
+function dialledSessionMs(holdSeconds: number): number {
   return sessionDeadlineMs(holdSeconds, LAMBDA_CONNECTION_TIMEOUTS, { echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS });
 }
 
 /**
+ * How long a session holding `holdSeconds` may take from the run's start, ms: its turn from the start pacer
+ * (at most its window, start-pacer.ts) and its own limit.
+ */
+export function lambdaSessionMs(holdSeconds: number): number {
+  return PACER_WINDOW_MS + dialledSessionMs(holdSeconds);
+}
+
+/**
  * The transfers of one run, ms: they run one after another (each has the path to itself, so the A/B compares
- * transports and not their share of it), each within its session's limit plus its transfer limit.
+ * transports and not their share of it), each within its session's limit plus its transfer limit, the first
+ * after its turn from the pacer.
  */
 export function transferChainMs(bytes: number | undefined, sessions: number): number {
-  return bytes ? sessions * (lambdaSessionMs(0) + transferLimitMs(bytes)) : 0;
+  return bytes ? PACER_WINDOW_MS + sessions * (dialledSessionMs(0) + transferLimitMs(bytes)) : 0;
 }
 
 /**

@@ -13,6 +13,8 @@ import { parseClusters } from './clusters.js';
 import type { EndpointsConfig, LocationConfig, ProbeConfig, ScheduleConfig } from './types.js';
 import { ALARM_DEFAULTS, RULES } from './rules.js';
 import { scheduleIntervalSeconds } from './schedule.js';
+import { sessionStarts } from './location-size.js';
+import { sizedSchedule } from './runtime-config.js';
 
 /** The retention periods CloudWatch Logs accepts. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
@@ -161,6 +163,15 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   });
   const memoryMb = root.memoryMb;
   if (memoryMb !== undefined) c.check('memoryMb', RULES.memoryMb(memoryMb));
+  // Every run must start its sessions at an honest pace (location-size.ts), in every location.
+  locations.forEach((l, k) => {
+    const here = clusters.filter((x) => !l.clusters || l.clusters.includes(x.name));
+    schedules.forEach((s) => {
+      const sized = sizedSchedule(s);
+      const problem = RULES.sessionStarts(sessionStarts(here, sized), here.length, s.name, sized.runner, memoryMb as number | undefined);
+      if (problem) c.fail(`locations[${k}].clusters`, problem);
+    });
+  });
   return {
     project,
     alarmEmail: c.optStr(root, 'alarmEmail', 'config', EMAIL, 'is not an email address'),
@@ -175,11 +186,10 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
 }
 
 export * from './types.js';
+export { defaultMemoryMb } from './location-size.js';
 export {
-  DEFAULT_MEMORY_MB,
-  LARGE_LOCATION_MEMORY_MB,
-  defaultMemoryMb,
   functionMemoryMb,
+  locationSessionStarts,
   parseRuntimeConfig,
   runtimeConfigFor,
   type LocationRuntimeConfig,

@@ -6,6 +6,7 @@
  */
 import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, taskRunSeconds, transferChainMs } from './lambda-limits.js';
 import { parseSize } from '../vocabulary.js';
+import { sessionStartsProblem } from './location-size.js';
 import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from './schedule.js';
 
 /** Names of projects, locations, clusters and schedules: they name functions, metrics and alarms. */
@@ -77,6 +78,8 @@ export const RULES = {
     while (fits((mib + 1) * 1024 * 1024)) mib++;
     return `"${transfer}" cannot finish in one Lambda run: ${sessions} transfers, one after another, may take up to ${Math.ceil(transferChainMs(bytes, sessions) / 1000)} s at the 256 KiB/s floor, and a run may last ${LAMBDA_MAX_SECONDS} s; use at most ${mib}MiB`;
   },
+  /** One run's session starts, paced honestly by the function's (or the task's) CPU: location-size.ts. */
+  sessionStarts: sessionStartsProblem,
   /** A long hold needs a VPC (Fargate's awsvpc networking). */
   taskNeedsVpc: (longestHoldSeconds: number, hasVpc: boolean): Problem =>
     longestHoldSeconds > LAMBDA_MAX_HOLD_SECONDS && !hasVpc

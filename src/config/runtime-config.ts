@@ -5,24 +5,43 @@
 import { probeError } from '../errors.js';
 import { Checker, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
-import type { ClusterConfig, LocationConfig, ProbeConfig } from './types.js';
+import type { ClusterConfig, LocationConfig, ProbeConfig, ScheduleConfig } from './types.js';
+import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
+import { defaultMemoryMb, sessionStarts, type SizedSchedule } from './location-size.js';
+import { OPERATIONS, parseDurationSeconds, parseSize } from '../vocabulary.js';
 
 /**
- * Lambda memory for a location, chosen for CPU, not memory: a full run peaks at 75-88 MB RSS, but
- * Lambda gives CPU in proportion to memory (one vCPU at 1769 MB), and HandshakeLatency is only the
- * path's when the function is not starved. Measured (npm run bench -- lambda-cpu, a child under a
- * CFS quota of the size's CPU share, docs/benchmarks.md): handshake p50 ~200 ms at 128 MB and ~100 ms
- * at 256 MB (20-30× and ~11× an unlimited process: our own CPU), ~9 ms at 512 MB (1.0-1.1×).
- * 512 MB up to three clusters; 1024 MB above, where the sessions are more.
+ * Lambda memory for a location, chosen for CPU, not memory: Lambda gives CPU in proportion to memory (one vCPU at
+ * 1769 MB), and HandshakeLatency is only the path's when the start pacer can let the run's sessions through at an
+ * honest pace (location-size.ts; npm run bench -- lambda-cpu and -- scale, docs/benchmarks.md). The smallest
+ * step of 512 / 1024 / 1769 MB that paces the location's largest Lambda schedule, or what memoryMb says.
  */
-export const SMALL_LOCATION_CLUSTERS = 3;
-export const DEFAULT_MEMORY_MB = 512;
-export const LARGE_LOCATION_MEMORY_MB = 1024;
-export function defaultMemoryMb(clusterCount: number): number {
-  return clusterCount <= SMALL_LOCATION_CLUSTERS ? DEFAULT_MEMORY_MB : LARGE_LOCATION_MEMORY_MB;
-}
 export function functionMemoryMb(config: ProbeConfig, location: LocationConfig): number {
-  return config.memoryMb ?? defaultMemoryMb(runtimeConfigFor(config, location).clusters.length);
+  return config.memoryMb ?? defaultMemoryMb(locationSessionStarts(config, location));
+}
+
+/** The most sessions one Lambda run of this location starts (its largest schedule run by the Lambda). */
+export function locationSessionStarts(config: ProbeConfig, location: LocationConfig): number {
+  const clusters = runtimeConfigFor(config, location).clusters;
+  return Math.max(
+    0,
+    ...config.schedules
+      .map(sizedSchedule)
+      .filter((s) => s.runner === 'lambda')
+      .map((s) => sessionStarts(clusters, s)),
+  );
+}
+
+/** A YAML schedule in the terms location-size.ts counts. */
+export function sizedSchedule(s: ScheduleConfig): SizedSchedule & { readonly runner: 'lambda' | 'task' } {
+  const holdsSeconds = s.holds.map((h) => parseDurationSeconds('hold', h, 'CONFIG_INVALID'));
+  return {
+    operations: s.operations ?? OPERATIONS,
+    keepalives: s.keepalives,
+    holdsSeconds,
+    ...(s.transfer ? { transferBytes: parseSize('transfer', s.transfer, 'CONFIG_INVALID') } : {}),
+    runner: Math.max(...holdsSeconds) > LAMBDA_MAX_HOLD_SECONDS ? 'task' : 'lambda',
+  };
 }
 
 /** The part of the config one location's Lambda needs (baked into its environment). */

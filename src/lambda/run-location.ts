@@ -15,12 +15,21 @@ import type { LocationSummary, RefusedHold } from '../metrics/location-summary.j
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { expandPlan, runPlan } from '../probe/runner.js';
+import { StartPacer } from '../probe/start-pacer.js';
 import { TRANSFER_FLOOR_BYTES_PER_SECOND } from '../probe/transfer.js';
 import { notMeasuredVerdicts } from '../probe/verdicts.js';
 import { verdictLogLines } from './verdict-log.js';
 import type { Diagnosis, ProbeReport } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
-import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS, lambdaSessionMs, transferChainMs } from '../config/lambda-limits.js';
+import {
+  ACCESS_BUDGET_MS,
+  LAMBDA_ECHO_TIMEOUT_MS,
+  LAMBDA_MAX_NODES,
+  PUBLISH_BUDGET_MS,
+  SAFETY_MARGIN_MS,
+  lambdaSessionMs,
+  transferChainMs,
+} from '../config/lambda-limits.js';
 import { parseProbeEvent, type ProbeEvent } from './event.js';
 
 export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
@@ -33,8 +42,7 @@ export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
 
 export type { LocationSummary, RefusedHold } from '../metrics/location-summary.js';
 
-/** Per-node targets probed at once by the Lambda (one wave: more would not fit its time budget). */
-export const LAMBDA_MAX_NODES = 16;
+export { LAMBDA_MAX_NODES } from '../config/lambda-limits.js';
 
 /** An AWS call cut off by the credential budget, said as such. */
 function budgetExceeded(err: unknown): Error {
@@ -160,6 +168,8 @@ export async function runLocation(
   // Credentials for every cluster at once, within their budget: a black-holed endpoint is aborted, not waited for.
   const accessSignal = AbortSignal.timeout(ACCESS_BUDGET_MS);
   const perNodeReports: PerNodeReport[] = [];
+  // One pacer for the whole invocation: every cluster's sessions share the function's CPU (start-pacer.ts).
+  const pacer = new StartPacer();
   // One cluster's whole run: credentials, the main target, its per-node targets.
   const probeCluster = async (cluster: ClusterConfig): Promise<ProbeReport> => {
     let connection;
@@ -181,8 +191,8 @@ export async function runLocation(
     };
     // The per-node targets run alongside the main one, in one wave that fits the same time budget.
     const [report, perNode] = await Promise.all([
-      (deps.runPlan ?? runPlan)(plan, {}),
-      cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES }) : undefined,
+      (deps.runPlan ?? runPlan)(plan, { pacer }),
+      cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES, pacer }) : undefined,
     ]);
     if (perNode) perNodeReports.push(perNode);
     // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).

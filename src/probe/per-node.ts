@@ -11,6 +11,7 @@ import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import { NODE_TARGET_SELECTOR } from '../kube/target.js';
 import { OPERATIONS, TRANSPORTS, type Operation, type Transport } from '../vocabulary.js';
 import { runPlan, type RunOptions } from './runner.js';
+import { StartPacer } from './start-pacer.js';
 import type { ProbePlan, ProbeReport } from './types.js';
 import { VERSION } from '../version.js';
 
@@ -171,6 +172,8 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
   const results: NodeResult[] = [];
   const sorted = [...targets].sort((a, b) => a.node.localeCompare(b.node));
   const queue = sorted.slice(0, options.maxNodes ?? sorted.length);
+  // The nodes' sessions share this process's CPU: one pacer for all of them (start-pacer.ts).
+  const pacer = options.pacer === null ? null : (options.pacer ?? new StartPacer());
   const skippedNodes = sorted.slice(queue.length).map((t) => t.node);
   let first = true;
   const worker = async () => {
@@ -181,7 +184,7 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
       // Per node the question is "does streaming to this node's pods work": no transfer, no shaped holds (N × 64 MiB
       // would cost more than it tells), for the CLI and the Lambda alike.
       const nodePlan: ProbePlan = { ...plan, cluster: { ...plan.cluster, pod: t.pod }, transferBytes: undefined, holdShapes: undefined };
-      const report = await runPlan(nodePlan, { ...options, skipPreflight });
+      const report = await runPlan(nodePlan, { ...options, skipPreflight, pacer });
       results.push({ ...t, report });
     }
   };

@@ -1,11 +1,10 @@
 /**
  * Runs a plan: every operation × transport × keepalive × hold session at
- * once (a 65 s hold plan takes about 65 s), plus the server version, the
+ * once, their starts paced by the CPU share (start-pacer.ts; a 65 s hold plan takes about 65 s), plus the server version, the
  * target's GET (as kubectl does first) and the RBAC preflight, then the A/B
  * verdicts, what each kubectl would experience, and the diagnoses.
  */
 import { unlessAborted } from '../timers.js';
-import type { HoldShape } from '../vocabulary.js';
 import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
@@ -15,31 +14,11 @@ import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { operationsToProbe, probePlainGet } from './method-probe.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './session.js';
+import { StartPacer } from './start-pacer.js';
 import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
+import { expandPlan } from './plan-matrix.js';
 
-/** The sessions of a plan's matrix. */
-export function expandPlan(
-  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShapes'>>,
-): SessionSpec[] {
-  const specs: SessionSpec[] = [];
-  // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo).
-  const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] =>
-    operation === 'exec' && holdSeconds > 0 ? (plan.holdShapes ?? ['silent']).map((h) => (h === 'silent' ? undefined : h)) : [undefined];
-  for (const operation of plan.operations)
-    for (const keepalive of plan.keepalives)
-      for (const holdSeconds of plan.holdsSeconds)
-        for (const holdShape of shapes(operation, holdSeconds))
-          for (const transport of plan.transports) {
-            // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
-            if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
-            specs.push({ operation, transport, keepalive, holdSeconds, ...(holdShape ? { holdShape } : {}) });
-          }
-  // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.
-  if (plan.transferBytes)
-    for (const operation of plan.operations)
-      for (const transport of plan.transports) specs.push({ operation, transport, keepalive: 'kubectl', holdSeconds: 0, transferBytes: plan.transferBytes });
-  return specs;
-}
+export { expandPlan } from './plan-matrix.js';
 
 /**
  * Every session of a plan, in the plan's order: the holds all at once, and the transfers one after another
@@ -66,6 +45,12 @@ export interface RunOptions {
    * what was measured is returned at once.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Paces the sessions' starts by this process's CPU share (start-pacer.ts), shared by every plan of one
+   * invocation (the Lambda's clusters, per-node targets); null: every session starts at once (the benchmark's
+   * "before"). @default a pacer of this plan's own
+   */
+  readonly pacer?: StartPacer | null;
 }
 
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
@@ -115,11 +100,12 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     // The sessions run alongside the GETs: a missing target costs no extra time, and a long hold is not delayed.
     // Interrupted, the API calls in flight are given up (what they would have said is not needed to print what was measured).
     const signal = options.signal;
+    const pacer = options.pacer === null ? undefined : (options.pacer ?? new StartPacer());
     const [version, notMeasured, rbac, results] = await Promise.all([
       unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
       unlessAborted(checkTarget(rest, c), signal, undefined),
       options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
-      runSessions(expandPlan(plan), (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal })),
+      runSessions(expandPlan(plan), (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer })),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?

@@ -5,6 +5,7 @@
 import type { Clock } from '../timers.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import type { ClusterTarget, SessionSpec } from './types.js';
+import type { StartPacer } from './start-pacer.js';
 
 export type SessionState = 'connecting' | 'transferring' | 'holding' | 'lost' | 'done';
 
@@ -24,6 +25,10 @@ export interface SessionOptions {
   readonly clock?: Clock;
   /** Aborting it (SIGINT, SIGTERM) closes the session the way kubectl does and ends it `interrupted`. */
   readonly signal?: AbortSignal;
+  /** Paces the sessions' starts by the process's CPU share (start-pacer.ts); none: every session starts at once. */
+  readonly pacer?: Pick<StartPacer, 'turn'>;
+  /** Called once the session's start (upgrade and first echo, or its failure) is over: its CPU-heavy part. */
+  readonly onStarted?: () => void;
 }
 
 export const DEFAULT_ECHO_TIMEOUT_MS = 5_000;

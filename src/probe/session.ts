@@ -44,8 +44,12 @@ class SessionRun {
 
   async run(): Promise<SessionResult> {
     try {
-      await this.open();
-      await this.prove();
+      try {
+        await this.open();
+        await this.prove();
+      } finally {
+        this.options.onStarted?.();
+      }
       if (this.spec.transferBytes) await this.transfer(this.spec.transferBytes);
       else {
         await this.hold();
@@ -271,6 +275,17 @@ class SessionRun {
 }
 
 export async function runSession(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
+  // Its turn first (start-pacer.ts): the session's own deadline starts when it dials, not while it waits.
+  const turn = options.pacer ? await options.pacer.turn(options.signal) : undefined;
+  try {
+    const result = await runStarted(spec, target, turn ? { ...options, onStarted: turn.done } : options);
+    return turn?.waitedMs ? { ...result, startWaitMs: turn.waitedMs } : result;
+  } finally {
+    turn?.done();
+  }
+}
+
+async function runStarted(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   const run = new SessionRun(spec, target, options);
   // A transfer adds its own limit; a shaped hold's proofs may each wait a period for the pod's tick.
   const deadlineMs =

@@ -126,6 +126,8 @@ export interface SessionResult extends SessionSpec {
   /** Its stable code (docs/errors.md): ECHO_TIMEOUT, PORTFORWARD_ERROR, EXEC_NO_STATUS, DEADLINE… */
   readonly errorCode: string | null;
   readonly durationMs: number;
+  /** How long the start pacer (start-pacer.ts) held this session back before it dialled, ms; absent when not at all. */
+  readonly startWaitMs?: number;
 }
 
 /**

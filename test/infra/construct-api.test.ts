@@ -272,7 +272,7 @@ describe('StreamProbe as a construct', () => {
     [
       'a hold Lambda cannot finish, without a VPC for the task runner',
       { schedules: [{ name: 's', expression: 'rate(1 hour)', holds: [Duration.minutes(20)] }] },
-      /schedules\[0\]\.holds hold 1200 s is longer than a Lambda run allows \(840 s\): it runs as an ECS Fargate task, which needs vpc and subnets/,
+      /schedules\[0\]\.holds hold 1200 s is longer than a Lambda run allows \(820 s\): it runs as an ECS Fargate task, which needs vpc and subnets/,
     ],
     [
       'a weekday cron with breaching missing data over the weekend',

@@ -12,6 +12,9 @@ import { parseProbeConfig } from '../../src/config/probe-config.js';
 type Json = any;
 const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname;
 
+/** `n` clusters like `first`, named c0, c1, … */
+const manyClusters = (first: Json, n: number) => Array.from({ length: n }, (_, i) => ({ ...first, name: `c${i}` }));
+
 const yaml = (mutate: (c: Json) => void) => () => {
   const c = structuredClone(loadProbeConfig('infra/examples/single-location.yaml')) as Json;
   mutate(c);
@@ -65,7 +68,7 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       'a transfer that cannot finish in one Lambda run',
       (c) => (c.schedules[0].transfer = '512MiB'),
       (p) => (p.schedules[0].transfer = '512MiB'),
-      /schedules\[0\]\.transfer "512MiB" cannot finish in one Lambda run: 4 transfers, one after another, may take up to \d+ s at the 256 KiB\/s floor, and a run may last 900 s; use at most 42MiB/,
+      /schedules\[0\]\.transfer "512MiB" cannot finish in one Lambda run: 4 transfers, one after another, may take up to \d+ s at the 256 KiB\/s floor, and a run may last 900 s; use at most 41MiB/,
     ],
     [
       'a transfer over 1GiB',
@@ -112,6 +115,18 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
     ],
     ['memory', (c) => (c.memoryMb = 64), (p) => (p.memorySize = 64), /(memoryMb|memorySize) 64 must be 128-10240 MB/],
     [
+      'more session starts than one function paces (a location too large: split it)',
+      (c) => (c.clusters = manyClusters(c.clusters[0], 130)),
+      (p) => (p.clusters = manyClusters(p.clusters[0], 130)),
+      /schedule "short" starts \d+ sessions per run across 130 clusters; one function paces at most 1000 within its 20 s start window even at a whole vCPU.*split these clusters across two locations/,
+    ],
+    [
+      'an explicit memory too small to pace the starts',
+      (c) => ((c.clusters = manyClusters(c.clusters[0], 40)), (c.memoryMb = 512)),
+      (p) => ((p.clusters = manyClusters(p.clusters[0], 40)), (p.memorySize = 512)),
+      /512 MB paces at most 289 session starts within the 20 s start window, but schedule "short" starts \d+ sessions per run across 40 clusters: use at least 1024 MB or leave it unset/,
+    ],
+    [
       'a schedule CloudWatch cannot alarm on',
       (c) => (c.schedules[0].expression = 'cron(0 9 ? * MON-FRI *)'),
       (p) => (p.schedules[0].expression = 'cron(0 9 ? * MON-FRI *)'),
@@ -127,7 +142,7 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       'task runs that would overlap',
       (c) => ((c.schedules[1].holds = ['60m']), (c.locations[0].vpc = { vpcId: 'vpc-0a1b2c3d4e5f60718', subnetIds: ['subnet-0a1b2c3d4e5f60718'] })),
       (p) => ((p.schedules[1].holds = [Duration.minutes(60)]), (p.vpc = { vpcId: 'x' }), (p.subnets = [{ subnetId: 'subnet-0a1b2c3d4e5f60718' }])),
-      /schedules\[1\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3660 s: runs would overlap/,
+      /schedules\[1\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3680 s: runs would overlap/,
     ],
   ])('%s', (_name, breakYaml, breakProps, message) => {
     expect(yaml(breakYaml)).toThrow(message);
@@ -136,10 +151,10 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
 
   it('a long hold without a VPC: the YAML names the location, the construct the schedule, with the same rule', () => {
     expect(yaml((c) => (c.schedules[1].holds = ['20m']))).toThrow(
-      /locations\[0\]\.vpc is required: schedule "long" has a hold of 1200 s is longer than a Lambda run allows \(840 s\)/,
+      /locations\[0\]\.vpc is required: schedule "long" has a hold of 1200 s is longer than a Lambda run allows \(820 s\)/,
     );
     expect(construct((p) => (p.schedules[1].holds = [Duration.minutes(20)]))).toThrow(
-      /schedules\[1\]\.holds hold 1200 s is longer than a Lambda run allows \(840 s\)/,
+      /schedules\[1\]\.holds hold 1200 s is longer than a Lambda run allows \(820 s\)/,
     );
   });
 });

@@ -17,7 +17,7 @@ import { LocationStack, probePropsFromConfig } from '../../infra/location-stack.
 import { PROBE_RUNTIME, StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { lambdaRunSeconds } from '../../src/config/lambda-limits.js';
-import { functionMemoryMb, parseProbeConfig } from '../../src/config/probe-config.js';
+import { functionMemoryMb, locationSessionStarts, parseProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
 
 const EXAMPLES = ['infra/examples/single-location.yaml', 'infra/examples/multi-location.yaml', 'infra/examples/private-vpc.yaml'];
@@ -51,8 +51,8 @@ describe('StreamProbe: what each location gets', () => {
     expect(PROBE_RUNTIME.name).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
     expect(fn.MemorySize).toBe(512); // one cluster: 512 MB, for the CPU share an honest handshake time needs (bench lambda-cpu)
-    expect(fn.Timeout).toBe(lambdaRunSeconds(360)); // 6 m hold + the session, credentials, publishing and margin
-    expect(lambdaRunSeconds(360)).toBe(360 + 60);
+    expect(fn.Timeout).toBe(lambdaRunSeconds(360)); // 6 m hold + the pacer's window, the session, credentials, publishing and margin
+    expect(lambdaRunSeconds(360)).toBe(360 + 20 + 60);
     const env = JSON.parse(fn.Environment.Variables.KSP_LOCATION_CONFIG);
     expect(env).toMatchObject({
       location: 'eu-west-1-public',
@@ -335,7 +335,7 @@ describe('fails when…', () => {
     [
       'a hold longer than the task runner takes',
       (c) => (c.schedules[1].holds = ['3h']),
-      /schedules\[1\]\.holds\[0\] 3h is longer than the task runner's 7200 s \(taskMaxHold\); holds up to 840 s run in Lambda, longer ones as an ECS task/,
+      /schedules\[1\]\.holds\[0\] 3h is longer than the task runner's 7200 s \(taskMaxHold\); holds up to 820 s run in Lambda, longer ones as an ECS task/,
     ],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
@@ -376,14 +376,28 @@ describe('fails when…', () => {
     expect(() => loadProbeConfig('infra/examples/missing.yaml')).toThrow(/missing\.yaml cannot be read \(ENOENT\)/);
   });
 
-  it('memory: 512 MB up to 3 clusters, 1024 MB above, or what memoryMb says', async () => {
+  it('memory: the smallest of 512 / 1024 / 1769 MB whose CPU paces the largest Lambda run, or what memoryMb says', async () => {
     const c = base();
-    c.clusters = Array.from({ length: 4 }, (_, i) => ({ ...c.clusters[0], name: `c${i}` }));
-    delete c.locations[1].clusters;
-    const config = await parse(c);
-    expect(functionMemoryMb(config, config.locations[0]!)).toBe(1024);
-    expect(functionMemoryMb(await parse({ ...c, clusters: c.clusters.slice(0, 3) }), config.locations[0]!)).toBe(512);
-    expect(functionMemoryMb(await parse({ ...c, memoryMb: 128 }), config.locations[0]!)).toBe(128);
+    const withClusters = (n: number) => {
+      const x = structuredClone(c);
+      x.clusters = Array.from({ length: n }, (_, i) => ({ ...c.clusters[0], name: `c${i}` }));
+      delete x.locations[1].clusters;
+      return x;
+    };
+    const memory = async (n: number) => {
+      const config = await parse(withClusters(n));
+      return { mb: functionMemoryMb(config, config.locations[0]!), starts: locationSessionStarts(config, config.locations[0]!) };
+    };
+    // The base config's Lambda schedule: exec and port-forward × both transports × its holds and keepalives.
+    const one = (await memory(1)).starts;
+    expect(one).toBeGreaterThan(0);
+    expect(await memory(1)).toEqual({ mb: 512, starts: one });
+    const at = (starts: number) => Math.ceil(starts / one);
+    expect((await memory(Math.floor(289 / one))).mb).toBe(512); // 512 MB paces 289 starts in the 20 s window
+    expect((await memory(at(290))).mb).toBe(1024);
+    expect((await memory(at(579))).mb).toBe(1769);
+    const config = await parse(withClusters(4));
+    expect(functionMemoryMb(await parse({ ...withClusters(1), memoryMb: 128 }), config.locations[0]!)).toBe(128);
     await expect(parse({ ...c, memoryMb: 64 })).rejects.toThrow(/memoryMb 64 must be 128-10240 MB/);
   });
 

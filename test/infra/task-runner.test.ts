@@ -55,7 +55,7 @@ describe('the task runner', () => {
       keepalives: ['kubectl', 'none'],
       operations: ['exec', 'portforward'],
     });
-    expect(Number(env.KSP_TASK_SECONDS)).toBe(3600 + 60);
+    expect(Number(env.KSP_TASK_SECONDS)).toBe(3600 + 20 + 60);
     // What `invoke` finds it by and runs it with (src/aws/task-invoke.ts).
     expect(td.Family).toBe('kube-stream-probe-corp-hour');
     expect(JSON.stringify(env.KSP_NETWORK)).toMatch(/subnets.*securityGroups/);
@@ -74,7 +74,7 @@ describe('the task runner', () => {
     expect(JSON.parse(lambdaSchedule.Target.Input).holds).toEqual(['0s', '65s']);
     // The function is sized for its own holds only.
     const fn = Object.values(t.findResources('AWS::Lambda::Function')).find((f) => f.Properties.FunctionName === 'kube-stream-probe-corp')!;
-    expect(fn.Properties.Timeout).toBe(65 + 60);
+    expect(fn.Properties.Timeout).toBe(65 + 20 + 60);
   });
 
   it('the task role: ecs-tasks only, no "*" action, PutMetricData for our namespace, the secret, nothing else', () => {
@@ -162,7 +162,7 @@ describe('the task runner', () => {
       'runs that would overlap (a 60 m hold every hour)',
       [{ name: 'h', expression: 'rate(1 hour)', holds: [Duration.minutes(60)] }],
       true,
-      /schedules\[0\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3660 s: runs would overlap/,
+      /schedules\[0\]\.expression "rate\(1 hour\)" starts a run every 3600 s, but a run holding 3600 s lasts up to 3680 s: runs would overlap/,
     ],
     [
       'a long hold without a VPC',

@@ -202,7 +202,7 @@ describe('the probe Lambda', () => {
   it('throttling is retried and then published', async () => {
     const before = aws.puts.length;
     aws.failNext('throttle', 'throttle');
-    const out = await handler({ clusters: ['lab'], operations: ['exec'] }, ctx(60_000));
+    const out = await handler({ clusters: ['lab'], operations: ['exec'] }, ctx(80_000));
     expect(out.publish?.emfFallback).toBe(0);
     expect(aws.puts.length).toBeGreaterThan(before);
   });
@@ -210,7 +210,7 @@ describe('the probe Lambda', () => {
   it('throttling then 500s until the deadline: the metrics go to EMF log lines, nothing lost, the failure counted', async () => {
     aws.failNext('throttle');
     aws.failAlways('error');
-    const out = await handler({ clusters: ['lab'] }, ctx(60_000));
+    const out = await handler({ clusters: ['lab'] }, ctx(80_000));
     const emf = logged.filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
     const values = (name: string) => emf.flatMap((d) => (d[name] === undefined ? [] : Array.isArray(d[name]) ? d[name] : [d[name]]));
     const datums = out.reports.flatMap((r) => r.results).length; // UpgradeSuccess per result
@@ -222,7 +222,7 @@ describe('the probe Lambda', () => {
   });
 
   it('a deadline shorter than the plan: long holds are refused up front with a clear reason, the rest runs', async () => {
-    const out = await handler({ clusters: ['lab'], holds: ['0s', '65s'] }, ctx(60_000));
+    const out = await handler({ clusters: ['lab'], holds: ['0s', '65s'] }, ctx(80_000));
     expect(out.refused).toEqual([{ holdSeconds: 65, reason: expect.stringMatching(/a 65s hold needs up to \d+s .* only \d+s are left/) }]);
     expect(out.reports[0]!.results.every((r) => r.holdSeconds === 0)).toBe(true);
     const nothing = await handler({ holds: ['10m'] }, ctx(30_000));
@@ -237,7 +237,7 @@ describe('the probe Lambda', () => {
 
   it('a cluster whose credentials fail is not measured, said why, and published as ProbeError (not UpgradeSuccess 0)', async () => {
     const before = aws.puts.length;
-    const out = await handler({ clusters: ['lost'], operations: ['exec'] }, ctx(60_000));
+    const out = await handler({ clusters: ['lost'], operations: ['exec'] }, ctx(80_000));
     const r = out.reports[0]!;
     expect(r.verdicts.map((v) => v.verdict)).toEqual(['not-measured']);
     expect(r.verdicts[0]!.diagnosis[0]).toMatchObject({ code: 'credentials', summary: expect.stringContaining('ResourceNotFoundException') });
@@ -257,7 +257,7 @@ describe('the probe Lambda', () => {
           ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')"))
           : runPlan(plan, o)) as typeof runPlan,
     };
-    const out = await runLocation({ clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] }, () => 60_000, config, deps, new AccessCache());
+    const out = await runLocation({ clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] }, () => 80_000, config, deps, new AccessCache());
     expect(out.ok).toBe(true);
     const boom = out.reports.find((r) => r.cluster === 'lab');
     const lab2 = out.reports.find((r) => r.cluster === 'nodes-none');
@@ -280,10 +280,10 @@ describe('the probe Lambda', () => {
     aws.secrets.set(ROTATED_ARN, secret('the-token-before-rotation-000'));
     const reads = () => aws.calls.filter((c) => c === 'GetSecretValue eu-west-1').length;
     const before = reads();
-    const first = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(60_000));
+    const first = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(80_000));
     expect(first.reports[0]!.verdicts[0]!.diagnosis[0]!.code).toBe('credentials-rejected');
     aws.secrets.set(ROTATED_ARN, secret(TOKEN)); // the rotation reaches Secrets Manager
-    const second = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(60_000));
+    const second = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(80_000));
     expect(second.reports[0]!.verdicts.map((v) => v.verdict)).toEqual(['websocket-broken']); // measured again (this emulator refuses WebSocket)
     expect(reads() - before).toBe(2); // read once per run: the 401 evicted the cached value
   });
@@ -297,7 +297,7 @@ describe('the probe Lambda', () => {
       [{ surprise: true }, 'event.surprise'],
       ['just a string', 'the event'],
     ] as const) {
-      const out = await handler(event, ctx(60_000));
+      const out = await handler(event, ctx(80_000));
       expect(out.ok).toBe(false);
       expect(out.error!.code).toBe('CONFIG_INVALID');
       expect(out.error!.message).toContain(field);
@@ -306,11 +306,11 @@ describe('the probe Lambda', () => {
 
   it('EKS auth: the CA from eks:DescribeCluster (once per cold start), a fresh IAM token per invocation, never logged', async () => {
     const before = eksLab.emulator.upgrades.length;
-    const out = await handler({ clusters: ['eks'], operations: ['exec'] }, ctx(60_000));
+    const out = await handler({ clusters: ['eks'], operations: ['exec'] }, ctx(80_000));
     expect(out.reports[0]!.verdicts[0]!.verdict).toBe('clean');
     // SigV4 is deterministic within one second (X-Amz-Date): let the clock move so a fresh mint differs.
     await new Promise((r) => setTimeout(r, 1100));
-    await handler({ clusters: ['eks'], operations: ['exec'], transports: ['spdy'] }, ctx(60_000));
+    await handler({ clusters: ['eks'], operations: ['exec'], transports: ['spdy'] }, ctx(80_000));
     expect(aws.calls.filter((c) => c === 'DescribeCluster eu-west-1')).toHaveLength(1);
     const ups = eksLab.emulator.upgrades.slice(before);
     expect(ups.length).toBe(3);
@@ -323,9 +323,9 @@ describe('the probe Lambda', () => {
 
   it('reads a secret once, then uses it from the cache for its TTL, and never logs or returns the token', async () => {
     const reads = () => aws.calls.filter((c) => c.startsWith('GetSecretValue')).length;
-    await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(60_000));
+    await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(80_000));
     const after = reads();
-    const out = await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(60_000));
+    const out = await handler({ clusters: ['lab'], holds: ['0s'] }, ctx(80_000));
     expect(reads()).toBe(after); // cached (SECRET_TTL_MS: 5 min)
     expect(logged.join('')).not.toContain(TOKEN);
     expect(JSON.stringify(out)).not.toContain(TOKEN);
@@ -334,7 +334,7 @@ describe('the probe Lambda', () => {
 
   it("logs one line per verdict, with the fields the dashboard's Logs Insights table reads (src/lambda/verdict-log.ts)", async () => {
     const before = logged.length;
-    await handler({ clusters: ['lab'], holds: ['0s'], schedule: 'short' }, ctx(60_000));
+    await handler({ clusters: ['lab'], holds: ['0s'], schedule: 'short' }, ctx(80_000));
     const lines = logged
       .slice(before)
       .map((l) => JSON.parse(l))

@@ -1,0 +1,30 @@
+/**
+ * The sessions of a plan: operation × keepalive × hold (× hold shape) × transport, and the transfers. The runner
+ * runs them; the config counts them (location-size.ts: how many sessions one invocation starts).
+ */
+import type { HoldShape } from '../vocabulary.js';
+import type { ProbePlan, SessionSpec } from './types.js';
+
+/** The sessions of a plan's matrix. */
+export function expandPlan(
+  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShapes'>>,
+): SessionSpec[] {
+  const specs: SessionSpec[] = [];
+  // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo).
+  const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] =>
+    operation === 'exec' && holdSeconds > 0 ? (plan.holdShapes ?? ['silent']).map((h) => (h === 'silent' ? undefined : h)) : [undefined];
+  for (const operation of plan.operations)
+    for (const keepalive of plan.keepalives)
+      for (const holdSeconds of plan.holdsSeconds)
+        for (const holdShape of shapes(operation, holdSeconds))
+          for (const transport of plan.transports) {
+            // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
+            if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
+            specs.push({ operation, transport, keepalive, holdSeconds, ...(holdShape ? { holdShape } : {}) });
+          }
+  // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.
+  if (plan.transferBytes)
+    for (const operation of plan.operations)
+      for (const transport of plan.transports) specs.push({ operation, transport, keepalive: 'kubectl', holdSeconds: 0, transferBytes: plan.transferBytes });
+  return specs;
+}
