@@ -35,6 +35,7 @@ import { Construct } from 'constructs';
 import { alarmPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
 import { functionHealthAlarms } from './health-alarms.js';
+import { checkCompositeSize } from './stack-limits.js';
 import { transfersTicket, type TransferPair } from './transfer-ticket.js';
 import { probeMetric } from './metrics.js';
 
@@ -204,7 +205,9 @@ export class ProbeAlarms extends Construct {
         }),
       );
 
+    const clusterCount = p.clusterNames.length;
     if (transfers.length) {
+      checkCompositeSize('transfers ticket', 2 * transfers.length, (2 * transfers.length) / clusterCount, clusterCount);
       const composite = transfersTicket(this, name('transfers'), transfers);
       composite.addAlarmAction(ticket);
       this.tickets.push(composite);
@@ -224,6 +227,7 @@ export class ProbeAlarms extends Construct {
       ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
     ] as const) {
       if (components.length === 0) continue;
+      checkCompositeSize(`${key.split('/')[1]} ticket`, components.length, Math.ceil(components.length / clusterCount), clusterCount);
       const composite = new cloudwatch.CompositeAlarm(this, key.replace('/', '-'), {
         compositeAlarmName: name(key.split('/')[1]!),
         alarmDescription: `TICKET, ${label}`,

@@ -19,6 +19,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
 import { defaultMemoryMb, type LocationRuntimeConfig } from '../src/config/probe-config.js';
+import { encodeRuntimeConfig } from '../src/config/runtime-config.js';
+import { checkResourceCount } from './stack-limits.js';
 import { runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import type { KeepaliveMode, Operation, Transport } from '../src/vocabulary.js';
 import { ProbeAlarms, type AlarmedSchedule } from './alarms.js';
@@ -84,12 +86,13 @@ export class StreamProbe extends Construct {
     this.locationName = props.locationName;
     const location = props.locationName;
     const runtimeConfig: LocationRuntimeConfig = { project, location, region: stack.region, clusters };
-    const envJson = JSON.stringify(runtimeConfig);
+    // As JSON while it fits, compressed past that (a 50-cluster location): parseRuntimeConfig reads either.
+    const envJson = encodeRuntimeConfig(runtimeConfig, MAX_ENV_BYTES);
     this.envJson = envJson;
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
       throw invalid(
         'clusters',
-        `are ${Buffer.byteLength(envJson)} bytes of configuration; Lambda allows about ${MAX_ENV_BYTES}. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`,
+        `are ${Buffer.byteLength(JSON.stringify(runtimeConfig))} bytes of configuration (${Buffer.byteLength(envJson)} compressed); Lambda allows about ${MAX_ENV_BYTES} of environment. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`,
       );
     }
     const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold, this.plan.longestTransferMs)));
@@ -240,6 +243,9 @@ export class StreamProbe extends Construct {
     new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
     new CfnOutput(this, 'PageTopicArn', { value: this.pageTopic.topicArn, description: 'Pages: kubectl is broken from this location' });
     new CfnOutput(this, 'TicketTopicArn', { value: this.ticketTopic.topicArn, description: 'Tickets: GA readiness and probe health' });
+
+    // A location too large for one stack is refused here, naming the fix, rather than by CloudFormation at deploy.
+    checkResourceCount(this, clusters.length);
 
     // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
     Validations.of(this.role).acknowledge({

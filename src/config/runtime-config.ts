@@ -2,6 +2,7 @@
  * What one location's runner needs of the config: its clusters (baked into the function's and the task's
  * environment as KSP_LOCATION_CONFIG, read back with the same cluster rules) and its memory size.
  */
+import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } from 'node:zlib';
 import { probeError } from '../errors.js';
 import { Checker, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
@@ -61,7 +62,30 @@ export function runtimeConfigFor(config: ProbeConfig, location: LocationConfig):
   };
 }
 
-export function parseRuntimeConfig(text: string | undefined): LocationRuntimeConfig {
+/** The prefix of a compressed KSP_LOCATION_CONFIG: brotli, then base64. */
+export const COMPRESSED_PREFIX = 'br64:';
+
+/**
+ * KSP_LOCATION_CONFIG's value: the JSON as is while it fits `maxBytes` (Lambda allows 4 KB of environment in
+ * all), else brotli-compressed and base64'd (a 50-cluster location's 12 KB of JSON is about 1.7 KB so).
+ */
+export function encodeRuntimeConfig(config: LocationRuntimeConfig, maxBytes: number): string {
+  const json = JSON.stringify(config);
+  if (Buffer.byteLength(json) <= maxBytes) return json;
+  return COMPRESSED_PREFIX + brotliCompressSync(json, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).toString('base64');
+}
+
+export function parseRuntimeConfig(value: string | undefined): LocationRuntimeConfig {
+  let text = value;
+  if (text?.startsWith(COMPRESSED_PREFIX)) {
+    try {
+      text = brotliDecompressSync(Buffer.from(text.slice(COMPRESSED_PREFIX.length), 'base64')).toString('utf8');
+    } catch {
+      throw probeError('CONFIG_INVALID', `KSP_LOCATION_CONFIG starts with ${COMPRESSED_PREFIX} but is not brotli-compressed base64`, {
+        field: 'KSP_LOCATION_CONFIG',
+      });
+    }
+  }
   if (!text)
     throw probeError('CONFIG_INVALID', 'KSP_LOCATION_CONFIG is not set: the function was not deployed by the StreamProbe construct', {
       field: 'KSP_LOCATION_CONFIG',

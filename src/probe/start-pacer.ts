@@ -162,17 +162,19 @@ export class StartPacer {
   private pump(): void {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
-    while (this.queue.length && this.inFlight < this.maxInFlight) {
+    for (;;) {
       const now = this.clock.now();
-      this.settle(now);
+      // Past the window every waiting start goes, in-flight limit or not: the time budget counts no more.
       const forced = now >= this.deadline;
+      if (!this.queue.length || (this.inFlight >= this.maxInFlight && !forced)) return;
+      this.settle(now);
       if (this.debt > 0 && !forced) {
         // Wait the debt out (never less than a millisecond, never past the window).
         const waitMs = Math.max(1, Math.min(this.debt / this.rate, this.deadline - now));
         this.cancelTimer = this.clock.after(waitMs, () => this.pump());
         return;
       }
-      if (forced && this.debt > 0) this.forcedByWindow++;
+      if (forced && (this.debt > 0 || this.inFlight >= this.maxInFlight)) this.forcedByWindow++;
       const w = this.queue.shift()!;
       this.inFlight++;
       this.started++;

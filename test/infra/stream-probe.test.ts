@@ -17,7 +17,9 @@ import { LocationStack, probePropsFromConfig } from '../../infra/location-stack.
 import { PROBE_RUNTIME, StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { lambdaRunSeconds } from '../../src/config/lambda-limits.js';
-import { functionMemoryMb, locationSessionStarts, parseProbeConfig } from '../../src/config/probe-config.js';
+import { functionMemoryMb, locationSessionStarts, parseProbeConfig, parseRuntimeConfig } from '../../src/config/probe-config.js';
+import { COMPRESSED_PREFIX } from '../../src/config/runtime-config.js';
+import { randomBytes } from 'node:crypto';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
 
 const EXAMPLES = ['infra/examples/single-location.yaml', 'infra/examples/multi-location.yaml', 'infra/examples/private-vpc.yaml'];
@@ -403,10 +405,56 @@ describe('fails when…', () => {
 
   it('a location whose clusters do not fit in the Lambda environment', async () => {
     const c = base();
-    c.clusters = Array.from({ length: 30 }, (_, i) => ({ ...c.clusters[0], name: `cluster-${i}`, caData: 'A'.repeat(200) }));
+    // A CA is random bytes: it does not compress, and 30 of them do not fit even compressed.
+    c.clusters = Array.from({ length: 30 }, (_, i) => ({ ...c.clusters[0], name: `cluster-${i}`, caData: randomBytes(200).toString('base64') }));
     delete c.locations[1].clusters;
     const config = await parse(c);
     const stack = new Stack(new App(), 'S');
-    expect(() => new StreamProbe(stack, 'P', probePropsFromConfig(stack, config, config.locations[0]!))).toThrow(/Lambda allows about 3500\. Drop caData/);
+    expect(() => new StreamProbe(stack, 'P', probePropsFromConfig(stack, config, config.locations[0]!))).toThrow(
+      /compressed\); Lambda allows about 3500 of environment\. Drop caData/,
+    );
+  });
+
+  it("the largest location one stack holds: 25 clusters (compressed config, memory that paces them), 26 refused by CloudFormation's limit; with transfers 12, 13 refused by the composite limit", async () => {
+    const many = (example: string, n: number) => {
+      const c = structuredClone(loadProbeConfig(example)) as any;
+      c.clusters = Array.from({ length: n }, (_, i) => ({
+        ...c.clusters[0],
+        name: `prod-${i}`,
+        endpoint: `https://${randomBytes(16).toString('hex').toUpperCase()}.gr7.eu-west-1.eks.amazonaws.com`,
+      }));
+      for (const l of c.locations) delete l.clusters;
+      return c;
+    };
+    const synth = async (c: any) => {
+      const config = await parse(c);
+      const stack = new Stack(new App(), 'S', { env: { account: '111111111111', region: 'eu-west-1' } });
+      new StreamProbe(stack, 'P', probePropsFromConfig(stack, config, config.locations[0]!));
+      return { config, template: Template.fromStack(stack) };
+    };
+    const c = many('infra/examples/single-location.yaml', 25);
+    const { config, template } = await synth(c);
+    expect(Object.keys(template.toJSON().Resources).length).toBeLessThanOrEqual(480);
+    const [fn] = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } })) as any[];
+    const env = fn.Properties.Environment.Variables;
+    expect(Buffer.byteLength(JSON.stringify(env))).toBeLessThan(4096); // Lambda's limit on all variables together
+    expect(env.KSP_LOCATION_CONFIG.startsWith(COMPRESSED_PREFIX)).toBe(true);
+    const read = parseRuntimeConfig(env.KSP_LOCATION_CONFIG);
+    expect(read.clusters.map((x) => [x.name, x.endpoint])).toEqual(c.clusters.map((x: any) => [x.name, x.endpoint]));
+    expect(fn.Properties.MemorySize).toBe(functionMemoryMb(config, config.locations[0]!));
+    expect(fn.Properties.MemorySize).toBe(1024); // 25 × 12 = 300 session starts: more than 512 MB paces (289)
+    // Every composite names at most 100 alarms (CloudWatch's limit).
+    for (const a of Object.values(template.findResources('AWS::CloudWatch::CompositeAlarm')) as any[])
+      expect(JSON.stringify(a.Properties.AlarmRule).match(/ALARM\(/g)!.length).toBeLessThanOrEqual(100);
+    await expect(synth(many('infra/examples/single-location.yaml', 26))).rejects.toThrow(
+      /clusters are 26: this location's stack would hold \d+ resources .*CloudFormation allows 500 per stack .*split the clusters across locations/,
+    );
+    await synth(many('infra/examples/multi-location.yaml', 12));
+    await expect(synth(many('infra/examples/multi-location.yaml', 13))).rejects.toThrow(
+      /clusters are 13: the transfers ticket composite alarm would name 104 alarms \(8 per cluster\), and CloudWatch allows 100 .*at most 12 such clusters per location/,
+    );
+    expect(() => parseRuntimeConfig(`${COMPRESSED_PREFIX}bm90IGJyb3RsaQ==`)).toThrow(
+      /KSP_LOCATION_CONFIG starts with br64: but is not brotli-compressed base64/,
+    );
   });
 });

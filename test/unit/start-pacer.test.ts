@@ -103,6 +103,19 @@ describe('the start pacer', () => {
     expect(pacer.stats().forcedByWindow).toBe(1);
   });
 
+  it('past the window the in-flight limit goes too: every waiting start is let through at once', async () => {
+    const clock = new ManualClock();
+    const pacer = new StartPacer({ share: lambda512, clock, cpuMs: () => 0, windowMs: 1_000 });
+    let released = 0;
+    // Each start holds its place until its slot runs out (SLOT_MS): 20 of them would take 2 s one at a time.
+    for (let i = 0; i < 20; i++) void pacer.turn().then(() => released++);
+    await flush();
+    await clock.advance(999);
+    expect(released).toBeLessThan(20);
+    await clock.advance(1);
+    expect(released).toBe(20);
+  });
+
   it('an aborted run is let through at once (its session then ends interrupted)', async () => {
     const clock = new ManualClock();
     const pacer = new StartPacer({ share: lambda512, clock, cpuMs: () => 0 });
