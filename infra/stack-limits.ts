@@ -11,7 +11,10 @@
  */
 import { CfnResource } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { invalid } from './validate.js';
+import { probeError } from '../src/errors.js';
+
+/** As validate.ts's `invalid` (not imported: validate.ts needs the alarms, which need these checks). */
+const invalid = (prop: string, rule: string) => probeError('CONFIG_INVALID', `StreamProbe props: ${prop} ${rule}`, { field: prop });
 
 export const CLOUDFORMATION_MAX_RESOURCES = 500;
 /** Resources of the stack left for whatever else the app puts in it. */
