@@ -34,7 +34,8 @@ export async function memoryBench(): Promise<Row[]> {
           what: `${transport} exec × ${n} (heap ${(m.heap / n / 1024).toFixed(1)} KiB/session)`,
           value: perKiB,
           unit: 'KiB RSS/session',
-          ...(n >= 100 ? { target: '< 100 KiB', pass: perKiB < 100 } : {}),
+          // Issue 26: SPDY idle under 50 KiB at ×100 (it was < 100 KiB); WebSocket held to the same.
+          ...(n === 100 ? { target: '< 50 KiB', pass: perKiB < 50 } : n > 100 ? { target: '< 100 KiB', pass: perKiB < 100 } : {}),
         });
       }
       const marginal = (totals.get(500)! - totals.get(100)!) / 400 / 1024;

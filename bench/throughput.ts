@@ -166,8 +166,9 @@ export async function throughputBench(): Promise<Row[]> {
         value: o,
         unit: 'MiB/s',
         ratio: `${(o / k).toFixed(2)}× kubectl, ${(o / directMiBs).toFixed(2)} of direct`,
-        target: '≥ 1.20× kubectl',
-        pass: o >= 1.2 * k,
+        // Issue 26's target (it was 1.20× before): our client must never be what limits a transfer's reading.
+        target: '≥ 2.00× kubectl',
+        pass: o >= 2 * k,
       });
       if (transport === 'spdy')
         rows.push({
