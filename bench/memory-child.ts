@@ -20,6 +20,10 @@ const warm = await Promise.all(
 for (const s of warm) s.destroy();
 await new Promise((r) => setTimeout(r, 300));
 await settle();
+const { getHeapSpaceStatistics } = await import('node:v8');
+/** V8's young generation, bytes: it grows with the rate objects survive scavenges, and RSS carries it. */
+const newSpace = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? 0;
+const newBefore = newSpace();
 const before = process.memoryUsage();
 const sessions: ExecSession[] = [];
 // Batches of 10: RSS is a high-water mark, and each handshake briefly holds zlib contexts an exec session then frees.
@@ -35,7 +39,7 @@ await settle();
 const after = process.memoryUsage();
 const alive = sessions.filter((s) => s.stdin && !s.stdin.destroyed).length;
 process.stdout.write(
-  JSON.stringify({ count, alive, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }),
+  JSON.stringify({ count, alive, newSpace: newSpace() - newBefore, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }),
 );
 for (const s of sessions) s.destroy();
 process.exit(0);

@@ -25,13 +25,13 @@ export async function memoryBench(): Promise<Row[]> {
         // Async: the emulator lives in this process and must keep answering while the child runs.
         const r = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/memory-child.ts', lab.emulator.url.toString(), transport, String(n)]);
         if (r.status !== 0) throw new BenchFailure(`memory child (${transport} × ${n}) failed: ${r.stderr.slice(-500)}`);
-        const m = JSON.parse(r.stdout) as { count: number; alive: number; rss: number; heap: number; external: number };
+        const m = JSON.parse(r.stdout) as { count: number; alive: number; rss: number; heap: number; external: number; newSpace: number };
         if (m.alive !== n) throw new BenchFailure(`memory child (${transport}): only ${m.alive} of ${n} sessions were open`);
         const perKiB = m.rss / n / 1024;
         totals.set(n, m.rss);
         rows.push({
           bench: 'memory per idle session',
-          what: `${transport} exec × ${n} (heap ${(m.heap / n / 1024).toFixed(1)} KiB/session)`,
+          what: `${transport} exec × ${n} (live heap ${(m.heap / n / 1024).toFixed(1)} KiB/session; V8's young generation grew ${(m.newSpace / 2 ** 20).toFixed(1)} MiB, ${(m.newSpace / n / 1024).toFixed(1)} KiB/session of the RSS)`,
           value: perKiB,
           unit: 'KiB RSS/session',
           // Issue 26: SPDY idle under 50 KiB at ×100 (it was < 100 KiB); WebSocket held to the same.

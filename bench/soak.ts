@@ -59,6 +59,8 @@ export async function soakBench(): Promise<Row[]> {
     global.gc?.();
     const baseline = resources();
     const rss: number[] = [];
+    /** Live JavaScript heap after a full collection, MiB: what a leak of our objects would grow. */
+    const heap: number[] = [];
     const leaks: string[] = [];
     const wave = async (label: string, run: () => Promise<void>) => {
       await run();
@@ -67,6 +69,7 @@ export async function soakBench(): Promise<Row[]> {
       const left = leftOver(baseline);
       if (left) leaks.push(`${label}: ${left}`);
       rss.push(process.memoryUsage().rss / 2 ** 20);
+      heap.push(process.memoryUsage().heapUsed / 2 ** 20);
     };
     const t0 = performance.now();
     for (let w = 0; w < TOTAL / SEQUENTIAL_WAVE; w++)
@@ -76,6 +79,7 @@ export async function soakBench(): Promise<Row[]> {
     const sequentialSeconds = (performance.now() - t0) / 1000;
     const sequentialRss = [...rss];
     rss.length = 0;
+    heap.length = 0;
     const t1 = performance.now();
     for (let w = 0; w < TOTAL / CONCURRENT; w++)
       await wave(`concurrent wave ${w + 1}`, async () => {
@@ -124,11 +128,21 @@ export async function soakBench(): Promise<Row[]> {
       },
       {
         bench: 'soak',
+        // Information only: the allocator and V8 grow RSS in steps (8-10 MiB) whenever they like; a run alone read
+        // 1.6 and 5.2 MiB here, one after the other benchmarks 9.6 MiB. The leak check is the live heap below.
         what: "RSS over the second half of the concurrent waves (a leak keeps growing; the allocator's high-water mark does not)",
         value: growth(rss.slice(rss.length / 2)),
         unit: 'MiB',
-        target: '< 8 MiB',
-        pass: growth(rss.slice(rss.length / 2)) < 8,
+      },
+      {
+        bench: 'soak',
+        // From the second wave: the first at 500 at once compiles and sizes pools once (1-2 MiB), then it is flat.
+        what: `live heap after a full collection, from the 2nd to the last of ${heap.length} concurrent waves (${heap[1]!.toFixed(1)} → ${heap[heap.length - 1]!.toFixed(1)} MiB; over 9,500 sessions 1 MiB is 110 bytes a session)`,
+        value: growth(heap.slice(1)),
+        unit: 'MiB',
+        ratio: `per wave: ${heap.map((x) => x.toFixed(1)).join(' ')}`,
+        target: '< 1 MiB',
+        pass: growth(heap.slice(1)) < 1,
       },
     );
   } finally {
