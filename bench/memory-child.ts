@@ -39,7 +39,14 @@ await settle();
 const after = process.memoryUsage();
 const alive = sessions.filter((s) => s.stdin && !s.stdin.destroyed).length;
 process.stdout.write(
-  JSON.stringify({ count, alive, newSpace: newSpace() - newBefore, rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, external: after.external - before.external }),
+  JSON.stringify({
+    count,
+    alive,
+    newSpace: newSpace() - newBefore,
+    rss: after.rss - before.rss,
+    heap: after.heapUsed - before.heapUsed,
+    external: after.external - before.external,
+  }),
 );
 for (const s of sessions) s.destroy();
 process.exit(0);

@@ -19,7 +19,13 @@ beforeAll(async () => {
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   for (let i = 0; i < 200 && !/emulated API server: (\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-  target = { name: 'paced', connection: { server: new URL(/emulated API server: (\S+)/.exec(out)![1]!) }, namespace: 'default', pod: 'probe-target', port: 8080 };
+  target = {
+    name: 'paced',
+    connection: { server: new URL(/emulated API server: (\S+)/.exec(out)![1]!) },
+    namespace: 'default',
+    pod: 'probe-target',
+    port: 8080,
+  };
 }, 30_000);
 afterAll(() => child?.kill('SIGTERM'));
 
@@ -52,7 +58,12 @@ async function starts(pacer: StartPacer | null) {
 
 /** Pairs of starts that ran at the same time, leaving out a start that outlived its slot (it was waiting on the network). */
 const overlaps = (w: Array<[number, number]>, slotMs = SLOT_MS) =>
-  w.flatMap(([b, e], i) => w.slice(i + 1).filter(([b2]) => b2 < e && e - b <= slotMs).map((x) => [[b, e], x]));
+  w.flatMap(([b, e], i) =>
+    w
+      .slice(i + 1)
+      .filter(([b2]) => b2 < e && e - b <= slotMs)
+      .map((x) => [[b, e], x]),
+  );
 
 describe('the start pacer in a run', () => {
   it("at 512 MB's share: one start at a time, each session's wait recorded, every session ok", async () => {
