@@ -18,7 +18,7 @@
  * marked by own-cpu.ts and not published). Unquota'd, on a laptop or with a vCPU or more, 5 starts go at once and
  * the pace is seldom felt; at Lambda's 512 MB (0.29 vCPU) one at a time.
  */
-import { systemClock, type Clock } from '../timers.js';
+import { systemClock, unlessAborted, type Clock } from '../timers.js';
 import { cpuShare, type CpuShare } from './cpu-share.js';
 
 /** The CFS scheduler's default quota period (and a Lambda's accounting is no coarser for our purpose), ms. */
@@ -57,6 +57,10 @@ export interface PacerStats {
   readonly forcedByWindow: number;
 }
 
+/** This process's share, read once: the memory size, the cgroup's quota and the CPUs do not change while it runs. */
+let processShare: CpuShare | undefined;
+const thisProcessShare = (): CpuShare => (processShare ??= cpuShare());
+
 const processCpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -72,7 +76,6 @@ export class StartPacer {
   readonly maxInFlight: number;
   private readonly clock: Clock;
   private readonly cpuMs: () => number;
-  private readonly began: number;
   private readonly deadline: number;
   /** CPU used beyond the allowed rate, ms (the bucket's level). */
   private debt = 0;
@@ -86,12 +89,12 @@ export class StartPacer {
   private forcedByWindow = 0;
 
   constructor(options: PacerOptions = {}) {
-    this.share = options.share ?? cpuShare();
+    this.share = options.share ?? thisProcessShare();
     this.clock = options.clock ?? systemClock;
     this.cpuMs = options.cpuMs ?? processCpuMs;
     this.maxInFlight = options.maxInFlight ?? Math.max(1, Math.floor(((1 - UTILISATION) * this.loopVcpus * PERIOD_MS) / START_CPU_MS));
-    this.began = this.lastAt = this.clock.now();
-    this.deadline = this.began + (options.windowMs ?? WINDOW_MS);
+    this.lastAt = this.clock.now();
+    this.deadline = this.lastAt + (options.windowMs ?? WINDOW_MS);
     this.lastCpu = this.cpuMs();
   }
 
@@ -114,21 +117,22 @@ export class StartPacer {
    * at once (the session then ends `interrupted` on its own).
    */
   async turn(signal?: AbortSignal): Promise<{ waitedMs: number; done: () => void }> {
-    const waitedMs = await new Promise<number>((resolve) => {
-      const w: Waiter = { since: this.clock.now(), resolve };
+    let w!: Waiter;
+    const queued = new Promise<number>((resolve) => {
+      w = { since: this.clock.now(), resolve };
       this.queue.push(w);
-      const onAbort = () => {
-        const i = this.queue.indexOf(w);
-        if (i >= 0) {
-          this.queue.splice(i, 1);
-          this.inFlight++;
-          resolve(0);
-        }
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) onAbort();
       this.pump();
     });
+    // Aborted while waiting: it goes at once, holding a place like any other start until done() (unlessAborted
+    // removes its listener either way: hundreds of sessions share the run's signal).
+    const waitedMs = await unlessAborted(queued, signal, 'aborted' as const);
+    if (waitedMs === 'aborted') {
+      const i = this.queue.indexOf(w);
+      if (i >= 0) {
+        this.queue.splice(i, 1);
+        this.inFlight++;
+      }
+    }
     let over = false;
     const cancelSlot = this.clock.after(SLOT_MS, () => done());
     const done = () => {
@@ -138,7 +142,7 @@ export class StartPacer {
       this.inFlight--;
       this.pump();
     };
-    return { waitedMs, done };
+    return { waitedMs: waitedMs === 'aborted' ? 0 : waitedMs, done };
   }
 
   stats(): PacerStats {

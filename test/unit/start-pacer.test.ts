@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cgroupVcpus, cpuShare, lambdaVcpus } from '../../src/probe/cpu-share.js';
-import { SLOT_MS, START_CPU_MS, StartPacer, UTILISATION, WINDOW_MS } from '../../src/probe/start-pacer.js';
+import { getEventListeners } from 'node:events';
+import { SLOT_MS, StartPacer, UTILISATION, WINDOW_MS } from '../../src/probe/start-pacer.js';
 import type { Clock } from '../../src/timers.js';
 
 /** A clock the test moves by hand; timers fire in order as it passes them. */
@@ -130,11 +131,20 @@ describe('the start pacer', () => {
     expect(waited).toBe(0);
   });
 
+  it("a start that got its turn leaves no listener on the run's signal (hundreds of sessions share it)", async () => {
+    const pacer = new StartPacer({ share: { vcpus: 1, source: 'cpus' }, clock: new ManualClock(), cpuMs: () => 0 });
+    const ac = new AbortController();
+    const turns = await Promise.all(Array.from({ length: 3 }, () => pacer.turn(ac.signal)));
+    expect(getEventListeners(ac.signal, 'abort')).toHaveLength(0);
+    for (const t of turns) t.done();
+  });
+
   it('with a vCPU or more, several starts go at once (the event loop is one thread: more vCPUs add none)', () => {
     const one = new StartPacer({ share: { vcpus: 1, source: 'cpus' }, cpuMs: () => 0 });
     const eight = new StartPacer({ share: { vcpus: 8, source: 'cpus' }, cpuMs: () => 0 });
-    expect(one.maxInFlight).toBe(Math.floor(((1 - UTILISATION) * 100) / START_CPU_MS));
-    expect(eight.maxInFlight).toBe(one.maxInFlight);
+    expect(one.maxInFlight).toBe(5); // half of a 100 ms period over 10 ms a start
+    expect(eight.maxInFlight).toBe(5);
+    expect(new StartPacer({ share: lambda512, cpuMs: () => 0 }).maxInFlight).toBe(1);
   });
 
   it('leaves no timer behind once the queue is empty', async () => {
