@@ -10,6 +10,7 @@ import { startL7Hop } from '../../lab/hops/l7-hop.js';
 import { startTcpHop } from '../../lab/hops/tcp-hop.js';
 import type { EmulatorOptions } from '../../lab/emulator/options.js';
 import { runPlan } from '../../src/probe/runner.js';
+import { labPlan } from '../helpers/plan.js';
 import type { ProbePlan, ProbeReport } from '../../src/probe/types.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { rawServer, spdy101, ws101, type RawServer } from '../helpers/raw-server.js';
@@ -26,18 +27,8 @@ afterEach(async () => {
   raw = undefined;
 });
 
-function plan(server: URL, over: Partial<ProbePlan> = {}): ProbePlan {
-  return {
-    location: 'test',
-    cluster: { name: 'lab', connection: { server, upgradeTimeoutMs: 2000 }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 },
-    operations: ['exec', 'portforward'],
-    transports: ['websocket', 'spdy'],
-    keepalives: ['kubectl'],
-    holdsSeconds: [0],
-    echoTimeoutMs: 2000,
-    ...over,
-  };
-}
+/** The lab plan with a shorter echo timeout: the black-hole cases wait it out. */
+const plan = (server: URL, over: Partial<ProbePlan> = {}): ProbePlan => labPlan(server, { echoTimeoutMs: 2000, ...over });
 
 async function probeEmulator(options: EmulatorOptions, over: Partial<ProbePlan> = {}, via?: (api: URL) => Promise<Hop>): Promise<ProbeReport> {
   lab = await startEmulatorWithKubeconfig(options);

@@ -4,30 +4,21 @@
  * Our event loop is kept busy for 150 ms right after the dial starts: the handshake is marked, shown with a `*`,
  * and not published as HandshakeLatency; an undisturbed one on the same path is published.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportDatums } from '../../src/metrics/datums.js';
 import { resultsTable } from '../../src/cli/format.js';
 import { runSession } from '../../src/probe/session.js';
 import type { ClusterTarget, SessionResult } from '../../src/probe/types.js';
 import { probeReport } from '../helpers/sessions.js';
+import { startEmulatorProcess, type EmulatorProcess } from '../helpers/emulator-process.js';
 
-let child: ChildProcess;
+let lab: EmulatorProcess;
 let target: ClusterTarget;
 beforeAll(async () => {
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  for (let i = 0; i < 200 && !/emulated API server: (\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-  target = {
-    name: 'own-cpu',
-    connection: { server: new URL(/emulated API server: (\S+)/.exec(out)![1]!) },
-    namespace: 'default',
-    pod: 'probe-target',
-    port: 8080,
-  };
+  lab = await startEmulatorProcess();
+  target = lab.target('own-cpu');
 }, 30_000);
-afterAll(() => child?.kill('SIGTERM'));
+afterAll(() => lab?.stop());
 
 const busy = (ms: number) => {
   const end = performance.now() + ms;

@@ -4,30 +4,20 @@
  * event loop; without the pacer (the behaviour before it) the starts overlap. The emulator runs in a process of its
  * own, as the API server does; the progress events say when each session began and when its start was over.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lambdaVcpus } from '../../src/probe/cpu-share.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { SessionProgress } from '../../src/probe/session.js';
 import { SLOT_MS, StartPacer, WINDOW_MS } from '../../src/probe/start-pacer.js';
-import { rowKey, type ClusterTarget } from '../../src/probe/types.js';
+import { rowKey } from '../../src/probe/types.js';
+import { startEmulatorProcess, type EmulatorProcess } from '../helpers/emulator-process.js';
+import { labPlan } from '../helpers/plan.js';
 
-let child: ChildProcess;
-let target: ClusterTarget;
+let lab: EmulatorProcess;
 beforeAll(async () => {
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  for (let i = 0; i < 200 && !/emulated API server: (\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-  target = {
-    name: 'paced',
-    connection: { server: new URL(/emulated API server: (\S+)/.exec(out)![1]!) },
-    namespace: 'default',
-    pod: 'probe-target',
-    port: 8080,
-  };
+  lab = await startEmulatorProcess();
 }, 30_000);
-afterAll(() => child?.kill('SIGTERM'));
+afterAll(() => lab?.stop());
 
 /** Runs the plan and returns each session's start as [began, over] (ms), from its progress events. */
 async function starts(pacer: StartPacer | null) {
@@ -41,18 +31,8 @@ async function starts(pacer: StartPacer | null) {
       began.delete(key);
     }
   };
-  const report = await runPlan(
-    {
-      location: 'test',
-      cluster: target,
-      operations: ['exec', 'portforward'],
-      transports: ['websocket', 'spdy'],
-      keepalives: ['kubectl', 'none'],
-      holdsSeconds: [0, 1],
-      echoTimeoutMs: 5_000,
-    },
-    { skipPreflight: true, pacer, onProgress },
-  );
+  const plan = labPlan(lab.url, { keepalives: ['kubectl', 'none'], holdsSeconds: [0, 1], echoTimeoutMs: 5_000 });
+  const report = await runPlan(plan, { skipPreflight: true, pacer, onProgress });
   return { report, windows: windows.sort((a, b) => a[0] - b[0]) };
 }
 
