@@ -1,8 +1,10 @@
 /**
  * The limits one location's stack meets as its clusters grow (issue 26, "a 50-cluster location"), checked when the
  * construct is built so a location too large is refused naming the prop and the fix, not at deploy:
- * - CloudFormation: at most 500 resources per stack ("CloudFormation quotas", Resources: 500). The construct
- *   leaves RESOURCE_HEADROOM of them to the app that holds it.
+ * - CloudFormation: at most 500 resources per stack ("CloudFormation quotas", Resources: 500). CDK enforces the
+ *   same number when the app synthesizes ("Number of resources in stack … is greater than allowed maximum of
+ *   500"), and the tests synthesize the largest location that passes this check through it; this check only says
+ *   it earlier, with the fix, and leaves RESOURCE_HEADROOM to the app that holds the construct.
  * - CloudWatch: a composite alarm's rule can include as many as 100 underlying alarms (PutCompositeAlarm API
  *   reference: "The rule expression of a composite alarm can include as many as 100 underlying alarms").
  * Each alarm costs one resource and every cluster adds a dozen or more, so these (not the function: one vCPU

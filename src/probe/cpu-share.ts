@@ -1,8 +1,10 @@
 /**
  * How much CPU this process may use, in vCPUs, for the start pacer (start-pacer.ts): the smallest of
  * - Lambda's share for the function's memory: AWS_LAMBDA_FUNCTION_MEMORY_SIZE / 1769 (the Lambda developer guide,
- *   "Configuring function memory": "At 1,769 MB, a function has the equivalent of one vCPU"; CPU scales
- *   linearly with memory below it);
+ *   "Configuring Lambda function memory", docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html: "At
+ *   1,769 MB, a function has the equivalent of one vCPU (one vCPU-second of credits per second)"; CPU power is
+ *   allocated in proportion to memory below it — credits, so a function sees two cores but is throttled to its
+ *   share, which is what the benchmark's CFS quota models);
  * - a cgroup CPU quota on this process (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`: a container's
  *   `--cpus`, an ECS task's `cpu`, a Kubernetes pod's CPU limit, the lambda-cpu benchmark's child);
  * - the CPUs the OS gives this process (os.availableParallelism()).
