@@ -9,6 +9,7 @@
  * ids, and so a deployed location's ECS cluster, roles and task definitions, are what they were before this
  * code had a file of its own: moving them would make CloudFormation replace named resources.
  */
+import { TASK_MEMORY_MIB, TASK_VCPUS } from '../src/config/location-size.js';
 import { fileURLToPath } from 'node:url';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
@@ -72,8 +73,8 @@ export class TaskRunner {
     const definition = new ecs.FargateTaskDefinition(scope, `Task-${name}`, {
       // `invoke` finds a location's task by this family prefix, and runs it in its cluster (src/aws/task-invoke.ts).
       family: `${p.project}-${p.locationName}-${name}`,
-      cpu: 256,
-      memoryLimitMiB: 512,
+      cpu: TASK_VCPUS * 1024, // Fargate counts 1024 CPU units a vCPU
+      memoryLimitMiB: TASK_MEMORY_MIB,
       runtimePlatform: { cpuArchitecture: ecs.CpuArchitecture.ARM64, operatingSystemFamily: ecs.OperatingSystemFamily.LINUX },
       taskRole: this.role,
     });

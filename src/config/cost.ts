@@ -3,6 +3,7 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
+import { TASK_MEMORY_MIB, TASK_VCPUS } from './location-size.js';
 import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../vocabulary.js';
 import { neededEndpointServices } from './aws-apis.js';
 import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
@@ -62,7 +63,7 @@ export interface CostEstimate {
 
 /** One task run of `durationSeconds` at the task runner's size (0.25 vCPU, 512 MB); Fargate bills at least a minute. */
 export function taskCostPerRun(durationSeconds: number): number {
-  return (Math.max(60, durationSeconds) / 3600) * (0.25 * PRICES.fargateArmVcpuHour + 0.5 * PRICES.fargateArmGbHour);
+  return (Math.max(60, durationSeconds) / 3600) * (TASK_VCPUS * PRICES.fargateArmVcpuHour + (TASK_MEMORY_MIB / 1024) * PRICES.fargateArmGbHour);
 }
 
 export function lambdaCostPerRun(durationSeconds: number, memoryMb: number): number {

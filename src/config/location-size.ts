@@ -50,8 +50,9 @@ export function sessionStarts(clusters: readonly { readonly target: { readonly p
   return clusters.reduce((n, c) => n + main + (c.target.perNode ? perNode : 0), 0);
 }
 
-/** A long-hold task's CPU (infra/task-runner.ts: 256 CPU units), as the Lambda memory of the same share, MB. */
+/** A long-hold task's size (Fargate's smallest): the task definition (infra/task-runner.ts), its cost and its pace use these. */
 export const TASK_VCPUS = 0.25;
+export const TASK_MEMORY_MIB = 512;
 
 /**
  * Whether one run of a schedule can start its sessions at an honest pace: at most MAX_SESSION_STARTS in any
