@@ -42,8 +42,6 @@ export interface LambdaDeps extends Omit<AccessDeps, 'redactor'> {
 
 export type { LocationSummary, RefusedHold } from '../metrics/location-summary.js';
 
-export { LAMBDA_MAX_NODES } from '../config/lambda-limits.js';
-
 /** An AWS call cut off by the credential budget, said as such. */
 function budgetExceeded(err: unknown): Error {
   return probeError(
