@@ -52,6 +52,8 @@ export const ERROR_CODES = {
   KUBECONFIG_UNREADABLE: 'the kubeconfig could not be read',
   CREDENTIAL_PLUGIN: 'the exec credential plugin failed',
   USAGE: 'the command line is invalid',
+  // Publishing
+  PUBLISH_FAILED: 'the metrics could not be delivered to where they were sent (a Pushgateway)',
   // Probe
   ECHO_TIMEOUT: 'the echo did not come back in time',
   ECHO_MISMATCH: 'bytes came back, but not the echo',
@@ -151,6 +153,8 @@ export interface ErrorContexts {
   KUBECONFIG_UNREADABLE: { readonly file?: string; readonly field?: string };
   CREDENTIAL_PLUGIN: { readonly field: string };
   USAGE: { readonly field?: string };
+  /** `url` is the target without its user info, never a credential. */
+  PUBLISH_FAILED: { readonly target: 'pushgateway'; readonly url: string; readonly status?: number; readonly bodyPrefix?: string; readonly timeoutMs?: number };
   ECHO_TIMEOUT: { readonly timeoutMs: number };
   ECHO_MISMATCH: { readonly expectedBytes: number; readonly receivedBytes: number; readonly receivedPrefix: string };
   ECHO_CONNECTION_ENDED: { readonly cause?: string };

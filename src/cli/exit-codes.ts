@@ -8,6 +8,8 @@ export const EXIT = {
   USAGE: 2,
   /** The probe could not measure (part of) the path: fix the probe's configuration (credentials, target, port). */
   NOT_MEASURED: 3,
+  /** Every verdict clean, but the metrics could not be delivered (`--publish prometheus`): the printed results stand. */
+  NOT_PUBLISHED: 4,
   /** Interrupted by SIGINT (Ctrl-C): what was measured is printed. */
   SIGINT: 130,
   /** Interrupted by SIGTERM: what was measured is printed. */
@@ -20,5 +22,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage or configuration error (nothing was probed)
   3  the probe could not measure this path: fix the probe's configuration
      (credentials rejected, target pod or namespace missing, port closed)
+  4  every verdict clean, but the Pushgateway refused or did not answer
+     (--publish prometheus): the results are printed, the dashboards lack them
   130, 143  interrupted by SIGINT (Ctrl-C) / SIGTERM: the sessions were closed and
      what was measured is printed, unfinished sessions marked interrupted`;

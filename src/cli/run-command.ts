@@ -3,9 +3,7 @@ import { hostname } from 'node:os';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
-import { publishCloudWatch } from '../metrics/cloudwatch.js';
-import { perNodeDatums, reportDatums, type Datum } from '../metrics/datums.js';
-import { emfLines } from '../metrics/emf.js';
+import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPlan } from '../probe/runner.js';
 import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
@@ -23,11 +21,12 @@ import {
   type Operation,
   type Transport,
 } from '../vocabulary.js';
-import { PLAN_FLAGS, holds, integer, list, oneOf, parse } from './args.js';
+import { PLAN_FLAGS, holds, integer, list, parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
 import { wireLogger } from './wire-log.js';
+import { publishDatums, publishTarget, withPublishOutcome, type Publish } from './publish.js';
 import { OUTPUT_HELP, emit, outputFormat, renderStructured, type OutputFormat } from './output.js';
 
 export const RUN_HELP = `Usage: kube-stream-probe run [flags]
@@ -71,9 +70,12 @@ ${OUTPUT_HELP}
   -v, --wire-log        show each request and reply (line and headers) and the SPDY control frames
                         (stream headers, pings) on stderr, timestamped, credentials masked: what
                         kubectl -v=7/-v=8 shows
-  --publish TARGET      none | cloudwatch | emf: also publish the metrics (namespace KubeStreamProbe);
-                        emf prints Embedded Metric Format lines on stderr for a log shipper;
-                        cloudwatch uses the standard AWS credential chain and region
+  --publish TARGET      none | cloudwatch | emf | prometheus: also publish the metrics (namespace
+                        KubeStreamProbe); emf prints Embedded Metric Format lines on stderr for a log
+                        shipper; cloudwatch uses the standard AWS credential chain and region;
+                        prometheus pushes them (kube_stream_probe_*) to --pushgateway
+  --pushgateway URL     the Prometheus Pushgateway for --publish prometheus (user:password@ in the URL
+                        is sent as basic auth); each cluster's run replaces its own group
   -h, --help            this help
 
 ${EXIT_CODES_HELP}
@@ -152,6 +154,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     'upgrade-timeout': { type: 'string' },
     'no-preflight': { type: 'boolean' },
     publish: { type: 'string' },
+    pushgateway: { type: 'string' },
     'wire-log': { type: 'boolean', short: 'v' },
     'per-node': { type: 'boolean' },
     out: { type: 'string' },
@@ -162,7 +165,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     return 0;
   }
   const output = outputFormat(values.output);
-  const publish = oneOf('publish', values.publish, ['none', 'cloudwatch', 'emf'] as const, 'none');
+  const publish = publishTarget(values.publish, values.pushgateway);
   const sel = selection(values);
   const redactor = new SecretRedactor();
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
@@ -196,24 +199,8 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     io.err(`kube-stream-probe run: interrupted (${String(io.signal.reason)}); unfinished sessions are marked interrupted, nothing was published\n`);
     return exitCodeForSignal(String(io.signal.reason));
   }
-  await publishDatums(io, publish, reportDatums(report), plan.location);
-  return exitCodeFor([report]);
-}
-
-/** `--publish`: EMF lines on stderr, or PutMetricData with the standard credential chain (EMF when it fails). */
-async function publishDatums(io: CommandIO, publish: 'none' | 'cloudwatch' | 'emf', datums: Datum[], location: string): Promise<void> {
-  if (publish === 'emf') for (const line of emfLines(datums)) io.err(`${line}\n`);
-  if (publish !== 'cloudwatch') return;
-  const { CloudWatchClient } = await import('@aws-sdk/client-cloudwatch');
-  const outcome = await publishCloudWatch(datums, {
-    client: new CloudWatchClient({}),
-    deadline: performance.now() + 20_000,
-    log: (l) => io.err(`${l}\n`),
-    location,
-  });
-  io.err(
-    `published ${outcome.published} metrics to CloudWatch${outcome.emfFallback ? `; ${outcome.emfFallback} written as EMF instead (${outcome.error})` : ''}\n`,
-  );
+  const delivered = await publishDatums(io, publish, reportDatums(report), plan);
+  return withPublishOutcome(exitCodeFor([report]), delivered);
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
@@ -223,7 +210,7 @@ async function perNodeRun(
   output: OutputFormat,
   redactor: SecretRedactor,
   out: string | undefined,
-  publish: 'none' | 'cloudwatch' | 'emf',
+  publish: Publish,
   options: { skipPreflight?: boolean; signal?: AbortSignal },
 ): Promise<number> {
   const report = await runPerNode(plan, options);
@@ -266,7 +253,7 @@ async function perNodeRun(
     );
   // Interrupted, nothing is published (as in run): unfinished nodes would count as not failing.
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
-  await publishDatums(io, publish, perNodeDatums(report), plan.location);
+  const delivered = await publishDatums(io, publish, perNodeDatums(report), plan, true);
   if (report.error) return EXIT.NOT_MEASURED;
-  return report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report));
+  return withPublishOutcome(report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report)), delivered);
 }

@@ -1,0 +1,77 @@
+/**
+ * Real Prometheus software from Debian for the in-cluster runner's metrics (issue 27): a Pushgateway, a Prometheus
+ * server scraping it, and promtool. Each is started on a free loopback port with its own config in its own temp
+ * dir and stopped by pid (process-hop.ts), never a packaged service.
+ */
+import { spawn } from 'node:child_process';
+import { binaryPath, HopMissingError, startRealHop, type RealHop } from './real-hops/process-hop.js';
+
+/** prometheus-pushgateway without persistence: what a test pushes is all it holds. */
+export function startPushgateway(): Promise<RealHop> {
+  return startRealHop({
+    name: 'pushgateway',
+    binary: 'prometheus-pushgateway',
+    debianPackage: 'prometheus-pushgateway',
+    files: () => ({}),
+    args: (_dir, [port]) => [`--web.listen-address=127.0.0.1:${port}`, '--persistence.file='],
+  });
+}
+
+/**
+ * A Prometheus server scraping `targets` every second, with `honor_labels: true` as the Pushgateway's docs ask (the
+ * pushed job/location/cluster labels are kept), and evaluating `ruleFiles` (absolute paths) every second.
+ */
+export function startPrometheus(targets: readonly string[], ruleFiles: readonly string[] = []): Promise<RealHop> {
+  return startRealHop({
+    name: 'prometheus',
+    binary: 'prometheus',
+    debianPackage: 'prometheus',
+    files: () => ({
+      'prometheus.yml': [
+        'global: { scrape_interval: 1s, evaluation_interval: 1s }',
+        `rule_files: ${JSON.stringify(ruleFiles)}`,
+        'scrape_configs:',
+        '  - job_name: pushgateway',
+        '    honor_labels: true',
+        `    static_configs: [{ targets: ${JSON.stringify(targets)} }]`,
+        '',
+      ].join('\n'),
+    }),
+    args: (dir, [port]) => [
+      `--config.file=${dir}/prometheus.yml`,
+      `--storage.tsdb.path=${dir}/data`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+    ],
+  });
+}
+
+export interface PromtoolRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs promtool with `args`, `input` on its stdin. */
+export function promtool(args: readonly string[], input = ''): Promise<PromtoolRun> {
+  const bin = binaryPath('promtool');
+  if (!bin) return Promise.reject(new HopMissingError('promtool', 'prometheus'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** One instant query against a Prometheus server's HTTP API: the vector's samples, labels and value. */
+export async function instantQuery(port: number, query: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+  const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(query)}`);
+  const body = (await r.json()) as { status: string; error?: string; data?: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+  if (body.status !== 'success') throw new Error(`query ${query} failed: ${body.error}`);
+  return body.data!.result.map((s) => ({ labels: s.metric, value: Number(s.value[1]) }));
+}
