@@ -4,16 +4,14 @@ import { publishCloudWatch } from '../metrics/cloudwatch.js';
 import type { Datum } from '../metrics/datums.js';
 import { emfLines } from '../metrics/emf.js';
 import { prometheusRegistry } from '../metrics/prometheus.js';
-import { parsePushgatewayUrl, pushRegistry } from '../metrics/pushgateway.js';
+import { holdsGroup } from '../metrics/prometheus-rules.js';
+import { PUSH_JOBS, parsePushgatewayUrl, pushRegistry } from '../metrics/pushgateway.js';
 import type { ProbePlan } from '../probe/types.js';
 import { oneOf } from './args.js';
 import { EXIT } from './exit-codes.js';
 import type { CommandIO } from './io.js';
 
 export type Publish = { readonly target: 'none' | 'cloudwatch' | 'emf' } | { readonly target: 'prometheus'; readonly pushgateway: string };
-
-/** The Pushgateway job of a run's sessions, and of a per-node run's counts: two groups, so neither erases the other. */
-export const PUSH_JOBS = { sessions: 'kube_stream_probe', perNode: 'kube_stream_probe_per_node' } as const;
 
 export function publishTarget(publish: string | undefined, pushgateway: string | undefined): Publish {
   const target = oneOf('publish', publish, ['none', 'cloudwatch', 'emf', 'prometheus'] as const, 'none');
@@ -55,7 +53,7 @@ async function pushDatums(io: CommandIO, pushgateway: string, datums: Datum[], p
     const families = await pushRegistry(prometheusRegistry(datums), {
       url: pushgateway,
       job,
-      grouping: { location: plan.location, cluster: plan.cluster.name },
+      grouping: { location: plan.location, cluster: plan.cluster.name, holds: holdsGroup(plan.holdsSeconds) },
     });
     io.err(`pushed ${datums.length} samples (${families} metrics) to the Pushgateway, job ${job}\n`);
     return true;

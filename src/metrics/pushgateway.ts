@@ -4,8 +4,8 @@
  * (https://github.com/prometheus/pushgateway#url):
  *
  * - PUT replaces every metric of the group, so a series the run did not measure (a disconnect it did not see)
- *   disappears rather than outliving the run that saw it. The group is job + location + cluster: each cluster's
- *   runs replace only their own series. The Pushgateway itself adds `push_time_seconds` per group, which the
+ *   disappears rather than outliving the run that saw it. The group is job + location + cluster + holds: each
+ *   cluster's runs of one schedule (its holds) replace only their own series, not another schedule's. The Pushgateway itself adds `push_time_seconds` per group, which the
  *   "the probe stopped running" rule reads.
  * - Grouping-key values are sent `@base64` (URL-safe base64, RFC 4648 §5), as the API asks of values that may hold
  *   a `/`; an empty value is `=`.
@@ -16,6 +16,9 @@ import { probeError } from '../errors.js';
 import type { Registry } from 'prom-client';
 
 export const PUSHGATEWAY_TIMEOUT_MS = 10_000;
+
+/** The Pushgateway job of a run's sessions, and of a per-node run's counts: two groups, so neither erases the other. */
+export const PUSH_JOBS = { sessions: 'kube_stream_probe', perNode: 'kube_stream_probe_per_node' } as const;
 
 export interface PushTarget {
   /** The Pushgateway's base URL, e.g. http://pushgateway.monitoring:9091 (a path prefix is kept). */

@@ -17,63 +17,22 @@ import { LocationStack } from '../../infra/location-stack.js';
 import { loadProbeConfig } from '../../src/config/load.js';
 import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
-import { perNodeDatums, reportDatums } from '../../src/metrics/datums.js';
-import type { PerNodeReport } from '../../src/probe/per-node.js';
-import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
 import { AlarmSimulator } from '../helpers/cloudwatch-alarms.js';
 import { deployedTemplate } from '../helpers/deployed-template.js';
 import { LocalSns } from '../helpers/local-sns.js';
-import { OK_UPGRADE as SHARED_OK_UPGRADE, probeReport, session as sessionResult } from '../helpers/sessions.js';
-
-const HOUR = 3600;
-const WARM_UP = 6 * HOUR;
-const LOCATION = 'eu-west-1-public';
-const CLUSTER = 'prod-eu';
-
-interface Spec {
-  readonly operation: Operation;
-  readonly transport: Transport;
-  readonly keepalive: KeepaliveMode;
-  readonly holdSeconds: number;
-}
-/** How the path treats one session of the run `run` (numbered per schedule) starting at `t`; undefined: the probe did not run at all. */
-type Path = (s: Spec, t: number, run: number) => Partial<SessionResult> | 'no-run';
-
-const OK_UPGRADE: UpgradeOutcome = { ...SHARED_OK_UPGRADE, handshakeMs: 40 };
-const healthy: Path = () => ({});
-const unreachable: Partial<SessionResult> = {
-  ok: false,
-  firstEchoMs: null,
-  echoMs: null,
-  hold: { survived: null, disconnectSeconds: null, cause: null },
-  upgrade: { ...OK_UPGRADE, ok: false, status: null, handshakeMs: null, error: 'connect ETIMEDOUT', errorCode: 'DIAL_TIMEOUT' },
-};
-const refusedByHop: Partial<SessionResult> = {
-  ok: false,
-  firstEchoMs: null,
-  echoMs: null,
-  hold: { survived: null, disconnectSeconds: null, cause: null },
-  upgrade: { ...OK_UPGRADE, ok: false, status: 403, handshakeMs: null, error: 'HTTP 403', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: false },
-};
-const unauthorized: Partial<SessionResult> = {
-  ok: false,
-  firstEchoMs: null,
-  echoMs: null,
-  hold: { survived: null, disconnectSeconds: null, cause: null },
-  upgrade: { ...OK_UPGRADE, ok: false, status: 401, handshakeMs: null, error: 'HTTP 401', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: true },
-};
-const cutIdleAt = (seconds: number): Partial<SessionResult> => ({
-  ok: false,
-  echoMs: null,
-  error: 'lost',
-  errorCode: 'SESSION_LOST',
-  hold: { survived: false, disconnectSeconds: seconds + 0.3, cause: 'fin', idleSeconds: seconds, sinceDataSeconds: seconds },
-});
-
-function session(s: Spec, over: Partial<SessionResult>): SessionResult {
-  return sessionResult(s.transport, { ...s, upgrade: OK_UPGRADE, firstEchoMs: 2, echoMs: 2, ...over });
-}
+import {
+  HOUR,
+  WARM_UP,
+  cutIdleAt,
+  healthy,
+  historyRuns,
+  historySchedules,
+  refusedByHop,
+  unauthorized,
+  unreachable,
+  type NodesPath,
+  type Path,
+} from '../helpers/probe-histories.js';
 
 interface Counts {
   pages: number;
@@ -82,76 +41,18 @@ interface Counts {
   ticketAlarms: string[];
 }
 
-/** Per-node probing of three nodes at time `t`: how many fail this operation × transport, or why none was probed. */
-type NodesPath = (operation: Operation, transport: Transport, t: number) => number | 'no-targets' | 'unreachable';
-
-function perNodeReport(nodes: NodesPath, t: number): PerNodeReport {
-  const base = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, selector: 'x', nodes: [], operations: OPERATIONS, transports: TRANSPORTS };
-  const first = nodes(OPERATIONS[0], TRANSPORTS[0], t);
-  if (first === 'no-targets') return { ...base, summary: [], error: 'no Running pod labelled x' };
-  if (first === 'unreachable') return { ...base, summary: [], error: 'could not be listed', errorCode: 'DIAL_TIMEOUT' };
-  const summary = OPERATIONS.flatMap((operation) =>
-    TRANSPORTS.map((transport) => {
-      const n = nodes(operation, transport, t) as number;
-      return {
-        operation,
-        transport,
-        probed: 3,
-        failing: Array.from({ length: n }, (_, i) => ({
-          node: `node-${i}`,
-          class: 'stream-error-after-upgrade',
-          kubeletVersion: 'v1.36.0',
-          extendWebSockets: true,
-        })),
-        text: '',
-      };
-    }),
-  );
-  return { ...base, summary };
-}
-
 /** Replays `hours` of `path` after the healthy warm-up, then `recoverHours` healthy, through the template's alarms. */
 function replay(config: ProbeConfig, template: unknown, phases: [Path, number][], nodes?: NodesPath): Counts & { sim: AlarmSimulator; idleTimeouts: number[] } {
   const sim = new AlarmSimulator(template);
   replayed.push({ template, sim });
   const idleTimeouts: number[] = [];
-  const schedules = config.schedules.map((s) => ({
-    every: s.expression === 'rate(5 minutes)' ? 300 : s.expression === 'rate(1 hour)' ? HOUR : NaN,
-    holds: s.holds.map((h) => parseDurationSeconds('hold', h)),
-    keepalives: s.keepalives,
-  }));
-  expect(schedules.every((s) => Number.isFinite(s.every))).toBe(true);
-  const timeline: [number, Path][] = [];
-  let t0 = 0;
-  for (const [path, hours] of [[healthy, WARM_UP / HOUR], ...phases] as [Path, number][]) {
-    timeline.push([t0, path]);
-    t0 += hours * HOUR;
-  }
-  const end = t0;
-  const pathAt = (t: number) => [...timeline].reverse().find(([from]) => t >= from)![1];
+  const { runs, end } = historyRuns(historySchedules(config), phases, nodes);
+  let next = 0;
   for (let t = 0; t < end; t += 60) {
-    for (const s of schedules) {
-      if (t % s.every !== 0) continue;
-      const run = t / s.every;
-      const path = pathAt(t);
-      const results: SessionResult[] = [];
-      let ran = true;
-      for (const operation of OPERATIONS)
-        for (const keepalive of s.keepalives)
-          for (const holdSeconds of s.holds)
-            for (const transport of TRANSPORTS) {
-              const spec = { operation, transport, keepalive, holdSeconds };
-              const over = path(spec, t, run);
-              if (over === 'no-run') ran = false;
-              else results.push(session(spec, over));
-            }
-      if (!ran) continue;
-      const report = probeReport(results, LOCATION, CLUSTER);
-      // Published when the run ends: after its longest hold.
-      const publishedAt = t + Math.max(...s.holds) + 5;
-      const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t), new Date(publishedAt * 1000)) : [];
-      for (const d of [...reportDatums(report, new Date(publishedAt * 1000)), ...perNode]) {
-        sim.put(METRIC_NAMESPACE, d.name, d.dimensions as Record<string, string>, d.value, publishedAt);
+    for (; next < runs.length && runs[next]!.t === t; next++) {
+      const r = runs[next]!;
+      for (const d of [...r.datums, ...(r.perNode ?? [])]) {
+        sim.put(METRIC_NAMESPACE, d.name, d.dimensions as Record<string, string>, d.value, r.publishedAt);
         if (d.name === 'IdleTimeout') idleTimeouts.push(d.value);
       }
     }
