@@ -72,7 +72,7 @@ describe('--publish prometheus through a real Pushgateway and Prometheus', () =>
     const lint = await promtool(['check', 'metrics'], exposition);
     expect(lint.stderr + lint.stdout).toBe('');
     expect(lint.code).toBe(0);
-    expect(exposition).toContain(`# TYPE ${PROMETHEUS_METRICS.HandshakeLatency.name} gauge`);
+    expect(exposition).toContain(`# TYPE ${PROMETHEUS_METRICS.UpgradeSuccess.name} gauge`);
 
     const q = (query: string) => instantQuery(prometheus!.port, `${query}{location="ops-pod"}`);
     const upgrades = await until('the scrape', async () => {
@@ -84,8 +84,12 @@ describe('--publish prometheus through a real Pushgateway and Prometheus', () =>
       expect(s.value).toBe(1);
     }
     const latencies = await q(PROMETHEUS_METRICS.HandshakeLatency.name);
-    expect(latencies).toHaveLength(4);
-    for (const res of doc.results) {
+    // A handshake our own CPU distorted (a busy CI machine) is not published, as in CloudWatch (datums.ts):
+    // exactly the others are, each with the JSON's figure.
+    type Res = { operation: string; transport: string; upgrade: { handshakeMs: number; ownCpu?: { distorted: boolean } } };
+    const timed = (doc.results as Res[]).filter((res) => !res.upgrade.ownCpu?.distorted);
+    expect(latencies).toHaveLength(timed.length);
+    for (const res of timed) {
       const s = latencies.find((l) => l.labels.operation === res.operation && l.labels.transport === res.transport)!;
       // Prometheus stores seconds; the JSON says milliseconds.
       expect(s.value).toBeCloseTo(res.upgrade.handshakeMs / 1000, 9);
@@ -118,7 +122,10 @@ describe('--publish prometheus through a real Pushgateway and Prometheus', () =>
     expect(fallback.map((s) => s.value)).toEqual([1, 1]);
     // The refused WebSocket has no handshake latency: PUT replaced the clean run's two WebSocket samples.
     const latencies = await q(PROMETHEUS_METRICS.HandshakeLatency.name);
-    expect(latencies.map((s) => s.labels.transport).sort()).toEqual(['spdy', 'spdy']);
+    const timedSpdy = doc.results.filter(
+      (res: { transport: string; upgrade: { ownCpu?: { distorted: boolean } } }) => res.transport === 'spdy' && !res.upgrade.ownCpu?.distorted,
+    );
+    expect(latencies.map((s) => s.labels.transport)).toEqual(timedSpdy.map(() => 'spdy'));
   }, 60_000);
 
   it('a Pushgateway that is not there, or redirects: exit 4 on a clean run, a plain cause, no secret, no redirect followed', async () => {
