@@ -1,5 +1,6 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
 import { hostname } from 'node:os';
+import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
@@ -59,6 +60,11 @@ Flags:
                         stdout, then the exit status: the kubectl cp path) and port-forward, on each
                         transport, byte-exact: MiB/s, first byte, longest stall, lost tail (default off)
   --location NAME       where this runs, for results (default the host name)
+  --cluster-name NAME   the cluster's name in results and metrics (default the kubeconfig context's;
+                        in a pod it is only "in-cluster")
+  --exit-zero-on-finding
+                        a broken path exits 0 (the results and metrics carry it): for schedulers that
+                        treat a non-zero exit as the job failing; 2, 3 and 4 still fail
 ${OUTPUT_HELP}
   --echo-timeout MS     how long one echo may take (default 5000)
   --upgrade-timeout MS  request written to 101 (default 15000)
@@ -149,6 +155,8 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const { values } = parse(argv, {
     ...PLAN_FLAGS,
     location: { type: 'string' },
+    'cluster-name': { type: 'string' },
+    'exit-zero-on-finding': { type: 'boolean' },
     output: { type: 'string', short: 'o' },
     'echo-timeout': { type: 'string' },
     'upgrade-timeout': { type: 'string' },
@@ -174,7 +182,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const plan: ProbePlan = {
     location: values.location ?? hostname(),
     cluster: {
-      name: ctx.contextName,
+      name: clusterName(values['cluster-name']) ?? ctx.contextName,
       connection: { ...connection, upgradeTimeoutMs: integer('upgrade-timeout', values['upgrade-timeout'], 100, 600_000) },
       namespace: ctx.namespace,
       pod: values.pod,
@@ -185,7 +193,9 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     ...sel,
     echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),
   };
-  if (values['per-node']) return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal });
+  const findings = (code: number) => (values['exit-zero-on-finding'] && code === EXIT.BROKEN ? EXIT.CLEAN : code);
+  if (values['per-node'])
+    return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal, findings });
   const longest = Math.max(...sel.holdsSeconds);
   const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
   let report: ProbeReport;
@@ -200,7 +210,15 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     return exitCodeForSignal(String(io.signal.reason));
   }
   const delivered = await publishDatums(io, publish, reportDatums(report), plan);
-  return withPublishOutcome(exitCodeFor([report]), delivered);
+  return withPublishOutcome(findings(exitCodeFor([report])), delivered);
+}
+
+/** `--cluster-name`: a Kubernetes-style name, as the metrics' Cluster dimension and label carry it. */
+function clusterName(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(value))
+    throw probeError('USAGE', `--cluster-name: "${value}" is not a cluster name (letters, digits, '.', '_', '-'; at most 100)`, { field: 'cluster-name' });
+  return value;
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
@@ -211,7 +229,7 @@ async function perNodeRun(
   redactor: SecretRedactor,
   out: string | undefined,
   publish: Publish,
-  options: { skipPreflight?: boolean; signal?: AbortSignal },
+  options: { skipPreflight?: boolean; signal?: AbortSignal; findings: (code: number) => number },
 ): Promise<number> {
   const report = await runPerNode(plan, options);
   if (output === 'table') {
@@ -255,5 +273,6 @@ async function perNodeRun(
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
   const delivered = await publishDatums(io, publish, perNodeDatums(report), plan, true);
   if (report.error) return EXIT.NOT_MEASURED;
-  return withPublishOutcome(report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report)), delivered);
+  const code = report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report));
+  return withPublishOutcome(options.findings(code), delivered);
 }
