@@ -20,9 +20,12 @@ const common = {
   external: ['bufferutil', 'utf-8-validate'],
 };
 
-// `node scripts/build.mjs task` builds the task alone: the container image's build context holds only src/ and
-// functions/ (.dockerignore), not the lab the CLI's demo ships.
+// `node scripts/build.mjs container` builds what the container image needs: the task and the in-cluster runner
+// (functions/runner.ts, the CLI's `run` alone). The image's build context holds only src/ and functions/
+// (.dockerignore), not the lab the CLI's demo ships. (`task` is the older name of that target.)
 const only = process.argv[2];
-if (only !== 'task') await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' });
+const container = only === 'container' || only === 'task';
+if (!container) await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js' });
 await build({ ...common, entryPoints: ['functions/task.ts'], outfile: 'dist/task.mjs' });
-console.log(only === 'task' ? 'built dist/task.mjs' : 'built dist/cli.js and dist/task.mjs');
+await build({ ...common, entryPoints: ['functions/runner.ts'], outfile: 'dist/runner.mjs' });
+console.log(container ? 'built dist/task.mjs and dist/runner.mjs' : 'built dist/cli.js, dist/task.mjs and dist/runner.mjs');

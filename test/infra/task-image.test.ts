@@ -59,12 +59,14 @@ describe('the task image', () => {
     expect(all.some((f) => /(^|\/)(node_modules|docs|test|lab|infra|\.git)\//.test(f) || f === 'README.md')).toBe(false);
   });
 
-  it("the Dockerfile's build step works in that context, and the bundle runs (a missing configuration is reported, exit 1)", () => {
+  it("the Dockerfile's build step works in that context, and both bundles run (the task reports a missing configuration, exit 1; the runner's CLI answers)", () => {
     const work = mkdtempSync(join(tmpdir(), 'ksp-image-build-'));
     try {
       cpSync(context, work, { recursive: true });
       symlinkSync(join(process.cwd(), 'node_modules'), join(work, 'node_modules')); // what `npm ci` installs from the lock file
-      const build = spawnSync(process.execPath, ['scripts/build.mjs', 'task'], { cwd: work, encoding: 'utf8' });
+      // The Dockerfile's own build step, as written there.
+      const step = /^RUN node (scripts\/build\.mjs.*)$/m.exec(readFileSync('container/Dockerfile', 'utf8'))![1]!.split(' ');
+      const build = spawnSync(process.execPath, step, { cwd: work, encoding: 'utf8' });
       expect(build.stderr).toBe('');
       expect(build.status).toBe(0);
       const run = spawnSync(process.execPath, [join(work, 'dist/task.mjs')], {
@@ -75,6 +77,9 @@ describe('the task image', () => {
       });
       expect(run.stdout).toMatch(/KSP_LOCATION_CONFIG is not set/);
       expect(run.status).toBe(1);
+      const runner = spawnSync(process.execPath, [join(work, 'dist/runner.mjs'), 'run', '--help'], { cwd: work, encoding: 'utf8', timeout: 30_000 });
+      expect(runner.stdout).toMatch(/--exit-zero-on-finding/);
+      expect(runner.status).toBe(0);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
@@ -83,7 +88,10 @@ describe('the task image', () => {
   it('the base image is pinned by digest, on the Node.js major the Lambda runs, and the task runs as a non-root user', () => {
     const dockerfile = readFileSync('container/Dockerfile', 'utf8');
     const froms = [...dockerfile.matchAll(/^FROM (?:--platform=\S+ )?(\S+)/gm)].map((m) => m[1]!);
-    expect(froms).toHaveLength(2);
+    // build, the in-cluster runner (--target runner), and the task last: the stage CDK's asset builds by default.
+    expect(froms).toHaveLength(3);
+    expect(dockerfile).toMatch(/ AS runner\n(?:.*\n)*?ENTRYPOINT \["node", "--enable-source-maps", "\/app\/runner\.mjs"\]/);
+    expect(dockerfile.trimEnd().split('\n').at(-1)).toBe('ENTRYPOINT ["node", "--enable-source-maps", "/app/task.mjs"]');
     const major = /^nodejs(\d+)\.x$/.exec(PROBE_RUNTIME.name)![1];
     for (const image of froms) expect(image).toMatch(new RegExp(`^node:${major}-bookworm-slim@sha256:[0-9a-f]{64}$`));
     expect(dockerfile).toMatch(/^USER node$/m);
