@@ -11,7 +11,12 @@
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
-import { integer, parse } from './args.js';
+import { taskRunSeconds } from '../config/lambda-limits.js';
+import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
+import { parseDurationSeconds } from '../vocabulary.js';
+import { integer, oneOf, parse } from './args.js';
+import { selection } from './run-command.js';
+import { RUNNER_NAME, cronFor, runnerDocuments, type RunnerOptions } from './runner-manifest.js';
 import type { CommandIO } from './io.js';
 
 export const MANIFEST_HELP = `Usage: kube-stream-probe manifest [flags] | kubectl apply -f -
@@ -31,6 +36,22 @@ Flags:
   --per-node                also a DaemonSet of per-node targets (label ${NODE_TARGET_LABEL.key}=${NODE_TARGET_LABEL.value})
                             and the RBAC to find them and read their nodes, for \`run --per-node\`
   --tolerate-all            with --per-node: run on tainted nodes too (control plane, dedicated pools)
+
+In-cluster runner (the probe from inside the cluster, metrics to Prometheus):
+  --runner cronjob          also a CronJob that runs \`run\` against this cluster's API server with its
+                            own service account (${RUNNER_NAME}, bound to the Role instead of
+                            --group), its plan in a ConfigMap, pushing to --pushgateway
+  --runner-image REF        the runner's image: container/Dockerfile's runner stage
+                            (docker buildx build --target runner -f container/Dockerfile .)
+  --pushgateway URL         where the runner pushes (e.g. http://pushgateway.monitoring:9091)
+  --cluster NAME            this cluster's name in the metrics (required: in a pod the context is "in-cluster")
+  --location NAME           where the runner is, in the metrics (default in-cluster)
+  --every DURATION          how often it runs: 1m…30m dividing an hour, or 1h…24h dividing a day (default 5m)
+  --ops, --transports, --keepalive, --hold
+                            the plan, as for \`run\` (default exec,portforward; both; kubectl; 0s,65s)
+  --mesh istio|linkerd      inject the mesh's sidecar (as a native sidecar, Kubernetes >= 1.29) so the
+                            path probed is the mesh's
+  --prometheus-rule         also the alert rules as a PrometheusRule (prometheus-operator's CRD)
   -h, --help                this help
 `;
 
@@ -155,9 +176,11 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
 }
 
 export function manifestYaml(o: ManifestOptions): string {
-  return manifestDocuments(o)
-    .map((d) => YAML.stringify(d, { aliasDuplicateObjects: false }))
-    .join('---\n');
+  return yamlDocuments(manifestDocuments(o));
+}
+
+function yamlDocuments(docs: readonly unknown[]): string {
+  return docs.map((d) => YAML.stringify(d, { aliasDuplicateObjects: false })).join('---\n');
 }
 
 export async function manifestCommand(argv: readonly string[], io: CommandIO): Promise<number> {
@@ -172,6 +195,18 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     'service-account': { type: 'string' },
     'per-node': { type: 'boolean' },
     'tolerate-all': { type: 'boolean' },
+    runner: { type: 'string' },
+    'runner-image': { type: 'string' },
+    pushgateway: { type: 'string' },
+    cluster: { type: 'string' },
+    location: { type: 'string' },
+    every: { type: 'string' },
+    ops: { type: 'string' },
+    transports: { type: 'string' },
+    keepalive: { type: 'string' },
+    hold: { type: 'string' },
+    mesh: { type: 'string' },
+    'prometheus-rule': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -189,8 +224,14 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
   }
   const chosen = [values.group, values.user, values['service-account']].filter((v) => v !== undefined);
   if (chosen.length > 1) throw probeError('USAGE', 'give only one of --group, --user, --service-account', { field: 'subject' });
+  const runner = runnerOptions(values, namespace);
+  if (runner && chosen.length)
+    throw probeError('USAGE', `--runner binds the Role to its own service account (${RUNNER_NAME}): drop --group/--user/--service-account`, {
+      field: 'runner',
+    });
   let subject: ManifestOptions['subject'] = { kind: 'Group', name: values.group ?? 'kube-stream-probe' };
   if (values.user) subject = { kind: 'User', name: values.user };
+  if (runner) subject = { kind: 'ServiceAccount', namespace, name: RUNNER_NAME };
   if (values['service-account']) {
     const m = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/.exec(values['service-account']);
     if (!m) throw probeError('USAGE', `--service-account: "${values['service-account']}" is not NAMESPACE/NAME`, { field: 'service-account' });
@@ -205,15 +246,75 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
   }
   if (values['tolerate-all'] && !values['per-node']) throw probeError('USAGE', '--tolerate-all needs --per-node', { field: 'tolerate-all' });
   const perNode = values['per-node'] ? { tolerateAll: values['tolerate-all'] === true } : undefined;
-  io.out(
-    manifestYaml({
-      namespace,
-      name,
-      port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
-      subject,
-      ...images,
-      ...(perNode ? { perNode } : {}),
-    }),
-  );
+  const target = manifestDocuments({
+    namespace,
+    name,
+    port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
+    subject,
+    ...images,
+    ...(perNode ? { perNode } : {}),
+  });
+  io.out(yamlDocuments([...target, ...(runner ? runnerDocuments({ ...runner, perNode: perNode !== undefined }) : [])]));
   return 0;
+}
+
+type ManifestValues = Partial<
+  Record<'runner' | 'runner-image' | 'pushgateway' | 'cluster' | 'location' | 'every' | 'ops' | 'transports' | 'keepalive' | 'hold' | 'mesh', string>
+> & {
+  'prometheus-rule'?: boolean;
+};
+
+/** `--runner cronjob` and its flags, checked; undefined without --runner (its flags are then refused). */
+function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOptions, 'perNode'> | undefined {
+  const flags = ['runner-image', 'pushgateway', 'cluster', 'location', 'every', 'ops', 'transports', 'keepalive', 'hold', 'mesh'] as const;
+  if (values.runner === undefined) {
+    const stray = flags.find((f) => values[f] !== undefined) ?? (values['prometheus-rule'] ? 'prometheus-rule' : undefined);
+    if (stray) throw probeError('USAGE', `--${stray} is a runner flag: it needs --runner cronjob`, { field: stray });
+    return undefined;
+  }
+  oneOf('runner', values.runner, ['cronjob'] as const, 'cronjob');
+  const image = values['runner-image'];
+  if (image === undefined || !IMAGE_REF.test(image))
+    throw probeError(
+      'USAGE',
+      image === undefined
+        ? '--runner cronjob needs --runner-image REF: build it with `docker buildx build --target runner -f container/Dockerfile .` and push it to a registry the cluster pulls from'
+        : `--runner-image: "${image}" is not an image reference (registry/name:tag or @sha256:…)`,
+      { field: 'runner-image' },
+    );
+  if (values.pushgateway === undefined) throw probeError('USAGE', '--runner cronjob needs --pushgateway URL (where its metrics go)', { field: 'pushgateway' });
+  parsePushgatewayUrl(values.pushgateway);
+  if (values.cluster === undefined || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(values.cluster))
+    throw probeError('USAGE', '--runner cronjob needs --cluster NAME: this cluster\'s name in the metrics (letters, digits, ".", "_", "-")', {
+      field: 'cluster',
+    });
+  const location = values.location ?? 'in-cluster';
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(location)) throw probeError('USAGE', `--location: "${location}" is not a location name`, { field: 'location' });
+  const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
+  const schedule = cronFor(everySeconds);
+  if (typeof schedule !== 'string') throw probeError('USAGE', `--every ${values.every}: ${schedule.problem}`, { field: 'every' });
+  const sel = selection({ ops: values.ops, transports: values.transports, keepalive: values.keepalive, hold: values.hold });
+  const longest = Math.max(...sel.holdsSeconds);
+  if (taskRunSeconds(longest) + 60 > everySeconds * 4)
+    throw probeError(
+      'USAGE',
+      `--hold ${longest}s takes longer than four runs of --every ${values.every ?? '5m'}: run the long holds in a CronJob of their own with a longer --every`,
+      {
+        field: 'hold',
+      },
+    );
+  return {
+    namespace,
+    location,
+    cluster: values.cluster,
+    everySeconds,
+    operations: sel.operations,
+    transports: sel.transports,
+    keepalives: sel.keepalives,
+    holdsSeconds: sel.holdsSeconds,
+    pushgateway: values.pushgateway,
+    image,
+    mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),
+    prometheusRule: values['prometheus-rule'] === true,
+  };
 }

@@ -1,0 +1,167 @@
+/**
+ * `manifest --runner cronjob`: the in-cluster runner. The same engine's `run` as a CronJob against its own API
+ * server (the pod's service account: src/kube/in-cluster.ts), its plan in a ConfigMap, its metrics pushed to a
+ * Pushgateway (src/metrics/pushgateway.ts), its alert rules as a PrometheusRule (src/metrics/prometheus-rules.ts).
+ *
+ * - concurrencyPolicy Forbid: a run that outlives its interval is not doubled (two runs would share the path and
+ *   the start pacer's budget). activeDeadlineSeconds is the task runner's budget for the longest hold
+ *   (lambda-limits.ts taskRunSeconds) plus a minute to pull and start. backoffLimit 0: a retry would publish a
+ *   second run into the same interval; a failed Job is the signal.
+ * - `run --exit-zero-on-finding`: a broken path is a finding the metrics carry, not a failed Job (which
+ *   kube-prometheus' KubeJobFailed would page on a second time); a run that could not measure (3) or publish (4)
+ *   fails the Job.
+ * - Restricted Pod Security (the namespace enforces it), no token beyond the service account's projected one.
+ * - Meshes: `--mesh istio` labels the pod `sidecar.istio.io/inject: "true"` and asks for a native sidecar
+ *   (`sidecar.istio.io/nativeSidecar`, an annotation of istio/api that takes precedence over ENABLE_NATIVE_SIDECARS),
+ *   `--mesh linkerd` annotates `linkerd.io/inject: enabled` with `config.beta.linkerd.io/proxy-enable-native-sidecar`
+ *   (linkerd.io/2/reference/proxy-configuration): without a native sidecar (Kubernetes ≥ 1.29) the proxy never
+ *   exits and the Job never completes.
+ */
+import { taskRunSeconds } from '../config/lambda-limits.js';
+import { prometheusRules } from '../metrics/prometheus-rules.js';
+import type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
+
+export const RUNNER_NAME = 'kube-stream-probe-runner';
+export type Mesh = 'none' | 'istio' | 'linkerd';
+
+export interface RunnerOptions {
+  readonly namespace: string;
+  readonly location: string;
+  /** The cluster's name in results and metrics (in a pod, the context is only "in-cluster"). */
+  readonly cluster: string;
+  /** Seconds between runs: minutes dividing an hour, or hours dividing a day (a cron schedule exists for it). */
+  readonly everySeconds: number;
+  readonly operations: readonly Operation[];
+  readonly transports: readonly Transport[];
+  readonly keepalives: readonly KeepaliveMode[];
+  readonly holdsSeconds: readonly number[];
+  readonly perNode: boolean;
+  readonly pushgateway: string;
+  readonly image: string;
+  readonly mesh: Mesh;
+  /** Also a PrometheusRule (needs the prometheus-operator's CRD). */
+  readonly prometheusRule: boolean;
+}
+
+/** The CronJob schedule for an interval, or why none exists. */
+export function cronFor(everySeconds: number): string | { problem: string } {
+  const minutes = everySeconds / 60;
+  if (Number.isInteger(minutes) && minutes >= 1 && minutes < 60 && 60 % minutes === 0) return minutes === 1 ? '* * * * *' : `*/${minutes} * * * *`;
+  const hours = everySeconds / 3600;
+  if (Number.isInteger(hours) && hours >= 1 && hours <= 24 && 24 % hours === 0)
+    return hours === 24 ? '0 0 * * *' : hours === 1 ? '0 * * * *' : `0 */${hours} * * *`;
+  return { problem: 'a CronJob runs at even steps: give minutes that divide an hour (1m, 5m, 15m…) or hours that divide a day (1h, 6h, 24h)' };
+}
+
+const RESTRICTED = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  // The image's `node` user (uid 1000 in the official Node.js images the Dockerfile builds on).
+  runAsUser: 1000,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/** The ServiceAccount, ConfigMap, CronJob(s) and, when asked, the PrometheusRule. */
+export function runnerDocuments(o: RunnerOptions): unknown[] {
+  const schedule = cronFor(o.everySeconds);
+  if (typeof schedule !== 'string') throw new Error(schedule.problem);
+  const labels = { 'app.kubernetes.io/name': RUNNER_NAME, 'app.kubernetes.io/part-of': 'kube-stream-probe' };
+  const longest = Math.max(...o.holdsSeconds);
+  const meshLabels = o.mesh === 'istio' ? { 'sidecar.istio.io/inject': 'true' } : {};
+  const meshAnnotations =
+    o.mesh === 'istio'
+      ? { 'sidecar.istio.io/nativeSidecar': 'true' }
+      : o.mesh === 'linkerd'
+        ? { 'linkerd.io/inject': 'enabled', 'config.beta.linkerd.io/proxy-enable-native-sidecar': 'true' }
+        : {};
+  const plan = {
+    KSP_LOCATION: o.location,
+    KSP_CLUSTER: o.cluster,
+    KSP_OPS: o.operations.join(','),
+    KSP_TRANSPORTS: o.transports.join(','),
+    KSP_KEEPALIVE: o.keepalives.join(','),
+    KSP_HOLD: o.holdsSeconds.map((h) => `${h}s`).join(','),
+    KSP_PUSHGATEWAY: o.pushgateway,
+  };
+  const cronJob = (name: string, extraArgs: string[]) => ({
+    apiVersion: 'batch/v1',
+    kind: 'CronJob',
+    metadata: { name, namespace: o.namespace, labels },
+    spec: {
+      schedule,
+      concurrencyPolicy: 'Forbid',
+      // A run that cannot start within half an interval is skipped, not run late into the next one.
+      startingDeadlineSeconds: Math.max(10, Math.floor(o.everySeconds / 2)),
+      successfulJobsHistoryLimit: 1,
+      failedJobsHistoryLimit: 3,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 0,
+          activeDeadlineSeconds: taskRunSeconds(longest) + 60,
+          ttlSecondsAfterFinished: Math.max(600, o.everySeconds * 3),
+          template: {
+            metadata: { labels: { ...labels, ...meshLabels }, annotations: meshAnnotations },
+            spec: {
+              serviceAccountName: RUNNER_NAME,
+              restartPolicy: 'Never',
+              enableServiceLinks: false,
+              securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+              containers: [
+                {
+                  name: 'probe',
+                  image: o.image,
+                  // Kubernetes expands $(VAR) from the container's environment: the plan is the ConfigMap's.
+                  args: [
+                    'run',
+                    '--location',
+                    '$(KSP_LOCATION)',
+                    '--cluster-name',
+                    '$(KSP_CLUSTER)',
+                    '--ops',
+                    '$(KSP_OPS)',
+                    '--transports',
+                    '$(KSP_TRANSPORTS)',
+                    '--keepalive',
+                    '$(KSP_KEEPALIVE)',
+                    '--hold',
+                    '$(KSP_HOLD)',
+                    '--publish',
+                    'prometheus',
+                    '--pushgateway',
+                    '$(KSP_PUSHGATEWAY)',
+                    '--exit-zero-on-finding',
+                    '-o',
+                    'json',
+                    ...extraArgs,
+                  ],
+                  envFrom: [{ configMapRef: { name: RUNNER_NAME } }],
+                  securityContext: RESTRICTED,
+                  resources: { requests: { cpu: '250m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+                },
+              ],
+            },
+          },
+        },
+      },
+    },
+  });
+  const rule = o.prometheusRule
+    ? [
+        {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'PrometheusRule',
+          metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
+          spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
+        },
+      ]
+    : [];
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels } },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels }, data: plan },
+    cronJob(RUNNER_NAME, []),
+    ...(o.perNode ? [cronJob(`${RUNNER_NAME}-per-node`, ['--per-node'])] : []),
+    ...rule,
+  ];
+}
