@@ -19,9 +19,10 @@ export function startPushgateway(): Promise<RealHop> {
 
 /**
  * A Prometheus server scraping `targets` every second, with `honor_labels: true` as the Pushgateway's docs ask (the
- * pushed job/location/cluster labels are kept), and evaluating `ruleFiles` (absolute paths) every second.
+ * pushed job/location/cluster labels are kept), and evaluating `ruleFiles` (absolute paths) every second;
+ * `moreJobs`: further scrape_configs entries, as YAML list items (serve's blackbox-style job).
  */
-export function startPrometheus(targets: readonly string[], ruleFiles: readonly string[] = []): Promise<RealHop> {
+export function startPrometheus(targets: readonly string[], ruleFiles: readonly string[] = [], moreJobs = ''): Promise<RealHop> {
   return startRealHop({
     name: 'prometheus',
     binary: 'prometheus',
@@ -34,6 +35,7 @@ export function startPrometheus(targets: readonly string[], ruleFiles: readonly 
         '  - job_name: pushgateway',
         '    honor_labels: true',
         `    static_configs: [{ targets: ${JSON.stringify(targets)} }]`,
+        moreJobs.replace(/^(?=.)/gm, '  '),
         '',
       ].join('\n'),
     }),

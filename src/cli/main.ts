@@ -13,6 +13,7 @@ import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { exitCodeForSignal, processIO, type CommandIO } from './io.js';
 import { manifestCommand, MANIFEST_HELP } from './manifest-command.js';
 import { runCommand, RUN_HELP } from './run-command.js';
+import { serveCommand, SERVE_HELP } from './serve-command.js';
 
 type Command = { readonly summary: string; readonly run: (argv: readonly string[], io: CommandIO) => Promise<number>; readonly help: string };
 
@@ -29,6 +30,11 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     summary: 'invoke the deployed probe in every location and print one combined verdict table',
     run: (a, io) => invokeCommand(a, io),
     help: INVOKE_HELP,
+  },
+  serve: {
+    summary: "a Prometheus exporter in blackbox_exporter's shape: /probe?target=CONTEXT&hold=65s runs the A/B per scrape",
+    run: (a, io) => serveCommand(a, io),
+    help: SERVE_HELP,
   },
   emulator: { summary: 'serve the emulated API server (with fault switches) for kubectl or `run`', run: emulatorCommand, help: EMULATOR_HELP },
 };
