@@ -15,6 +15,7 @@ import { Construct } from 'constructs';
 import { LATEST_VERDICTS_QUERY } from '../src/lambda/verdict-log.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
 import { KNOWN_IDLE_TIMEOUTS } from '../src/probe/diagnosis.js';
+import { CLUSTER_ROWS, OVERVIEW, seriesLabel, type DashboardPanel, type PanelSeries, type PanelUnit, type Statistic } from '../src/metrics/dashboard-rows.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
 
@@ -46,45 +47,24 @@ export class ProbeDashboard extends Construct {
   constructor(scope: Construct, id: string, props: ProbeDashboardProps) {
     super(scope, id);
     const { locationName: location, period } = props;
-    const day = Duration.hours(1);
     const rows: cloudwatch.IWidget[][] = [
       [
         new cloudwatch.GraphWidget({
-          title: 'kubectl works (1 = yes, incl. via fallback): every location in this account and region',
+          title: OVERVIEW.title,
           left: [
             new cloudwatch.MathExpression({
-              expression: `SEARCH('{${METRIC_NAMESPACE},Location,Cluster,Operation} MetricName="KubectlWorks"', 'Minimum', ${period.toSeconds()})`,
+              expression: `SEARCH('{${METRIC_NAMESPACE},Location,Cluster,Operation} MetricName="${OVERVIEW.series.metric}"', '${CLOUDWATCH_STATISTIC[OVERVIEW.series.statistic]}', ${period.toSeconds()})`,
               label: '',
               period,
             }),
           ],
-          leftYAxis: { min: 0, max: 1, showUnits: false },
-          width: 16,
+          leftYAxis: AXES.ratio,
+          width: OVERVIEW.width,
         }),
         new cloudwatch.AlarmStatusWidget({ title: `Alarms: ${location}`, alarms: [...props.alarms], width: 8, height: 6 }),
       ],
     ];
     for (const cluster of props.clusterNames) {
-      const dims = (op: string, transport: string) => ({ Location: location, Cluster: cluster, Operation: op, Transport: transport });
-      const perTransport = (
-        name: 'UpgradeSuccess' | 'HandshakeLatency' | 'IdleTimeout' | 'TransferComplete' | 'TransferThroughput',
-        statistic: string,
-        p: Duration,
-        label = (op: string, t: string) => `${op} ${t}`,
-      ) => OPERATIONS.flatMap((op) => TRANSPORTS.map((t) => probeMetric(name, dims(op, t), { statistic, period: p, label: label(op, t) })));
-      const holdMetrics = (name: 'HoldSurvived' | 'DisconnectTime', statistic: string) =>
-        props.holds
-          .filter((h) => h.holdSeconds > 0)
-          .flatMap((h) =>
-            TRANSPORTS.map((t) =>
-              probeMetric(
-                name,
-                { ...dims(h.operation, t), Keepalive: h.keepalive, HoldSeconds: String(h.holdSeconds) },
-                { statistic, period, label: `${h.operation} ${t} ${h.keepalive} ${h.holdSeconds}s` },
-              ),
-            ),
-          )
-          .slice(0, 40);
       rows.push([
         new cloudwatch.TextWidget({
           markdown: `## ${cluster}\nfrom **${location}**: A/B per operation and transport, what kubectl does, and why`,
@@ -92,100 +72,89 @@ export class ProbeDashboard extends Construct {
           height: 1,
         }),
       ]);
-      rows.push([
-        new cloudwatch.SingleValueWidget({
-          title: `${cluster}: now (1 = upgraded and echoed; kubectl works)`,
-          metrics: [
-            ...perTransport('UpgradeSuccess', 'Minimum', period),
-            ...OPERATIONS.map((op) =>
-              probeMetric('KubectlWorks', { Location: location, Cluster: cluster, Operation: op }, { statistic: 'Minimum', period, label: `kubectl ${op}` }),
-            ),
-          ],
-          width: 12,
-          height: 4,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: upgrade success over the last day (share of runs)`,
-          left: perTransport('UpgradeSuccess', 'Average', day),
-          leftYAxis: { min: 0, max: 1, showUnits: false },
-          start: '-P1D',
-          width: 12,
-          height: 4,
-        }),
-      ]);
-      rows.push([
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: holds survived (0/1)`,
-          left: holdMetrics('HoldSurvived', 'Minimum'),
-          leftYAxis: { min: 0, max: 1, showUnits: false },
-          width: 8,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: disconnect time (s since the 101) against 30 / 60 / 350 s`,
-          left: holdMetrics('DisconnectTime', 'Average'),
-          leftYAxis: { label: 's', min: 0, showUnits: false },
-          leftAnnotations: IDLE_LINES,
-          width: 8,
-        }),
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: measured idle timeout (s, holds without pings)`,
-          left: perTransport('IdleTimeout', 'Average', period),
-          leftYAxis: { label: 's', min: 0, showUnits: false },
-          leftAnnotations: IDLE_LINES,
-          width: 8,
-        }),
-      ]);
-      if (props.transfers)
-        rows.push([
-          new cloudwatch.GraphWidget({
-            title: `${cluster}: transfers complete (0/1: every byte back, exec's exit status after the last; the kubectl cp path)`,
-            left: perTransport('TransferComplete', 'Minimum', period),
-            leftYAxis: { min: 0, max: 1, showUnits: false },
-            width: 12,
-          }),
-          new cloudwatch.GraphWidget({
-            title: `${cluster}: transfer throughput (MiB/s, first byte written to last byte back)`,
-            left: perTransport('TransferThroughput', 'Average', period),
-            leftYAxis: { label: 'MiB/s', min: 0, showUnits: false },
-            width: 12,
-          }),
-        ]);
-      rows.push([
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: handshake latency p50 / p99 (ms, dial start to 101)`,
-          left: [
-            ...perTransport('HandshakeLatency', 'p50', period, (op, t) => `${op} ${t} p50`),
-            ...perTransport('HandshakeLatency', 'p99', period, (op, t) => `${op} ${t} p99`),
-          ],
-          leftYAxis: { label: 'ms', min: 0, showUnits: false },
-          width: 12,
-        }),
-        new cloudwatch.LogQueryWidget({
-          title: `${cluster}: latest verdicts and diagnoses`,
-          logGroupNames: [props.logGroup.logGroupName],
-          queryLines: [`filter cluster = "${cluster}"`, ...LATEST_VERDICTS_QUERY],
-          view: cloudwatch.LogQueryVisualizationType.TABLE,
-          width: 12,
-        }),
-      ]);
+      for (const row of CLUSTER_ROWS) {
+        if (row.when === 'transfers' && !props.transfers) continue;
+        if (row.when === 'per-node' && !props.perNodeClusters?.includes(cluster)) continue;
+        if (row.when !== 'per-node') rows.push(row.panels.map((panel) => this.widget(panel, cluster, props)));
+      }
     }
-    for (const cluster of props.perNodeClusters ?? []) {
-      const nodes = (name: 'NodesProbed' | 'NodesFailing') =>
-        OPERATIONS.flatMap((op) =>
-          TRANSPORTS.map((t) =>
-            probeMetric(name, { Location: location, Cluster: cluster, Operation: op, Transport: t }, { statistic: 'Maximum', period, label: `${op} ${t}` }),
-          ),
-        );
-      rows.push([
-        new cloudwatch.GraphWidget({
-          title: `${cluster}: nodes failing, per operation and transport (names in the log: msg "per-node")`,
-          left: nodes('NodesFailing'),
-          right: nodes('NodesProbed').slice(0, 1),
-          leftYAxis: { min: 0, label: 'nodes', showUnits: false },
-          width: 24,
-        }),
-      ]);
-    }
+    // Per-node rows come last, one per cluster probed node by node.
+    const nodeRow = CLUSTER_ROWS.find((r) => r.when === 'per-node')!;
+    for (const cluster of props.perNodeClusters ?? []) rows.push(nodeRow.panels.map((panel) => this.widget(panel, cluster, props)));
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName, widgets: rows });
   }
+
+  /** One panel of dashboard-rows.ts as a CloudWatch widget. */
+  private widget(panel: DashboardPanel, cluster: string, props: ProbeDashboardProps): cloudwatch.IWidget {
+    const { locationName: location } = props;
+    const metrics = (series: readonly PanelSeries[]) => series.flatMap((s) => cloudWatchSeries(s, panel, location, cluster, props));
+    const title = panel.title(cluster);
+    const size = { width: panel.width, ...(panel.height === undefined ? {} : { height: panel.height }) };
+    if (panel.view === 'now') return new cloudwatch.SingleValueWidget({ title, metrics: metrics(panel.series), ...size });
+    if (panel.view === 'verdicts')
+      return new cloudwatch.LogQueryWidget({
+        title,
+        logGroupNames: [props.logGroup.logGroupName],
+        queryLines: [`filter cluster = "${cluster}"`, ...LATEST_VERDICTS_QUERY],
+        view: cloudwatch.LogQueryVisualizationType.TABLE,
+        ...size,
+      });
+    const left = metrics(panel.series.filter((s) => !s.right));
+    const right = metrics(panel.series.filter((s) => s.right)).slice(0, 1);
+    return new cloudwatch.GraphWidget({
+      title,
+      left,
+      ...(right.length ? { right } : {}),
+      leftYAxis: AXES[panel.unit],
+      ...(panel.idleLines ? { leftAnnotations: IDLE_LINES } : {}),
+      ...(panel.lastDay ? { start: '-P1D' } : {}),
+      ...size,
+    });
+  }
+}
+
+/** Each unit's axis: 0..1 for ratios, a labelled axis from 0 otherwise. */
+const AXES: Record<PanelUnit, cloudwatch.YAxisProps> = {
+  ratio: { min: 0, max: 1, showUnits: false },
+  seconds: { label: 's', min: 0, showUnits: false },
+  milliseconds: { label: 'ms', min: 0, showUnits: false },
+  'MiB/s': { label: 'MiB/s', min: 0, showUnits: false },
+  nodes: { min: 0, label: 'nodes', showUnits: false },
+};
+
+/** CloudWatch's statistic for each of ours; `share` is the mean over an hour, the others over one run period. */
+const CLOUDWATCH_STATISTIC: Record<Statistic, string> = {
+  now: 'Minimum',
+  share: 'Average',
+  min: 'Minimum',
+  avg: 'Average',
+  max: 'Maximum',
+  p50: 'p50',
+  p99: 'p99',
+};
+
+function cloudWatchSeries(s: PanelSeries, panel: DashboardPanel, location: string, cluster: string, props: ProbeDashboardProps): cloudwatch.IMetric[] {
+  const statistic = CLOUDWATCH_STATISTIC[s.statistic];
+  const period = s.statistic === 'share' ? Duration.hours(1) : props.period;
+  const at = { Location: location, Cluster: cluster };
+  if (s.split === 'operation')
+    return OPERATIONS.map((op) => probeMetric(s.metric, { ...at, Operation: op }, { statistic, period, label: seriesLabel(s, panel, { operation: op }) }));
+  if (s.split === 'operation-transport')
+    return OPERATIONS.flatMap((op) =>
+      TRANSPORTS.map((t) =>
+        probeMetric(s.metric, { ...at, Operation: op, Transport: t }, { statistic, period, label: seriesLabel(s, panel, { operation: op, transport: t }) }),
+      ),
+    );
+  return props.holds
+    .filter((h) => h.holdSeconds > 0)
+    .flatMap((h) =>
+      TRANSPORTS.map((t) =>
+        probeMetric(
+          s.metric,
+          { ...at, Operation: h.operation, Transport: t, Keepalive: h.keepalive, HoldSeconds: String(h.holdSeconds) },
+          { statistic, period, label: seriesLabel(s, panel, { operation: h.operation, transport: t, keepalive: h.keepalive, holdSeconds: h.holdSeconds }) },
+        ),
+      ),
+    )
+    .slice(0, 40);
 }
