@@ -53,6 +53,16 @@ const M = PROMETHEUS_METRICS;
 /** The share of a window a failing run fills when two of the last four runs failed, less one scrape's slack. */
 export const FAILING_SHARE = 0.4;
 
+/** The alerts' names: the rules below and the Grafana dashboard's alerts panel read them. */
+export const ALERTS = {
+  kubectlBroken: 'KubeStreamProbeKubectlBroken',
+  gaReadiness: 'KubeStreamProbeGAReadiness',
+  transfersBroken: 'KubeStreamProbeTransfersBroken',
+  nodesFailing: 'KubeStreamProbeNodesFailing',
+  health: 'KubeStreamProbeHealth',
+} as const;
+export const ALERT_NAMES: readonly string[] = Object.values(ALERTS);
+
 export function prometheusRules(schedules: readonly RuledSchedule[]): PrometheusRuleFile {
   if (schedules.length === 0) throw new Error('prometheusRules needs at least one schedule');
   const densest = Math.min(...schedules.map((s) => s.intervalSeconds));
@@ -80,7 +90,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
   const keep = `${densest}s`;
   const rules: PrometheusRule[] = [
     {
-      alert: 'KubeStreamProbeKubectlBroken',
+      alert: ALERTS.kubectlBroken,
       expr: failing('location, cluster', (sel) => `${M.KubectlWorks.name}{${sel}} < bool 1`),
       keep_firing_for: keep,
       labels: { severity: 'page' },
@@ -91,7 +101,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       },
     },
     {
-      alert: 'KubeStreamProbeGAReadiness',
+      alert: ALERTS.gaReadiness,
       expr: failing('location', (sel) => `${M.SilentFallback.name}{${sel}} >= bool 1`),
       keep_firing_for: keep,
       labels: { severity: 'ticket' },
@@ -102,7 +112,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       },
     },
     {
-      alert: 'KubeStreamProbeTransfersBroken',
+      alert: ALERTS.transfersBroken,
       // A transfer failing where the upgrade itself works: the upgrade's own failure is the page's (or nobody's).
       expr: failing(
         'location',
@@ -117,7 +127,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       },
     },
     {
-      alert: 'KubeStreamProbeNodesFailing',
+      alert: ALERTS.nodesFailing,
       expr: failing('location', (sel) => `${M.NodesFailing.name}{${sel}} >= bool 1`),
       keep_firing_for: keep,
       labels: { severity: 'ticket' },
@@ -127,7 +137,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       },
     },
     {
-      alert: 'KubeStreamProbeHealth',
+      alert: ALERTS.health,
       expr: `${failing('location', (sel) => `${M.ProbeError.name}{${sel}} >= bool 1`)} or ${failing('location', (sel) => `${M.NodesProbed.name}{${sel}} < bool 1`)} or ${stale}`,
       for: `${densest}s`,
       keep_firing_for: keep,
