@@ -8,6 +8,7 @@
  * that pod only (WebSocket upgrades are GET, SPDY upgrades POST, and 1.35+
  * wants create for both), and SelfSubjectAccessReview for the preflight.
  */
+import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
@@ -52,6 +53,11 @@ In-cluster runner (the probe from inside the cluster, metrics to Prometheus):
   --mesh istio|linkerd      inject the mesh's sidecar (as a native sidecar, Kubernetes >= 1.29) so the
                             path probed is the mesh's
   --prometheus-rule         also the alert rules as a PrometheusRule (prometheus-operator's CRD)
+  --grafana-dashboard       also the Grafana dashboard (the CloudWatch dashboard's rows over Prometheus) in a
+                            ConfigMap labelled grafana_dashboard=1, which Grafana's dashboard sidecar loads
+
+  --dashboard-json          print only the Grafana dashboard's JSON, to import (Dashboards → New → Import);
+                            with --per-node it has the nodes row
   -h, --help                this help
 `;
 
@@ -207,10 +213,18 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     hold: { type: 'string' },
     mesh: { type: 'string' },
     'prometheus-rule': { type: 'boolean' },
+    'grafana-dashboard': { type: 'boolean' },
+    'dashboard-json': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
     io.out(MANIFEST_HELP);
+    return 0;
+  }
+  if (values['dashboard-json']) {
+    const other = Object.keys(values).find((k) => k !== 'dashboard-json' && k !== 'per-node');
+    if (other) throw probeError('USAGE', `--dashboard-json prints only the dashboard: drop --${other}`, { field: other });
+    io.out(`${JSON.stringify(grafanaDashboard({ perNode: values['per-node'] === true }), null, 2)}\n`);
     return 0;
   }
   const namespace = values.namespace ?? TARGET_DEFAULTS.namespace;
@@ -262,13 +276,16 @@ type ManifestValues = Partial<
   Record<'runner' | 'runner-image' | 'pushgateway' | 'cluster' | 'location' | 'every' | 'ops' | 'transports' | 'keepalive' | 'hold' | 'mesh', string>
 > & {
   'prometheus-rule'?: boolean;
+  'grafana-dashboard'?: boolean;
 };
 
 /** `--runner cronjob` and its flags, checked; undefined without --runner (its flags are then refused). */
 function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOptions, 'perNode'> | undefined {
   const flags = ['runner-image', 'pushgateway', 'cluster', 'location', 'every', 'ops', 'transports', 'keepalive', 'hold', 'mesh'] as const;
   if (values.runner === undefined) {
-    const stray = flags.find((f) => values[f] !== undefined) ?? (values['prometheus-rule'] ? 'prometheus-rule' : undefined);
+    const stray =
+      flags.find((f) => values[f] !== undefined) ??
+      (values['prometheus-rule'] ? 'prometheus-rule' : values['grafana-dashboard'] ? 'grafana-dashboard' : undefined);
     if (stray) throw probeError('USAGE', `--${stray} is a runner flag: it needs --runner cronjob`, { field: stray });
     return undefined;
   }
@@ -316,5 +333,6 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
     image,
     mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),
     prometheusRule: values['prometheus-rule'] === true,
+    grafanaDashboard: values['grafana-dashboard'] === true,
   };
 }

@@ -17,6 +17,7 @@
  *   (linkerd.io/2/reference/proxy-configuration): without a native sidecar (Kubernetes ≥ 1.29) the proxy never
  *   exits and the Job never completes.
  */
+import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import { taskRunSeconds } from '../config/lambda-limits.js';
 import { prometheusRules } from '../metrics/prometheus-rules.js';
 import type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
@@ -41,7 +42,15 @@ export interface RunnerOptions {
   readonly mesh: Mesh;
   /** Also a PrometheusRule (needs the prometheus-operator's CRD). */
   readonly prometheusRule: boolean;
+  /** Also the Grafana dashboard, in a ConfigMap Grafana's dashboard sidecar loads. */
+  readonly grafanaDashboard: boolean;
 }
+
+/**
+ * The label Grafana's dashboard sidecar (k8s-sidecar, as kube-prometheus-stack deploys it with
+ * `grafana.sidecar.dashboards.label: grafana_dashboard`, `labelValue: "1"`) loads dashboards from.
+ */
+export const GRAFANA_DASHBOARD_LABEL = { grafana_dashboard: '1' } as const;
 
 /** The CronJob schedule for an interval, or why none exists. */
 export function cronFor(everySeconds: number): string | { problem: string } {
@@ -157,11 +166,22 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
         },
       ]
     : [];
+  const dashboard = o.grafanaDashboard
+    ? [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `${RUNNER_NAME}-dashboard`, namespace: o.namespace, labels: { ...labels, ...GRAFANA_DASHBOARD_LABEL } },
+          data: { 'kube-stream-probe.json': JSON.stringify(grafanaDashboard({ perNode: o.perNode }), null, 2) },
+        },
+      ]
+    : [];
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels } },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels }, data: plan },
     cronJob(RUNNER_NAME, []),
     ...(o.perNode ? [cronJob(`${RUNNER_NAME}-per-node`, ['--per-node'])] : []),
     ...rule,
+    ...dashboard,
   ];
 }

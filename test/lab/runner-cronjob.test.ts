@@ -24,6 +24,7 @@ import { promtool, startPushgateway } from '../../lab/prometheus.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { RUNNER_NAME } from '../../src/cli/runner-manifest.js';
 import { taskRunSeconds } from '../../src/config/lambda-limits.js';
+import { grafanaDashboard } from '../../src/metrics/grafana-dashboard.js';
 import { prometheusRules } from '../../src/metrics/prometheus-rules.js';
 import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
 import { cli } from '../helpers/cli.js';
@@ -143,6 +144,20 @@ describe('manifest --runner cronjob', () => {
       return promtool(['check', 'rules', f]);
     });
     if (check) expect(check.stdout).toMatch(/SUCCESS: 5 rules found/);
+  });
+
+  it("--grafana-dashboard: the dashboard in a ConfigMap for Grafana's sidecar; --dashboard-json prints it alone", async () => {
+    const docs = await manifest(['--grafana-dashboard', '--per-node']);
+    const cm = find(docs, 'ConfigMap', `${RUNNER_NAME}-dashboard`);
+    expect(() => validate(cm)).not.toThrow();
+    expect(cm.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
+    expect(JSON.parse(cm.data['kube-stream-probe.json'])).toEqual(JSON.parse(JSON.stringify(grafanaDashboard({ perNode: true }))));
+    expect(docs.filter((d) => d.kind === 'ConfigMap')).toHaveLength(2);
+    const alone = await cli(['manifest', '--dashboard-json']);
+    expect(alone.code).toBe(0);
+    expect(JSON.parse(alone.stdout)).toEqual(JSON.parse(JSON.stringify(grafanaDashboard())));
+    expect((await cli(['manifest', '--dashboard-json', '--namespace', 'x'])).stderr).toMatch(/--dashboard-json prints only the dashboard: drop --namespace/);
+    expect((await cli(['manifest', '--grafana-dashboard'])).stderr).toMatch(/--grafana-dashboard is a runner flag/);
   });
 
   it('usage: the image, the Pushgateway and the cluster name are required; schedules a CronJob cannot keep are refused', async () => {
