@@ -1,5 +1,6 @@
 /** What the emulated API server can be told to be, and what it records. */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ObjectSchema } from './object-store.js';
 import type { StreamFaults } from './stream-faults.js';
 
 export type RbacModel = 'pre-1.35' | '1.35';
@@ -96,6 +97,11 @@ export interface EmulatorOptions {
    * as `manifest --per-node` deploys); the main target runs on the first. @default - one node, lab-node
    */
   readonly nodes?: readonly EmulatorNode[];
+  /**
+   * Which fields the kinds `kubectl apply` creates have and what is valid (the tests inject Kubernetes'
+   * OpenAPI-generated models). @default - only names and namespaces are checked
+   */
+  readonly objectSchema?: ObjectSchema;
 }
 
 /** RBAC objects as the API returns them (metadata, rules, roleRef, subjects). */

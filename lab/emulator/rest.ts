@@ -9,6 +9,8 @@ import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 import { kubeletMetricsText, metricsText, serveRbacList } from './audit-endpoints.js';
+import { type ObjectStore, readBody } from './object-store.js';
+import { serveOpenApiV2, serveOpenApiV3, storedGroups, storedResources } from './openapi-v3.js';
 
 export interface RestContext {
   readonly namespace: string;
@@ -29,6 +31,8 @@ export interface RestContext {
   /** Every pod: the target first, then the per-node targets. */
   readonly pods: readonly EmulatorPod[];
   readonly nodes: readonly EmulatorNode[];
+  /** What kubectl apply created. */
+  readonly objects: ObjectStore;
 }
 
 export interface EmulatorPod {
@@ -99,20 +103,6 @@ function age(since: Date): string {
   return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
 }
 
-function readBody(req: IncomingMessage, max = 64 * 1024): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > max) reject(new Error('body too large'));
-      else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 /** Is `verb` on pods/<sub> allowed for the caller? (SelfSubjectAccessReview and upgrade checks) */
 export function allowed(rbac: EmulatorRbac, verb: string, subresource: string): boolean {
   if (!['exec', 'attach', 'portforward'].includes(subresource)) return verb === 'get' || verb === 'list';
@@ -153,14 +143,11 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   }
   if (get && p === '/apis') {
     const gv = { groupVersion: 'authorization.k8s.io/v1', version: 'v1' };
-    const rbacGv = { groupVersion: 'rbac.authorization.k8s.io/v1', version: 'v1' };
+    const groups = [{ name: 'authorization.k8s.io', versions: [gv] }, ...storedGroups()];
     return sendJson(res, 200, {
       kind: 'APIGroupList',
       apiVersion: 'v1',
-      groups: [
-        { name: 'authorization.k8s.io', versions: [gv], preferredVersion: gv },
-        { name: 'rbac.authorization.k8s.io', versions: [rbacGv], preferredVersion: rbacGv },
-      ],
+      groups: groups.map((g) => ({ ...g, preferredVersion: g.versions[0] })),
     });
   }
   if (get && p === '/api/v1') {
@@ -172,8 +159,8 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
         SUBRESOURCE('pods/exec', 'PodExecOptions'),
         SUBRESOURCE('pods/attach', 'PodAttachOptions'),
         SUBRESOURCE('pods/portforward', 'PodPortForwardOptions'),
-        { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
         { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', verbs: ['get', 'list'], shortNames: ['no'] },
+        ...storedResources('', 'v1'),
       ],
     });
   }
@@ -187,20 +174,16 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       ],
     });
   }
-  if (get && p === '/apis/rbac.authorization.k8s.io/v1') {
-    const r = (name: string, kind: string, namespaced: boolean) => ({ name, singularName: name.slice(0, -1), namespaced, kind, verbs: ['get', 'list'] });
+  const storedGv = /^\/apis\/([^/]+)\/([^/]+)$/.exec(p);
+  if (get && storedGv && storedGroups().some((g) => g.name === storedGv[1] && g.versions.some((v) => v.version === storedGv[2]))) {
     return sendJson(res, 200, {
       kind: 'APIResourceList',
       apiVersion: 'v1',
-      groupVersion: 'rbac.authorization.k8s.io/v1',
-      resources: [
-        r('clusterroles', 'ClusterRole', false),
-        r('clusterrolebindings', 'ClusterRoleBinding', false),
-        r('roles', 'Role', true),
-        r('rolebindings', 'RoleBinding', true),
-      ],
+      groupVersion: `${storedGv[1]}/${storedGv[2]}`,
+      resources: storedResources(storedGv[1]!, storedGv[2]!),
     });
   }
+  if (get && (serveOpenApiV3(p, res, ctx.serverVersion) || serveOpenApiV2(p, res, ctx.serverVersion))) return;
   if (req.method === 'POST' && p === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
     let review: { spec?: { resourceAttributes?: { verb?: string; resource?: string; subresource?: string; namespace?: string } } };
     try {
@@ -256,6 +239,7 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
     if (pod[1] === ctx.namespace && found) return sendJson(res, 200, podObject(ctx, found));
     return sendStatus(res, 404, `pods "${pod[2]}" not found`);
   }
+  if (await ctx.objects.handle(req, res, p, url.searchParams)) return;
   return sendStatus(res, 404, 'the server could not find the requested resource');
 }
 

@@ -19,6 +19,7 @@ import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type RbacObjects, ty
 import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
 import { type ForwardTarget } from './portforward-server.js';
+import { ObjectStore } from './object-store.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
@@ -35,6 +36,8 @@ export class Emulator extends EventEmitter {
   private seq = 0;
   private readonly wssClients = new Set<WebSocket>();
   private ctx!: RestContext;
+  /** What `kubectl apply -f` created (namespaces, config maps, RBAC, workloads); the pods above are fixed. */
+  objects!: ObjectStore;
 
   constructor(readonly options: EmulatorOptions = {}) {
     super();
@@ -140,6 +143,7 @@ export class Emulator extends EventEmitter {
       passesToKubelet: (node) => this.passesWebSocketToKubelet(node),
       pods: this.pods,
       nodes: this.nodes,
+      objects: (this.objects = new ObjectStore([this.namespace], o.objectSchema)),
     };
   }
 

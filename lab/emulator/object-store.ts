@@ -1,0 +1,249 @@
+/**
+ * The objects `kubectl apply -f` creates, stored as the API server stores them: enough of the REST contract
+ * for real kubectl's client-side apply (GET → 404 → POST with `fieldValidation=Strict`; a second apply GETs
+ * the object and its last-applied annotation and sends nothing when it is unchanged) and `kubectl delete -f`.
+ *
+ * What the API server rejects, the store rejects, with the API server's status and wording
+ * (k8s.io/apiserver pkg/endpoints/handlers/create.go, rest/create.go; apimachinery's strict decoding):
+ * a body for another kind (400), unknown fields under `fieldValidation=Strict` (400 "strict decoding error",
+ * a Warning header under `Warn`), a namespace differing from the URL's (400), a missing namespace (404),
+ * an invalid object (422), a name already taken (409). Which fields exist and what is valid comes from an
+ * injected {@link ObjectSchema} (the tests inject Kubernetes' OpenAPI-generated models); without one only
+ * names and namespaces are checked. PATCH is refused (405): the store does not merge patches.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson, sendStatus } from './status.js';
+
+/** A kind the store holds, as discovery lists it. */
+export interface StoredKind {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly kind: string;
+  readonly namespaced: boolean;
+  readonly shortNames?: readonly string[];
+}
+
+/** The kinds a runner manifest (`manifest --runner cronjob [--per-node]`) is made of. */
+export const STORED_KINDS: readonly StoredKind[] = [
+  { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'] },
+  { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] },
+  { group: '', version: 'v1', resource: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true, shortNames: ['sa'] },
+  { group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true, shortNames: ['sts'] },
+  { group: 'apps', version: 'v1', resource: 'daemonsets', kind: 'DaemonSet', namespaced: true, shortNames: ['ds'] },
+  { group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true, shortNames: ['cj'] },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'roles', kind: 'Role', namespaced: true },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles', kind: 'ClusterRole', namespaced: false },
+  { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
+];
+
+/** How long a deleted namespace's objects outlive it. */
+const NAMESPACE_TERMINATION_MS = 500;
+
+/** The namespaces every cluster starts with. */
+const INITIAL_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+/** One invalid field: `field` in the API server's path syntax (`spec.template.spec.containers[0].image`). */
+export interface FieldIssue {
+  readonly field: string;
+  readonly detail: string;
+}
+
+/** What fields a kind has and what is valid: the emulator's stand-in for the API server's compiled-in types. */
+export interface ObjectSchema {
+  /** Fields the kind's schema does not define, in path syntax; undefined when the kind is not known to it. */
+  unknownFields(kind: StoredKind, obj: Record<string, unknown>): readonly string[] | undefined;
+  /** Schema violations (types, required fields, enums). */
+  invalid(kind: StoredKind, obj: Record<string, unknown>): readonly FieldIssue[];
+}
+
+export const groupVersion = (k: Pick<StoredKind, 'group' | 'version'>): string => (k.group ? `${k.group}/${k.version}` : k.version);
+/** The collection's path prefix: /api/v1 or /apis/GROUP/VERSION. */
+export const gvPath = (k: Pick<StoredKind, 'group' | 'version'>): string => (k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`);
+const qualified = (k: StoredKind): string => (k.group ? `${k.resource}.${k.group}` : k.resource);
+
+type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> };
+
+export class ObjectStore {
+  private readonly objects = new Map<string, Obj>();
+  private resourceVersion = 1;
+
+  constructor(
+    extraNamespaces: readonly string[],
+    private readonly schema?: ObjectSchema,
+  ) {
+    for (const ns of new Set([...INITIAL_NAMESPACES, ...extraNamespaces])) {
+      this.put(STORED_KINDS[0]!, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns }, spec: { finalizers: ['kubernetes'] } });
+    }
+  }
+
+  /** Every stored object of a kind (tests read what kubectl created). */
+  list(kind: string): readonly Obj[] {
+    return [...this.objects.entries()].filter(([k]) => k.startsWith(`${kind}/`)).map(([, o]) => o);
+  }
+
+  /** Serves the request when it names a stored kind; false when it is not this store's. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> {
+    const route = this.route(path);
+    if (!route) return false;
+    const { kind, namespace, name } = route;
+    const method = req.method ?? 'GET';
+    if (name === undefined) {
+      if (method === 'GET') return (this.sendList(res, kind, namespace, query), true);
+      if (method === 'POST') return (await this.create(req, res, kind, namespace, query), true);
+    } else {
+      const key = this.key(kind, namespace, name);
+      const found = this.objects.get(key);
+      if (method === 'GET') {
+        if (found) sendJson(res, 200, found);
+        else sendStatus(res, 404, `${qualified(kind)} "${name}" not found`);
+        return true;
+      }
+      if (method === 'DELETE') {
+        if (!found) return (sendStatus(res, 404, `${qualified(kind)} "${name}" not found`), true);
+        this.objects.delete(key);
+        // A namespace's objects go with it, a moment later (the namespace controller): while it terminates they
+        // can still be read and deleted, so `kubectl delete -f` of a manifest starting with its Namespace succeeds.
+        if (kind.kind === 'Namespace') setTimeout(() => this.purgeNamespace(name), NAMESPACE_TERMINATION_MS).unref();
+        sendJson(res, 200, found);
+        return true;
+      }
+      if (method === 'PATCH' || method === 'PUT') {
+        sendStatus(
+          res,
+          405,
+          `the emulator stores what kubectl apply creates and does not update it (${method}); delete ${qualified(kind)} "${name}" and apply again`,
+        );
+        return true;
+      }
+    }
+    sendStatus(res, 405, `the server does not allow this method on the requested resource (${method})`);
+    return true;
+  }
+
+  private route(path: string): { kind: StoredKind; namespace?: string; name?: string } | undefined {
+    // /api/v1/namespaces/NAME matches with no namespace segment (the Namespace itself); .../namespaces/NS/RESOURCE[/NAME] with one.
+    const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/.exec(path);
+    if (!m) return undefined;
+    const [, coreVersion, group = '', version = coreVersion, namespace, resource, name] = m;
+    const kind = STORED_KINDS.find((k) => k.group === group && k.version === version && k.resource === resource);
+    if (!kind || kind.namespaced !== (namespace !== undefined)) return undefined;
+    return { kind, namespace, name };
+  }
+
+  private purgeNamespace(name: string): void {
+    if (this.objects.has(this.key(STORED_KINDS[0]!, undefined, name))) return; // created again meanwhile
+    for (const k of [...this.objects.keys()]) if (k.split('/')[1] === name) this.objects.delete(k);
+  }
+
+  private key(kind: StoredKind, namespace: string | undefined, name: string): string {
+    return `${kind.kind}/${namespace ?? ''}/${name}`;
+  }
+
+  private sendList(res: ServerResponse, kind: StoredKind, namespace: string | undefined, query: URLSearchParams): void {
+    // kubectl delete waits for an object with `fieldSelector=metadata.name=NAME`; no other selector is served.
+    const selector = query.get('fieldSelector');
+    const byName = selector ? /^metadata\.name=([^,]+)$/.exec(selector)?.[1] : undefined;
+    if (selector && byName === undefined) return sendStatus(res, 400, `the emulator serves only fieldSelector=metadata.name=NAME, not "${selector}"`);
+    if (query.get('watch') === 'true' || query.get('watch') === '1') return sendStatus(res, 405, 'the emulator does not serve watches');
+    const items = [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${kind.kind}/${namespace === undefined ? '' : `${namespace}/`}`))
+      .map(([, o]) => o)
+      .filter((o) => byName === undefined || o.metadata?.name === byName);
+    sendJson(res, 200, { kind: `${kind.kind}List`, apiVersion: groupVersion(kind), metadata: { resourceVersion: String(this.resourceVersion) }, items });
+  }
+
+  private async create(req: IncomingMessage, res: ServerResponse, kind: StoredKind, namespace: string | undefined, query: URLSearchParams): Promise<void> {
+    let obj: Obj;
+    try {
+      const parsed: unknown = JSON.parse(await readBody(req));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      obj = parsed as Obj;
+    } catch {
+      return sendStatus(res, 400, `the body of the request was not a valid ${kind.kind} object`);
+    }
+    const gv = groupVersion(kind);
+    if (obj.apiVersion !== gv || obj.kind !== kind.kind) {
+      return sendStatus(res, 400, `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`);
+    }
+    const warnings: string[] = [];
+    const validation = query.get('fieldValidation') ?? 'Warn';
+    if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
+      return sendStatus(res, 400, `fieldValidation ${validation} is invalid; valid values: Ignore, Warn, Strict`);
+    }
+    const unknown = validation === 'Ignore' ? [] : (this.schema?.unknownFields(kind, obj) ?? []);
+    if (unknown.length > 0 && validation === 'Strict') {
+      const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
+      return sendStatus(res, 400, `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${list}`);
+    }
+    for (const f of unknown) warnings.push(`unknown field "${f}"`);
+    // Unknown fields are dropped on decoding whatever the directive (Ignore included): the stored object lacks them.
+    for (const f of validation === 'Ignore' ? (this.schema?.unknownFields(kind, obj) ?? []) : unknown) dropField(obj, f);
+    const meta = (obj.metadata ??= {});
+    if (meta.namespace !== undefined && namespace !== undefined && meta.namespace !== namespace) {
+      return sendStatus(res, 400, 'the namespace of the provided object does not match the namespace sent on the request');
+    }
+    if (namespace !== undefined && !this.objects.has(this.key(STORED_KINDS[0]!, undefined, namespace))) {
+      return sendStatus(res, 404, `namespaces "${namespace}" not found`);
+    }
+    const name = meta.name;
+    const issues: FieldIssue[] = [];
+    if (typeof name !== 'string' || name === '') issues.push({ field: 'metadata.name', detail: 'Required value: name or generateName is required' });
+    else if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
+      issues.push({
+        field: 'metadata.name',
+        detail: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'`,
+      });
+    }
+    issues.push(...(this.schema?.invalid(kind, obj) ?? []));
+    if (issues.length > 0) {
+      const what = `${kind.kind}${kind.group ? `.${kind.group}` : ''} "${typeof name === 'string' ? name : ''}"`;
+      return sendStatus(res, 422, `${what} is invalid: ${issues.map((i) => `${i.field}: ${i.detail}`).join(', ')}`);
+    }
+    const key = this.key(kind, namespace, name as string);
+    if (this.objects.has(key)) return sendStatus(res, 409, `${qualified(kind)} "${name as string}" already exists`);
+    if (namespace !== undefined) meta.namespace = namespace;
+    const stored = this.put(kind, obj);
+    if (warnings.length > 0)
+      res.setHeader(
+        'Warning',
+        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+      );
+    sendJson(res, 201, stored);
+  }
+
+  private put(kind: StoredKind, obj: Obj): Obj {
+    const meta = (obj.metadata ??= {});
+    meta.uid = randomUUID();
+    meta.resourceVersion = String(++this.resourceVersion);
+    meta.creationTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    if (kind.group === 'apps' || kind.group === 'batch') meta.generation = 1;
+    if (kind.kind === 'Namespace') obj.status = { phase: 'Active' };
+    this.objects.set(this.key(kind, meta.namespace as string | undefined, meta.name as string), obj);
+    return obj;
+  }
+}
+
+/** Deletes the field at an API server path (`spec.containers[0].foo`) from `obj`. */
+function dropField(obj: Record<string, unknown>, path: string): void {
+  const steps = path.split(/\.|(?=\[)/).map((s) => (/^\[\d+\]$/.test(s) ? Number(s.slice(1, -1)) : s));
+  let at: unknown = obj;
+  for (const step of steps.slice(0, -1)) at = (at as Record<string | number, unknown> | undefined)?.[step];
+  if (at && typeof at === 'object') delete (at as Record<string | number, unknown>)[steps[steps.length - 1]!];
+}
+
+export function readBody(req: IncomingMessage, max = 1024 * 1024): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > max) reject(new Error('body too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
