@@ -9,7 +9,7 @@
  * a Warning header under `Warn`), a namespace differing from the URL's (400), a missing namespace (404),
  * an invalid object (422), a name already taken (409). Which fields exist and what is valid comes from an
  * injected {@link ObjectSchema} (the tests inject Kubernetes' OpenAPI-generated models); without one only
- * names and namespaces are checked. PATCH is refused (405): the store does not merge patches.
+ * names and namespaces are checked. PATCH merges maps and scalars; a patch of a list is refused (422).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -110,12 +110,9 @@ export class ObjectStore {
         sendJson(res, 200, found);
         return true;
       }
-      if (method === 'PATCH' || method === 'PUT') {
-        sendStatus(
-          res,
-          405,
-          `the emulator stores what kubectl apply creates and does not update it (${method}); delete ${qualified(kind)} "${name}" and apply again`,
-        );
+      if (method === 'PATCH') {
+        if (!found) return (sendStatus(res, 404, `${qualified(kind)} "${name}" not found`), true);
+        await this.patch(req, res, kind, key, found, query);
         return true;
       }
     }
@@ -158,9 +155,7 @@ export class ObjectStore {
   private async create(req: IncomingMessage, res: ServerResponse, kind: StoredKind, namespace: string | undefined, query: URLSearchParams): Promise<void> {
     let obj: Obj;
     try {
-      const parsed: unknown = JSON.parse(await readBody(req));
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-      obj = parsed as Obj;
+      obj = parseObject(await readBody(req));
     } catch {
       return sendStatus(res, 400, `the body of the request was not a valid ${kind.kind} object`);
     }
@@ -168,19 +163,6 @@ export class ObjectStore {
     if (obj.apiVersion !== gv || obj.kind !== kind.kind) {
       return sendStatus(res, 400, `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${gv})`);
     }
-    const warnings: string[] = [];
-    const validation = query.get('fieldValidation') ?? 'Warn';
-    if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
-      return sendStatus(res, 400, `fieldValidation ${validation} is invalid; valid values: Ignore, Warn, Strict`);
-    }
-    const unknown = validation === 'Ignore' ? [] : (this.schema?.unknownFields(kind, obj) ?? []);
-    if (unknown.length > 0 && validation === 'Strict') {
-      const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
-      return sendStatus(res, 400, `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${list}`);
-    }
-    for (const f of unknown) warnings.push(`unknown field "${f}"`);
-    // Unknown fields are dropped on decoding whatever the directive (Ignore included): the stored object lacks them.
-    for (const f of validation === 'Ignore' ? (this.schema?.unknownFields(kind, obj) ?? []) : unknown) dropField(obj, f);
     const meta = (obj.metadata ??= {});
     if (meta.namespace !== undefined && namespace !== undefined && meta.namespace !== namespace) {
       return sendStatus(res, 400, 'the namespace of the provided object does not match the namespace sent on the request');
@@ -188,7 +170,76 @@ export class ObjectStore {
     if (namespace !== undefined && !this.objects.has(this.key(STORED_KINDS[0]!, undefined, namespace))) {
       return sendStatus(res, 404, `namespaces "${namespace}" not found`);
     }
-    const name = meta.name;
+    const warnings = this.admit(res, kind, obj, query);
+    if (!warnings) return;
+    const key = this.key(kind, namespace, meta.name as string);
+    if (this.objects.has(key)) return sendStatus(res, 409, `${qualified(kind)} "${meta.name as string}" already exists`);
+    if (namespace !== undefined) meta.namespace = namespace;
+    sendObject(res, 201, this.put(kind, obj), warnings);
+  }
+
+  /**
+   * PATCH as a strategic merge patch or a JSON merge patch (RFC 7386) of maps and scalars: what kubectl apply
+   * sends when an object's labels, annotations or scalar fields changed, or to add its last-applied annotation
+   * to an object created otherwise. A patch that changes a list or carries a strategic-merge directive ($patch,
+   * $setElementOrder, …) needs the kind's merge keys, which the emulator does not have: it is refused, naming
+   * the field, rather than merged wrongly.
+   */
+  private async patch(req: IncomingMessage, res: ServerResponse, kind: StoredKind, key: string, found: Obj, query: URLSearchParams): Promise<void> {
+    const type = String(req.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    if (type !== 'application/strategic-merge-patch+json' && type !== 'application/merge-patch+json') {
+      return sendStatus(res, 415, `the emulator applies strategic merge and JSON merge patches, not ${type || 'an untyped body'}`);
+    }
+    let patch: Obj;
+    try {
+      patch = parseObject(await readBody(req));
+    } catch {
+      return sendStatus(res, 400, 'the body of the request was not a valid patch');
+    }
+    const list = listIn(patch, '');
+    if (list !== undefined) {
+      return sendStatus(
+        res,
+        422,
+        `the emulator merges maps and scalars only; this patch changes the list or directive at ${list}: delete ${qualified(kind)} and apply again`,
+      );
+    }
+    const merged = mergePatch(structuredClone(found), patch) as Obj;
+    const meta = merged.metadata ?? {};
+    const before = found.metadata ?? {};
+    if (meta.name !== before.name || meta.namespace !== before.namespace || merged.kind !== found.kind || merged.apiVersion !== found.apiVersion) {
+      return sendStatus(res, 400, 'a patch may not change the kind, apiVersion, name or namespace');
+    }
+    const warnings = this.admit(res, kind, merged, query);
+    if (!warnings) return;
+    meta.resourceVersion = String(++this.resourceVersion);
+    if (typeof meta.generation === 'number' && JSON.stringify(merged.spec) !== JSON.stringify(found.spec)) meta.generation += 1;
+    this.objects.set(key, merged);
+    sendObject(res, 200, merged, warnings);
+  }
+
+  /**
+   * Field validation and the schema's checks, as the API server decodes and validates a body: unknown fields
+   * refused under `fieldValidation=Strict` (400), warned about under `Warn`, dropped in every case; invalid
+   * values refused (422). Returns the warnings, or undefined when it has answered.
+   */
+  private admit(res: ServerResponse, kind: StoredKind, obj: Obj, query: URLSearchParams): string[] | undefined {
+    const validation = query.get('fieldValidation') ?? 'Warn';
+    if (!['Strict', 'Warn', 'Ignore'].includes(validation)) {
+      sendStatus(res, 400, `fieldValidation ${validation} is invalid; valid values: Ignore, Warn, Strict`);
+      return undefined;
+    }
+    const unknown = this.schema?.unknownFields(kind, obj) ?? [];
+    if (unknown.length > 0 && validation === 'Strict') {
+      const list = unknown.map((f) => `unknown field "${f}"`).join(', ');
+      sendStatus(res, 400, `${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: strict decoding error: ${list}`);
+      return undefined;
+    }
+    // Unknown fields are dropped on decoding whatever the directive: the stored object lacks them.
+    for (const f of unknown) dropField(obj, f);
+    const name = obj.metadata?.name;
     const issues: FieldIssue[] = [];
     if (typeof name !== 'string' || name === '') issues.push({ field: 'metadata.name', detail: 'Required value: name or generateName is required' });
     else if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name) || name.length > 253) {
@@ -200,18 +251,10 @@ export class ObjectStore {
     issues.push(...(this.schema?.invalid(kind, obj) ?? []));
     if (issues.length > 0) {
       const what = `${kind.kind}${kind.group ? `.${kind.group}` : ''} "${typeof name === 'string' ? name : ''}"`;
-      return sendStatus(res, 422, `${what} is invalid: ${issues.map((i) => `${i.field}: ${i.detail}`).join(', ')}`);
+      sendStatus(res, 422, `${what} is invalid: ${issues.map((i) => `${i.field}: ${i.detail}`).join(', ')}`);
+      return undefined;
     }
-    const key = this.key(kind, namespace, name as string);
-    if (this.objects.has(key)) return sendStatus(res, 409, `${qualified(kind)} "${name as string}" already exists`);
-    if (namespace !== undefined) meta.namespace = namespace;
-    const stored = this.put(kind, obj);
-    if (warnings.length > 0)
-      res.setHeader(
-        'Warning',
-        warnings.map((w) => `299 - ${JSON.stringify(w)}`),
-      );
-    sendJson(res, 201, stored);
+    return validation === 'Warn' ? unknown.map((f) => `unknown field "${f}"`) : [];
   }
 
   private put(kind: StoredKind, obj: Obj): Obj {
@@ -224,6 +267,45 @@ export class ObjectStore {
     this.objects.set(this.key(kind, meta.namespace as string | undefined, meta.name as string), obj);
     return obj;
   }
+}
+
+function parseObject(text: string): Obj {
+  const parsed: unknown = JSON.parse(text);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+  return parsed as Obj;
+}
+
+function sendObject(res: ServerResponse, code: number, obj: Obj, warnings: readonly string[]): void {
+  if (warnings.length > 0)
+    res.setHeader(
+      'Warning',
+      warnings.map((w) => `299 - ${JSON.stringify(w)}`),
+    );
+  sendJson(res, code, obj);
+}
+
+/** The first list or strategic-merge directive (a "$" key) in a patch, as a field path; undefined when none. */
+function listIn(value: unknown, path: string): string | undefined {
+  if (Array.isArray(value)) return path || '(the body)';
+  if (!value || typeof value !== 'object') return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const at = path ? `${path}.${k}` : k;
+    if (k.startsWith('$')) return at;
+    const found = listIn(v, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** RFC 7386: maps merge, null deletes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> = target && typeof target === 'object' && !Array.isArray(target) ? (target as Record<string, unknown>) : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
 }
 
 /** Deletes the field at an API server path (`spec.containers[0].foo`) from `obj`. */
