@@ -1,6 +1,7 @@
 /** What the emulated API server can be told to be, and what it records. */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ObjectSchema } from './object-store.js';
+import type { ServiceAccountRef } from './rbac-authorizer.js';
 import type { StreamFaults } from './stream-faults.js';
 
 export type RbacModel = 'pre-1.35' | '1.35';
@@ -102,6 +103,11 @@ export interface EmulatorOptions {
    * OpenAPI-generated models). @default - only names and namespaces are checked
    */
   readonly objectSchema?: ObjectSchema;
+  /**
+   * Bearer tokens of service accounts. A request bearing one is that service account, authorized by the RBAC
+   * objects `kubectl apply` stored (rbac-authorizer.ts) rather than by `rbac`; other callers are unaffected.
+   */
+  readonly serviceAccountTokens?: Readonly<Record<string, ServiceAccountRef>>;
 }
 
 /** RBAC objects as the API returns them (metadata, rules, roleRef, subjects). */

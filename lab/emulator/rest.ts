@@ -10,6 +10,7 @@ import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 import { kubeletMetricsText, metricsText, serveRbacList } from './audit-endpoints.js';
 import { type ObjectStore, readBody } from './object-store.js';
+import { rbacAllows, type ServiceAccountRef } from './rbac-authorizer.js';
 import { serveOpenApiV2, serveOpenApiV3, storedGroups, storedResources } from './openapi-v3.js';
 
 export interface RestContext {
@@ -33,6 +34,8 @@ export interface RestContext {
   readonly nodes: readonly EmulatorNode[];
   /** What kubectl apply created. */
   readonly objects: ObjectStore;
+  /** The service account a request authenticates as (authorized by stored RBAC), if any. */
+  readonly serviceAccountOf: (req: IncomingMessage) => ServiceAccountRef | undefined;
 }
 
 export interface EmulatorPod {
@@ -185,7 +188,9 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
   }
   if (get && (serveOpenApiV3(p, res, ctx.serverVersion) || serveOpenApiV2(p, res, ctx.serverVersion))) return;
   if (req.method === 'POST' && p === '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews') {
-    let review: { spec?: { resourceAttributes?: { verb?: string; resource?: string; subresource?: string; namespace?: string } } };
+    let review: {
+      spec?: { resourceAttributes?: { verb?: string; group?: string; resource?: string; subresource?: string; namespace?: string; name?: string } };
+    };
     try {
       review = JSON.parse(await readBody(req)) as typeof review;
     } catch {
@@ -193,7 +198,18 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
     }
     const attrs = review.spec?.resourceAttributes;
     if (!attrs?.verb) return sendStatus(res, 400, 'spec.resourceAttributes.verb is required');
-    const ok = attrs.resource === 'pods' && allowed(ctx.rbac, attrs.verb, attrs.subresource ?? '');
+    const sa = ctx.serviceAccountOf(req);
+    const ok = sa
+      ? rbacAllows(ctx.objects, sa, {
+          resourceRequest: true,
+          verb: attrs.verb,
+          apiGroup: attrs.group ?? '',
+          resource: attrs.resource ?? '',
+          subresource: attrs.subresource || undefined,
+          namespace: attrs.namespace || undefined,
+          name: attrs.name || undefined,
+        })
+      : attrs.resource === 'pods' && allowed(ctx.rbac, attrs.verb, attrs.subresource ?? '');
     return sendJson(res, 201, {
       kind: 'SelfSubjectAccessReview',
       apiVersion: 'authorization.k8s.io/v1',

@@ -20,6 +20,7 @@ import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
 import { type ForwardTarget } from './portforward-server.js';
 import { ObjectStore } from './object-store.js';
+import { forbiddenMessage, rbacAllows, requestAttributes, type ServiceAccountRef } from './rbac-authorizer.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
@@ -144,6 +145,7 @@ export class Emulator extends EventEmitter {
       pods: this.pods,
       nodes: this.nodes,
       objects: (this.objects = new ObjectStore([this.namespace], o.objectSchema)),
+      serviceAccountOf: (req) => this.serviceAccountOf(req),
     };
   }
 
@@ -154,7 +156,14 @@ export class Emulator extends EventEmitter {
     await this.echo.close();
   }
 
+  /** The service account whose token the request bears (options.serviceAccountTokens), if any. */
+  serviceAccountOf(req: IncomingMessage): ServiceAccountRef | undefined {
+    const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+    return m ? this.options.serviceAccountTokens?.[m[1]!] : undefined;
+  }
+
   private authorized(req: IncomingMessage): boolean {
+    if (this.serviceAccountOf(req)) return true;
     const token = this.options.token;
     if (this.options.clientCertAuth && (req.socket as import('node:tls').TLSSocket).authorized) return true;
     if (this.options.clientCertAuth && !token) return false;
@@ -167,6 +176,12 @@ export class Emulator extends EventEmitter {
     // A streaming path reached without an Upgrade header (e.g. a hop stripped it).
     if (/\/(exec|attach|portforward)(\?|$)/.test(req.url ?? '')) {
       return sendStatus(res, 400, 'Upgrade request required');
+    }
+    const sa = this.serviceAccountOf(req);
+    if (sa) {
+      const url = new URL(req.url ?? '/', 'http://x');
+      const attrs = requestAttributes(req.method ?? 'GET', url.pathname.replace(/\/+$/, '') || '/', url.searchParams);
+      if (!rbacAllows(this.objects, sa, attrs)) return sendStatus(res, 403, forbiddenMessage(sa, attrs));
     }
     try {
       await handleRest(req, res, this.ctx);
@@ -202,7 +217,20 @@ export class Emulator extends EventEmitter {
     // RBAC: WebSocket GET is "get", SPDY POST is "create"; from 1.35 a GET upgrade also needs "create".
     const rbac = this.ctx.rbac;
     const verb = req.method === 'POST' ? 'create' : 'get';
-    if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
+    const sa = this.serviceAccountOf(req);
+    if (sa) {
+      const attrs = (v: string) => ({
+        resourceRequest: true as const,
+        verb: v,
+        apiGroup: '',
+        resource: 'pods',
+        subresource: sub,
+        namespace: m[1],
+        name: pod.name,
+      });
+      const denied = [verb, ...(rbac.model === '1.35' && verb === 'get' ? ['create'] : [])].find((v) => !rbacAllows(this.objects, sa, attrs(v)));
+      if (denied) return refuse(403, forbiddenMessage(sa, attrs(denied)));
+    } else if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
       const need = rbac.model === '1.35' && verb === 'get' ? 'get and create' : verb;
       return refuse(
         403,
