@@ -39,7 +39,8 @@ WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and 1.38 (KEP-4006 GA),
 
 Flags:
   --kubeconfig PATH     kubeconfig (default: $KUBECONFIG's files merged as kubectl merges them,
-                        then ~/.kube/config; inside a pod with neither, its service account)
+                        then ~/.kube/config; inside a pod with neither, its service account,
+                        mounted at KSP_SERVICE_ACCOUNT_DIR or the default path)
   --context NAME        kubeconfig context (default current-context)
   -n, --namespace NS    target namespace (default the context's, else default)
   --pod NAME            target pod running cat with a TCP echo port (default: the first

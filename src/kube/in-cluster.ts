@@ -10,9 +10,14 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
 /**
  * In-cluster configuration, as client-go's rest.InClusterConfig: the API server from
  * KUBERNETES_SERVICE_HOST/PORT, the service account's CA, its projected token (read again for each
- * connection, since the kubelet rotates it) and its namespace. undefined outside a pod.
+ * connection, since the kubelet rotates it) and its namespace. undefined outside a pod. KSP_SERVICE_ACCOUNT_DIR
+ * names another mount (a pod that projects its own token with `automountServiceAccountToken: false`).
  */
-export function inClusterContext(env: NodeJS.ProcessEnv, namespaceOverride?: string, dir = SERVICE_ACCOUNT_DIR): ResolvedContext | undefined {
+export function inClusterContext(
+  env: NodeJS.ProcessEnv,
+  namespaceOverride?: string,
+  dir = env.KSP_SERVICE_ACCOUNT_DIR || SERVICE_ACCOUNT_DIR,
+): ResolvedContext | undefined {
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port || !existsSync(join(dir, 'token'))) return undefined;

@@ -5,11 +5,19 @@
  * from @kubernetes/client-node's OpenAPI-generated models), schema violations (kubernetes-models' schemas),
  * kinds it does not serve (the PrometheusRule without prometheus-operator's CRD).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
+import { runner } from '../../functions/runner.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { KUBECTL_VERSIONS, runKubectl } from '../../lab/kubectl.js';
+import { startPushgateway } from '../../lab/prometheus.js';
+import type { RealHop } from '../../lab/real-hops/process-hop.js';
+import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
 import { cli } from '../helpers/cli.js';
+import { requireHop } from '../helpers/hops.js';
 import { KUBERNETES_SCHEMA } from '../helpers/kube-schemas.js';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [k: string]: unknown };
@@ -148,5 +156,140 @@ describe.each([FIRST, LAST])('kubectl %s apply -f - of the runner manifest', (ve
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no matches for kind "PrometheusRule" in version "monitoring\.coreos\.com\/v1"/);
     expect(r.stdout).toMatch(/cronjob\.batch\/kube-stream-probe-runner (created|unchanged|configured)/);
+  });
+});
+
+/**
+ * After the apply, the CronJob as the kubelet would start it: its container's args from the stored CronJob,
+ * `$(VAR)` expanded from the stored ConfigMap, the runner image's entry point, the pod's service account (its
+ * token, the cluster CA, its namespace) as the only credential, authorized by the Role and bindings the apply
+ * created — on a 1.35 server, where a WebSocket upgrade needs get and create.
+ */
+describe('in the pod: the applied CronJob runs as its own service account', () => {
+  const NS = 'kube-stream-probe';
+  const SA = 'kube-stream-probe-runner';
+  const SA_TOKEN = 'runner-service-account-token';
+  let gateway: RealHop | undefined;
+  let lab: EmulatorWithKubeconfig;
+  let saDir: string;
+  const kubectl = (args: string[], stdin?: string) => runKubectl(LAST, ['--kubeconfig', lab.kubeconfig, ...args], { stdin, timeoutMs: 60_000 });
+
+  beforeAll(async () => {
+    gateway = await requireHop(startPushgateway);
+    lab = await startEmulatorWithKubeconfig({
+      tls: true,
+      token: 'cluster-admin-token',
+      namespace: NS,
+      pod: 'probe-target-0', // the manifest's StatefulSet's pod, the one name its Role grants
+      serverVersion: 'v1.35.0',
+      rbac: { model: '1.35', verbs: ['get', 'create'] },
+      objectSchema: KUBERNETES_SCHEMA,
+      serviceAccountTokens: { [SA_TOKEN]: { namespace: NS, name: SA } },
+    });
+    saDir = mkdtempSync(join(tmpdir(), 'ksp-sa-'));
+    writeFileSync(join(saDir, 'token'), SA_TOKEN);
+    writeFileSync(join(saDir, 'ca.crt'), lab.emulator.tls!.caPem);
+    writeFileSync(join(saDir, 'namespace'), NS);
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all([gateway?.stop(), lab?.stop()]);
+    rmSync(saDir, { recursive: true, force: true });
+  });
+
+  /** Runs the stored CronJob's container as the kubelet would, in a pod with the service account mounted. */
+  async function runStoredJob() {
+    const cron = lab.emulator.objects.list('CronJob')[0] as any;
+    const pod = cron.spec.jobTemplate.spec.template.spec;
+    expect(pod.serviceAccountName).toBe(SA);
+    const container = pod.containers[0];
+    const configMap = lab.emulator.objects.list('ConfigMap').find((c: any) => c.metadata.name === container.envFrom[0].configMapRef.name) as any;
+    const env: Record<string, string> = configMap.data;
+    const args = (container.args as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+    let stdout = '';
+    let stderr = '';
+    const code = await runner(args, {
+      out: (t) => void (stdout += t),
+      err: (t) => void (stderr += t),
+      interactive: false,
+      env: {
+        ...env,
+        PATH: process.env.PATH,
+        HOME: '/nonexistent',
+        KUBERNETES_SERVICE_HOST: '127.0.0.1',
+        KUBERNETES_SERVICE_PORT: lab.emulator.url.port,
+        KSP_SERVICE_ACCOUNT_DIR: saDir,
+      },
+    });
+    const exposition = await (await fetch(`http://127.0.0.1:${gateway!.port}/metrics`)).text();
+    return { code, stdout, stderr, exposition };
+  }
+
+  it('the Role the manifest binds is enough: exec and port-forward over both transports, pushed under the cluster name', async () => {
+    if (!gateway) return;
+    const yaml = await manifest(['--hold', '0s', '--location', 'in-pod']);
+    const withGateway = yaml.replace('http://pushgateway.monitoring:9091', `http://127.0.0.1:${gateway.port}`);
+    const applied = await kubectl(['apply', '-f', '-'], withGateway);
+    expect(applied.code, applied.stderr).toBe(0);
+    // The pod's namespace already exists here (the emulator's pod runs in it), as it may in a cluster: kubectl
+    // warns that it lacks its last-applied record and patches it in, with the manifest's restricted label.
+    expect(applied.stderr.trim()).toMatch(
+      /^Warning: resource namespaces\/kube-stream-probe is missing the kubectl\.kubernetes\.io\/last-applied-configuration annotation[^\n]*$/,
+    );
+    expect(applied.stdout).toContain('namespace/kube-stream-probe configured');
+    const ns = lab.emulator.objects.list('Namespace').find((n) => n.metadata?.name === NS) as any;
+    expect(ns.metadata.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'restricted' });
+
+    const from = lab.emulator.upgrades.length;
+    const r = await runStoredJob();
+    expect(r.code, r.stderr + r.stdout.slice(0, 3000)).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.cluster).toBe('prod-eu');
+    expect(report.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(report.verdicts.map(() => 'clean'));
+    // Every upgrade came with the service account's token and was let through by the stored RBAC.
+    const upgrades = lab.since(from);
+    expect(upgrades.length).toBeGreaterThanOrEqual(4);
+    for (const u of upgrades) expect(u.status).toBe(101);
+    expect(new Set(upgrades.map((u) => u.transport))).toEqual(new Set(['spdy', 'websocket']));
+    expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.KubectlWorks.name}\\{[^}]*cluster="prod-eu"[^}]*location="in-pod"[^}]*\\} 1`));
+  });
+
+  it("a Role granting only create (all SPDY's POST needs): WebSocket's GET is refused by the stored RBAC — a finding", async () => {
+    if (!gateway) return;
+    const docs = docsOf(await manifest(['--hold', '0s', '--location', 'in-pod']));
+    const role = docs.find((d) => d.kind === 'Role')! as any;
+    for (const rule of role.rules) if (rule.resources.includes('pods/exec')) rule.verbs = ['create'];
+    expect((await kubectl(['delete', 'role', '-n', NS, role.metadata.name])).code).toBe(0);
+    const applied = await kubectl(['apply', '-f', '-'], YAML.stringify(role));
+    expect(applied.code, applied.stderr).toBe(0);
+    const from = lab.emulator.upgrades.length;
+    const r = await runStoredJob();
+    expect(r.code, r.stderr).toBe(0); // a finding: the Job succeeds, the metrics carry it
+    const verdicts = JSON.parse(r.stdout).verdicts as { verdict: string; diagnosis: { code: string }[] }[];
+    expect(verdicts.map((v) => v.verdict)).toEqual(['websocket-broken', 'websocket-broken']);
+    for (const v of verdicts) expect(v.diagnosis.map((d) => d.code)).toContain('rbac-websocket-create');
+    const upgrades = lab.since(from);
+    expect(upgrades.length).toBeGreaterThanOrEqual(4);
+    for (const u of upgrades) expect(u.status).toBe(u.transport === 'spdy' ? 101 : 403);
+    expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.SilentFallback.name}\\{[^}]*location="in-pod"[^}]*operation="exec"[^}]*\\} 1`));
+  });
+
+  it('without its RoleBinding the service account may not find its target (403 from the stored RBAC): exit 3, not-measured, probe_error pushed', async () => {
+    if (!gateway) return;
+    const removed = await kubectl(['delete', 'rolebinding', '-n', NS, 'kube-stream-probe']);
+    expect(removed.code, removed.stderr).toBe(0);
+    const from = lab.emulator.upgrades.length;
+    const r = await runStoredJob();
+    // Exit 3: the probe could not measure; the Job fails, and the push says why.
+    expect(r.code).toBe(3);
+    const report = JSON.parse(r.stdout);
+    for (const v of report.verdicts) {
+      expect(v.verdict).toBe('not-measured');
+      expect(v.diagnosis[0].code).toBe('target-forbidden');
+      expect(v.diagnosis[0].summary).toContain(
+        'User "system:serviceaccount:kube-stream-probe:kube-stream-probe-runner" cannot list resource "pods" in API group "" in the namespace "kube-stream-probe"',
+      );
+    }
+    expect(lab.since(from)).toEqual([]); // no upgrade was tried
+    expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.ProbeError.name}\\{[^}]*location="in-pod"[^}]*\\} 1`));
   });
 });
