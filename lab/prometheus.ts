@@ -22,8 +22,8 @@ export function startPushgateway(): Promise<RealHop> {
  * pushed job/location/cluster labels are kept), and evaluating `ruleFiles` (absolute paths) every second;
  * `moreJobs`: further scrape_configs entries, as YAML list items (serve's blackbox-style job).
  */
-export function startPrometheus(targets: readonly string[], ruleFiles: readonly string[] = [], moreJobs = ''): Promise<RealHop> {
-  return startRealHop({
+export async function startPrometheus(targets: readonly string[], ruleFiles: readonly string[] = [], moreJobs = ''): Promise<RealHop> {
+  const hop = await startRealHop({
     name: 'prometheus',
     binary: 'prometheus',
     debianPackage: 'prometheus',
@@ -46,6 +46,33 @@ export function startPrometheus(targets: readonly string[], ruleFiles: readonly 
       '--log.level=warn',
     ],
   });
+  try {
+    await waitReady(hop.port);
+  } catch (err) {
+    await hop.stop();
+    throw err;
+  }
+  return hop;
+}
+
+/**
+ * Prometheus listens before its storage is open and answers queries 503 "Service Unavailable" until then
+ * (a busy CI runner made that seconds): wait for /-/ready, which turns 200 when it serves queries.
+ */
+async function waitReady(port: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/-/ready`);
+      if (r.ok) return;
+      last = `HTTP ${r.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`Prometheus on 127.0.0.1:${port} was not ready within ${timeoutMs / 1000} s (/-/ready: ${last})`);
 }
 
 export interface PromtoolRun {
@@ -73,7 +100,9 @@ export function promtool(args: readonly string[], input = ''): Promise<PromtoolR
 /** One instant query against a Prometheus server's HTTP API: the vector's samples, labels and value. */
 export async function instantQuery(port: number, query: string): Promise<{ labels: Record<string, string>; value: number }[]> {
   const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(query)}`);
-  const body = (await r.json()) as { status: string; error?: string; data?: { result: { metric: Record<string, string>; value: [number, string] }[] } };
+  const text = await r.text();
+  if (!r.headers.get('content-type')?.includes('json')) throw new Error(`query ${query}: HTTP ${r.status} ${text.slice(0, 200)}`);
+  const body = JSON.parse(text) as { status: string; error?: string; data?: { result: { metric: Record<string, string>; value: [number, string] }[] } };
   if (body.status !== 'success') throw new Error(`query ${query} failed: ${body.error}`);
   return body.data!.result.map((s) => ({ labels: s.metric, value: Number(s.value[1]) }));
 }
