@@ -79,6 +79,13 @@ export class ObjectStore {
     }
   }
 
+  /** Stores an object of a stored kind as a create would, without validating it (tests seed RBAC with it). */
+  add(obj: Obj & { kind: string }): Obj {
+    const kind = STORED_KINDS.find((k) => k.kind === obj.kind);
+    if (!kind) throw new Error(`the emulator does not store ${obj.kind}`);
+    return this.put(kind, structuredClone(obj));
+  }
+
   /** Every stored object of a kind (tests read what kubectl created). */
   list(kind: string): readonly Obj[] {
     return [...this.objects.entries()].filter(([k]) => k.startsWith(`${kind}/`)).map(([, o]) => o);

@@ -27,6 +27,7 @@ export type RequestAttributes =
     }
   | { readonly resourceRequest: false; readonly verb: string; readonly path: string };
 
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
 const VERBS: Readonly<Record<string, string>> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 
 /** The request's attributes from its method and path (RequestInfoFactory, simplified to the paths the emulator serves). */
@@ -35,18 +36,19 @@ export function requestAttributes(method: string, path: string, query: URLSearch
   // Non-resource requests (/version, /api, /openapi/v3…) take the lower-cased method as their verb.
   if (!m?.[4]) return { resourceRequest: false, verb: method === 'HEAD' ? 'get' : method.toLowerCase(), path };
   const apiGroup = m[2] ?? '';
-  let parts = m[4].slice(1).split('/');
+  const all = m[4].slice(1).split('/');
+  // RequestInfoFactory: after "namespaces/NAME" the namespace is NAME, also for the Namespace itself
+  // (/api/v1/namespaces/NAME) and its subresources (status, finalize); otherwise the rest names a resource in it.
+  let parts = all;
   let namespace: string | undefined;
-  if (parts[0] === 'namespaces' && parts.length >= 3) {
-    namespace = parts[1];
-    parts = parts.slice(2);
+  if (all[0] === 'namespaces' && all.length > 1) {
+    namespace = all[1];
+    if (all.length > 2 && !NAMESPACE_SUBRESOURCES.has(all[2]!)) parts = all.slice(2);
   }
   const [resource = '', name, subresource] = parts;
   let verb = VERBS[method] ?? 'get';
   if (method === 'GET' || method === 'HEAD') verb = query.get('watch') === 'true' ? 'watch' : name === undefined ? 'list' : 'get';
   if (method === 'DELETE' && name === undefined) verb = 'deletecollection';
-  // /api/v1/namespaces/NAME is the namespace itself (namespaced requests need three parts).
-  if (resource === 'namespaces' && name !== undefined && namespace === undefined) return { resourceRequest: true, verb, apiGroup, resource, name, subresource };
   return { resourceRequest: true, verb, apiGroup, resource, subresource, namespace, name };
 }
 
