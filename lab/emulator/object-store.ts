@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestAttributes } from './request-info.js';
 import { sendJson, sendStatus } from './status.js';
 
 /** A kind the store holds, as discovery lists it. */
@@ -64,6 +65,29 @@ export const groupVersion = (k: Pick<StoredKind, 'group' | 'version'>): string =
 export const gvPath = (k: Pick<StoredKind, 'group' | 'version'>): string => (k.group ? `/apis/${k.group}/${k.version}` : `/api/${k.version}`);
 const qualified = (k: StoredKind): string => (k.group ? `${k.resource}.${k.group}` : k.resource);
 
+/** The group-versions the store serves, for /apis (legacy discovery). */
+export function storedGroups(): { name: string; versions: { groupVersion: string; version: string }[] }[] {
+  const groups = new Map<string, { groupVersion: string; version: string }[]>();
+  for (const k of STORED_KINDS.filter((x) => x.group !== '')) {
+    const list = groups.get(k.group) ?? [];
+    if (!list.some((v) => v.version === k.version)) list.push({ groupVersion: groupVersion(k), version: k.version });
+    groups.set(k.group, list);
+  }
+  return [...groups].map(([name, versions]) => ({ name, versions }));
+}
+
+/** The discovery entries of the stored kinds of one group-version. */
+export function storedResources(group: string, version: string): Record<string, unknown>[] {
+  return STORED_KINDS.filter((k) => k.group === group && k.version === version).map((k) => ({
+    name: k.resource,
+    singularName: k.kind.toLowerCase(),
+    namespaced: k.namespaced,
+    kind: k.kind,
+    verbs: ['create', 'delete', 'get', 'list'],
+    ...(k.shortNames ? { shortNames: k.shortNames } : {}),
+  }));
+}
+
 type Obj = Record<string, unknown> & { metadata?: Record<string, unknown> };
 
 export class ObjectStore {
@@ -93,10 +117,10 @@ export class ObjectStore {
 
   /** Serves the request when it names a stored kind; false when it is not this store's. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<boolean> {
-    const route = this.route(path);
+    const method = req.method ?? 'GET';
+    const route = this.route(method, path, query);
     if (!route) return false;
     const { kind, namespace, name } = route;
-    const method = req.method ?? 'GET';
     if (name === undefined) {
       if (method === 'GET') return (this.sendList(res, kind, namespace, query), true);
       if (method === 'POST') return (await this.create(req, res, kind, namespace, query), true);
@@ -127,14 +151,16 @@ export class ObjectStore {
     return true;
   }
 
-  private route(path: string): { kind: StoredKind; namespace?: string; name?: string } | undefined {
-    // /api/v1/namespaces/NAME matches with no namespace segment (the Namespace itself); .../namespaces/NS/RESOURCE[/NAME] with one.
-    const m = /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))(?:\/namespaces\/([^/]+))?\/([^/]+)(?:\/([^/]+))?$/.exec(path);
-    if (!m) return undefined;
-    const [, coreVersion, group = '', version = coreVersion, namespace, resource, name] = m;
-    const kind = STORED_KINDS.find((k) => k.group === group && k.version === version && k.resource === resource);
-    if (!kind || kind.namespaced !== (namespace !== undefined)) return undefined;
-    return { kind, namespace, name };
+  /** The stored kind, namespace and name a request names (RequestInfoFactory's attributes); undefined when none. */
+  private route(method: string, path: string, query: URLSearchParams): { kind: StoredKind; namespace?: string; name?: string } | undefined {
+    const a = requestAttributes(method, path, query);
+    if (!a.resourceRequest || a.subresource !== undefined) return undefined;
+    const kind = STORED_KINDS.find((k) => k.group === a.apiGroup && k.version === a.apiVersion && k.resource === a.resource);
+    if (!kind) return undefined;
+    // A Namespace's namespace attribute is its own name; other kinds are served only at their own scope.
+    if (kind.kind === 'Namespace') return { kind, name: a.name };
+    if (kind.namespaced !== (a.namespace !== undefined)) return undefined;
+    return { kind, namespace: a.namespace, name: a.name };
   }
 
   private purgeNamespace(name: string): void {

@@ -9,9 +9,9 @@ import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
 import { kubeletMetricsText, metricsText, serveRbacList } from './audit-endpoints.js';
-import { type ObjectStore, readBody } from './object-store.js';
-import { rbacAllows, type ServiceAccountRef } from './rbac-authorizer.js';
-import { serveOpenApiV2, serveOpenApiV3, storedGroups, storedResources } from './openapi-v3.js';
+import { type ObjectStore, readBody, storedGroups, storedResources } from './object-store.js';
+import type { ResourceAttributes } from './request-info.js';
+import { serveOpenApiV2, serveOpenApiV3 } from './openapi.js';
 
 export interface RestContext {
   readonly namespace: string;
@@ -34,8 +34,8 @@ export interface RestContext {
   readonly nodes: readonly EmulatorNode[];
   /** What kubectl apply created. */
   readonly objects: ObjectStore;
-  /** The service account a request authenticates as (authorized by stored RBAC), if any. */
-  readonly serviceAccountOf: (req: IncomingMessage) => ServiceAccountRef | undefined;
+  /** Whether the request's caller may do it (a service account by the applied RBAC, others by `rbac`). */
+  readonly permits: (req: IncomingMessage, a: ResourceAttributes) => boolean;
 }
 
 export interface EmulatorPod {
@@ -198,18 +198,15 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
     }
     const attrs = review.spec?.resourceAttributes;
     if (!attrs?.verb) return sendStatus(res, 400, 'spec.resourceAttributes.verb is required');
-    const sa = ctx.serviceAccountOf(req);
-    const ok = sa
-      ? rbacAllows(ctx.objects, sa, {
-          resourceRequest: true,
-          verb: attrs.verb,
-          apiGroup: attrs.group ?? '',
-          resource: attrs.resource ?? '',
-          subresource: attrs.subresource || undefined,
-          namespace: attrs.namespace || undefined,
-          name: attrs.name || undefined,
-        })
-      : attrs.resource === 'pods' && allowed(ctx.rbac, attrs.verb, attrs.subresource ?? '');
+    const ok = ctx.permits(req, {
+      resourceRequest: true,
+      verb: attrs.verb,
+      apiGroup: attrs.group ?? '',
+      resource: attrs.resource ?? '',
+      subresource: attrs.subresource || undefined,
+      namespace: attrs.namespace || undefined,
+      name: attrs.name || undefined,
+    });
     return sendJson(res, 201, {
       kind: 'SelfSubjectAccessReview',
       apiVersion: 'authorization.k8s.io/v1',

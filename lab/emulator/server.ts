@@ -20,7 +20,8 @@ import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
 import { type ForwardTarget } from './portforward-server.js';
 import { ObjectStore } from './object-store.js';
-import { forbiddenMessage, rbacAllows, requestAttributes, type ServiceAccountRef } from './rbac-authorizer.js';
+import { forbiddenMessage, rbacAllows, type ServiceAccountRef } from './rbac-authorizer.js';
+import { requestAttributes, type ResourceAttributes } from './request-info.js';
 import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
@@ -145,7 +146,7 @@ export class Emulator extends EventEmitter {
       pods: this.pods,
       nodes: this.nodes,
       objects: (this.objects = new ObjectStore([this.namespace], o.objectSchema)),
-      serviceAccountOf: (req) => this.serviceAccountOf(req),
+      permits: (req, a) => this.permits(req, a),
     };
   }
 
@@ -160,6 +161,15 @@ export class Emulator extends EventEmitter {
   serviceAccountOf(req: IncomingMessage): ServiceAccountRef | undefined {
     const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
     return m ? this.options.serviceAccountTokens?.[m[1]!] : undefined;
+  }
+
+  /**
+   * Whether the caller may do it: a service account by the RBAC `kubectl apply` stored, anyone else by
+   * options.rbac (the verbs it grants on pods' streaming subresources; get and list on everything else).
+   */
+  private permits(req: IncomingMessage, a: ResourceAttributes): boolean {
+    const sa = this.serviceAccountOf(req);
+    return sa ? rbacAllows(this.objects, sa, a) : a.resource === 'pods' && allowed(this.ctx.rbac, a.verb, a.subresource ?? '');
   }
 
   private authorized(req: IncomingMessage): boolean {
@@ -215,26 +225,24 @@ export class Emulator extends EventEmitter {
     const node = this.nodes.find((n) => n.name === pod.node);
     rec.node = pod.node;
     // RBAC: WebSocket GET is "get", SPDY POST is "create"; from 1.35 a GET upgrade also needs "create".
-    const rbac = this.ctx.rbac;
-    const verb = req.method === 'POST' ? 'create' : 'get';
-    const sa = this.serviceAccountOf(req);
-    if (sa) {
-      const attrs = (v: string) => ({
-        resourceRequest: true as const,
-        verb: v,
-        apiGroup: '',
-        resource: 'pods',
-        subresource: sub,
-        namespace: m[1],
-        name: pod.name,
-      });
-      const denied = [verb, ...(rbac.model === '1.35' && verb === 'get' ? ['create'] : [])].find((v) => !rbacAllows(this.objects, sa, attrs(v)));
-      if (denied) return refuse(403, forbiddenMessage(sa, attrs(denied)));
-    } else if (!allowed(rbac, verb, sub) || (rbac.model === '1.35' && verb === 'get' && !allowed(rbac, 'create', sub))) {
-      const need = rbac.model === '1.35' && verb === 'get' ? 'get and create' : verb;
+    const verbs = req.method === 'POST' ? ['create'] : this.ctx.rbac.model === '1.35' ? ['get', 'create'] : ['get'];
+    const attrs = (verb: string): ResourceAttributes => ({
+      resourceRequest: true,
+      verb,
+      apiGroup: '',
+      resource: 'pods',
+      subresource: sub,
+      namespace: m[1],
+      name: pod.name,
+    });
+    const denied = verbs.find((v) => !this.permits(req, attrs(v)));
+    if (denied) {
+      const sa = this.serviceAccountOf(req);
       return refuse(
         403,
-        `pods "${this.pod}" is forbidden: User "lab-user" cannot ${need} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
+        sa
+          ? forbiddenMessage(sa, attrs(denied))
+          : `pods "${this.pod}" is forbidden: User "lab-user" cannot ${verbs.join(' and ')} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
       );
     }
     if (node?.fault?.kind === 'refuse') {

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../lab/emulator/object-store.js';
-import { rbacAllows, requestAttributes } from '../../lab/emulator/rbac-authorizer.js';
+import { rbacAllows } from '../../lab/emulator/rbac-authorizer.js';
+import { requestAttributes } from '../../lab/emulator/request-info.js';
 
 const q = (s = '') => new URLSearchParams(s);
 

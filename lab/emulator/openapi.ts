@@ -8,7 +8,7 @@
  * parameter. It has no component schemas, so kubectl computes apply's patches from its compiled-in types.
  */
 import type { ServerResponse } from 'node:http';
-import { groupVersion, gvPath, STORED_KINDS, type StoredKind } from './object-store.js';
+import { gvPath, STORED_KINDS, type StoredKind } from './object-store.js';
 import { sendJson, sendStatus } from './status.js';
 
 const FIELD_VALIDATION = {
@@ -74,27 +74,4 @@ export function serveOpenApiV2(path: string, res: ServerResponse, serverVersion:
   res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Content-Length': doc.length });
   res.end(doc);
   return true;
-}
-
-/** The group-versions the store serves, for /apis (legacy discovery). */
-export function storedGroups(): { name: string; versions: { groupVersion: string; version: string }[] }[] {
-  const groups = new Map<string, { groupVersion: string; version: string }[]>();
-  for (const k of STORED_KINDS.filter((x) => x.group !== '')) {
-    const list = groups.get(k.group) ?? [];
-    if (!list.some((v) => v.version === k.version)) list.push({ groupVersion: groupVersion(k), version: k.version });
-    groups.set(k.group, list);
-  }
-  return [...groups].map(([name, versions]) => ({ name, versions }));
-}
-
-/** The discovery entries of the stored kinds of one group-version. */
-export function storedResources(group: string, version: string): Record<string, unknown>[] {
-  return STORED_KINDS.filter((k) => k.group === group && k.version === version).map((k) => ({
-    name: k.resource,
-    singularName: k.kind.toLowerCase(),
-    namespaced: k.namespaced,
-    kind: k.kind,
-    verbs: ['create', 'delete', 'get', 'list'],
-    ...(k.shortNames ? { shortNames: k.shortNames } : {}),
-  }));
 }
