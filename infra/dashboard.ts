@@ -73,9 +73,8 @@ export class ProbeDashboard extends Construct {
         }),
       ]);
       for (const row of CLUSTER_ROWS) {
-        if (row.when === 'transfers' && !props.transfers) continue;
-        if (row.when === 'per-node' && !props.perNodeClusters?.includes(cluster)) continue;
-        if (row.when !== 'per-node') rows.push(row.panels.map((panel) => this.widget(panel, cluster, props)));
+        if (row.when === 'per-node' || (row.when === 'transfers' && !props.transfers)) continue;
+        rows.push(row.panels.map((panel) => this.widget(panel, cluster, props)));
       }
     }
     // Per-node rows come last, one per cluster probed node by node.

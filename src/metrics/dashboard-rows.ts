@@ -188,5 +188,10 @@ export function seriesLabel(
 ): string {
   if (s.split === 'operation') return `kubectl ${at.operation}`;
   const base = s.split === 'hold' ? `${at.operation} ${at.transport} ${at.keepalive} ${at.holdSeconds}s` : `${at.operation} ${at.transport}`;
-  return panel.series.some((o) => o.metric === s.metric && o.statistic !== s.statistic) ? `${base} ${s.statistic}` : base;
+  return base + statisticSuffix(s, panel);
+}
+
+/** " p50" where the panel draws the same metric with another statistic too (p50 beside p99), else "". */
+export function statisticSuffix(s: PanelSeries, panel: DashboardPanel): string {
+  return panel.series.some((o) => o.metric === s.metric && o.statistic !== s.statistic) ? ` ${s.statistic}` : '';
 }

@@ -12,7 +12,7 @@
  */
 import type { Dashboard, Panel, RowPanel, ThresholdsConfig, ThresholdsMode, VariableModel } from '@grafana/schema';
 import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
-import { CLUSTER_ROWS, OVERVIEW, type DashboardPanel, type PanelSeries, type PanelUnit, type Split } from './dashboard-rows.js';
+import { CLUSTER_ROWS, OVERVIEW, statisticSuffix, type DashboardPanel, type PanelSeries, type PanelUnit, type Split } from './dashboard-rows.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
 import { ALERT_NAMES } from './prometheus-rules.js';
 
@@ -58,16 +58,16 @@ export function seriesQuery(s: PanelSeries, selector = SELECTOR): string {
   }
 }
 
-const target = (s: PanelSeries, panel: DashboardPanel, i: number, instant: boolean) => {
-  const sameMetric = panel.series.some((o) => o.metric === s.metric && o.statistic !== s.statistic);
-  return {
-    refId: String.fromCharCode(65 + i),
-    datasource: DATASOURCE,
-    expr: seriesQuery(s),
-    legendFormat: LEGEND[s.split] + (sameMetric ? ` ${s.statistic}` : ''),
-    ...(instant ? { instant: true, range: false, format: 'table' } : { range: true }),
-  };
-};
+/** Grafana's query ids: A, B, C… by position. */
+const refId = (i: number) => String.fromCharCode(65 + i);
+
+const target = (s: PanelSeries, panel: DashboardPanel, i: number, instant: boolean) => ({
+  refId: refId(i),
+  datasource: DATASOURCE,
+  expr: seriesQuery(s),
+  legendFormat: LEGEND[s.split] + statisticSuffix(s, panel),
+  ...(instant ? { instant: true, range: false } : { range: true }),
+});
 
 const IDLE_THRESHOLDS: ThresholdsConfig = {
   // ThresholdsMode.Absolute: the enum is Grafana's runtime code; its value is the string.
@@ -84,7 +84,7 @@ function panel(p: DashboardPanel, x: number, y: number, id: number): Panel {
     return {
       ...common,
       type: 'stat',
-      targets: p.series.map((s, i) => ({ ...target(s, p, i, false), instant: true, range: false })),
+      targets: p.series.map((s, i) => target(s, p, i, true)),
       fieldConfig: { defaults: { unit, ...bounds }, overrides: [] },
       options: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', textMode: 'value_and_name' },
     };
@@ -92,7 +92,7 @@ function panel(p: DashboardPanel, x: number, y: number, id: number): Panel {
     return {
       ...common,
       type: 'table',
-      targets: p.series.map((s, i) => target(s, p, i, true)),
+      targets: p.series.map((s, i) => ({ ...target(s, p, i, true), format: 'table' })),
       transformations: [{ id: 'merge', options: {} }],
       fieldConfig: { defaults: { unit }, overrides: [] },
       options: { showHeader: true },
@@ -110,9 +110,7 @@ function panel(p: DashboardPanel, x: number, y: number, id: number): Panel {
       },
       // A series drawn against a second axis (nodes probed beside nodes failing), by its query's refId.
       overrides: p.series.flatMap((s, i) =>
-        s.right
-          ? [{ matcher: { id: 'byFrameRefID', options: String.fromCharCode(65 + i) }, properties: [{ id: 'custom.axisPlacement', value: 'right' }] }]
-          : [],
+        s.right ? [{ matcher: { id: 'byFrameRefID', options: refId(i) }, properties: [{ id: 'custom.axisPlacement', value: 'right' }] }] : [],
       ),
     },
     options: { legend: { displayMode: 'list', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'none' } },
