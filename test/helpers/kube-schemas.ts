@@ -4,6 +4,7 @@
  * (types, required fields, enums) from kubernetes-models' schemas. So `kubectl apply` against the emulator is
  * refused for an unknown field under `fieldValidation=Strict`, as a real API server refuses it.
  */
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import * as k8s from '@kubernetes/client-node';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
@@ -19,7 +20,9 @@ import type { FieldIssue, ObjectSchema } from '../../lab/emulator/object-store.j
 
 type Attr = { baseName: string; type: string };
 const CLASSES = k8s as unknown as Record<string, { getAttributeTypeMap?: () => Attr[] } | undefined>;
+/** kubernetes-models' model of each kind `manifest` writes (the PrometheusRule: prometheus-operator's CRD schema). */
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
+  PrometheusRule,
   Namespace,
   ConfigMap,
   ServiceAccount,
@@ -31,6 +34,18 @@ const MODELS: Record<string, new (d: any) => { validate(): void }> = {
   ClusterRole,
   ClusterRoleBinding,
 };
+
+/** Validates a document against its kind's schema; throws kubernetes-models' ValidationError (or for a kind it has none of). */
+export function validateDocument(d: { kind: string }): void {
+  const Model = MODELS[d.kind];
+  if (!Model) throw new Error(`no schema for kind ${d.kind}`);
+  new Model(d).validate();
+}
+
+/** The kubelet's $(VAR) expansion of a container's args from its environment (unknown references stay as written). */
+export function expandArgs(args: readonly string[], env: Readonly<Record<string, string>>): string[] {
+  return args.map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+}
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -18,7 +18,7 @@ import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
 import { cli } from '../helpers/cli.js';
 import { requireHop } from '../helpers/hops.js';
-import { KUBERNETES_SCHEMA } from '../helpers/kube-schemas.js';
+import { expandArgs, KUBERNETES_SCHEMA } from '../helpers/kube-schemas.js';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; [k: string]: unknown };
 const FLAGS = [
@@ -45,6 +45,14 @@ const ref = (d: Doc): string => {
   const group = d.apiVersion.includes('/') ? `.${d.apiVersion.split('/')[0]}` : '';
   return `${d.kind.toLowerCase()}${group}/${d.metadata.name}`;
 };
+
+/** A stored object without what the server and kubectl added: uid, versions, timestamps, status, last-applied. */
+function asWritten(o: Doc): Doc {
+  const { status: _s, metadata, ...rest } = structuredClone(o);
+  const { uid: _u, resourceVersion: _r, creationTimestamp: _c, generation: _g, annotations, ...meta } = metadata as Doc['metadata'] & Record<string, unknown>;
+  const { [LAST_APPLIED]: _l, ...own } = annotations ?? {};
+  return { ...rest, metadata: { ...meta, ...(Object.keys(own).length > 0 ? { annotations: own } : {}) } } as Doc;
+}
 
 const FIRST = KUBECTL_VERSIONS[0];
 const LAST = KUBECTL_VERSIONS[KUBECTL_VERSIONS.length - 1]!;
@@ -76,21 +84,10 @@ describe.each([FIRST, LAST])('kubectl %s apply -f - of the runner manifest', (ve
 
     // What the server stored is what the manifest says, plus kubectl's last-applied record of it.
     for (const d of docs) {
-      const stored = lab.emulator.objects.list(d.kind).find((o) => (o.metadata as Doc['metadata']).name === d.metadata.name) as Doc | undefined;
+      const stored = lab.emulator.objects.list(d.kind).find((o) => o.metadata?.name === d.metadata.name) as Doc | undefined;
       expect(stored, ref(d)).toBeDefined();
-      const { metadata, status: _status, ...rest } = stored!;
-      const {
-        annotations,
-        uid: _u,
-        resourceVersion: _r,
-        creationTimestamp: _c,
-        generation: _g,
-        ...meta
-      } = metadata as Doc['metadata'] & Record<string, unknown>;
-      expect(JSON.parse(annotations?.[LAST_APPLIED] ?? '{}')).toMatchObject({ kind: d.kind, metadata: { name: d.metadata.name } });
-      const { [LAST_APPLIED]: _l, ...own } = annotations ?? {};
-      const docMeta = { ...d.metadata, ...(Object.keys(own).length ? { annotations: own } : {}) };
-      expect({ ...rest, metadata: { ...meta, ...(Object.keys(own).length ? { annotations: own } : {}) } }).toEqual({ ...d, metadata: docMeta });
+      expect(JSON.parse(stored!.metadata.annotations?.[LAST_APPLIED] ?? '{}')).toMatchObject({ kind: d.kind, metadata: { name: d.metadata.name } });
+      expect(asWritten(stored!)).toEqual(d);
     }
 
     const again = await kubectl(['apply', '-f', '-'], yaml);
@@ -204,7 +201,7 @@ describe('in the pod: the applied CronJob runs as its own service account', () =
     const container = pod.containers[0];
     const configMap = lab.emulator.objects.list('ConfigMap').find((c: any) => c.metadata.name === container.envFrom[0].configMapRef.name) as any;
     const env: Record<string, string> = configMap.data;
-    const args = (container.args as string[]).map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
+    const args = expandArgs(container.args, env);
     let stdout = '';
     let stderr = '';
     const code = await runner(args, {

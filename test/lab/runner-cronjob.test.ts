@@ -5,17 +5,6 @@
  * `$(VAR)` expanded from the ConfigMap as the kubelet does, run through the runner image's entry point
  * (functions/runner.ts, built by the task-image test) against the emulator, pushing to a real Pushgateway.
  */
-import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
-import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
-import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
-import { CronJob } from 'kubernetes-models/batch/v1/CronJob';
-import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
-import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
-import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
-import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
-import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
-import { Namespace } from 'kubernetes-models/v1/Namespace';
-import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { runner } from '../../functions/runner.js';
@@ -29,22 +18,10 @@ import { prometheusRules } from '../../src/metrics/prometheus-rules.js';
 import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
 import { cli } from '../helpers/cli.js';
 import { requireHop } from '../helpers/hops.js';
+import { expandArgs, validateDocument } from '../helpers/kube-schemas.js';
 
 type Doc = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [k: string]: any };
-const MODELS: Record<string, new (d: any) => { validate(): void }> = {
-  Namespace,
-  ServiceAccount,
-  ConfigMap,
-  StatefulSet,
-  DaemonSet,
-  CronJob,
-  Role,
-  RoleBinding,
-  ClusterRole,
-  ClusterRoleBinding,
-  PrometheusRule,
-};
-const validate = (d: Doc) => new MODELS[d.kind]!(d).validate();
+const validate = validateDocument;
 
 const FLAGS = ['--runner', 'cronjob', '--runner-image', 'registry.example/ksp-runner:1.0', '--cluster', 'prod-eu'];
 async function manifest(extra: string[], pushgateway = 'http://pushgateway.monitoring:9091'): Promise<Doc[]> {
@@ -54,11 +31,6 @@ async function manifest(extra: string[], pushgateway = 'http://pushgateway.monit
   return YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc);
 }
 const find = (docs: Doc[], kind: string, name = RUNNER_NAME) => docs.find((d) => d.kind === kind && d.metadata.name === name)!;
-
-/** The kubelet's $(VAR) expansion of a container's args from its environment (unknown references stay as written). */
-function expand(args: string[], env: Record<string, string>): string[] {
-  return args.map((a) => a.replace(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (m, v: string) => env[v] ?? m));
-}
 
 describe('manifest --runner cronjob', () => {
   it("every document passes Kubernetes' OpenAPI schemas (the PrometheusRule its CRD's), and a broken CronJob does not", async () => {
@@ -189,7 +161,7 @@ describe('manifest --runner cronjob', () => {
     async function runJob(lab: EmulatorWithKubeconfig, location: string) {
       const docs = await manifest(['--hold', '0s', '--location', location], `http://127.0.0.1:${gateway!.port}`);
       const container = find(docs, 'CronJob').spec.jobTemplate.spec.template.spec.containers[0];
-      const args = expand(container.args, find(docs, 'ConfigMap').data);
+      const args = expandArgs(container.args, find(docs, 'ConfigMap').data);
       expect(args.join(' ')).not.toMatch(/\$\(/);
       let stdout = '';
       let stderr = '';
