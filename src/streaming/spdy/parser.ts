@@ -19,7 +19,7 @@ import {
   SPDY_VERSION,
   type SpdyLimits,
 } from './constants.js';
-import type { SpdyFrame } from './frames.js';
+import type { SpdyFrame, SpdyHeaders } from './frames.js';
 import { HeaderBlockDecoder } from './header-block.js';
 
 interface PendingHeader {
@@ -197,46 +197,49 @@ export class SpdyFrameParser {
     });
   }
 
+  /** Throws unless the payload has `min` bytes (exactly, if `exact`). */
+  private needLength(h: PendingHeader, p: Buffer, min: number, exact = false): void {
+    if (exact ? p.length !== min : p.length < min) throw this.badFrame(h, `length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
+  }
+
+  private streamIdAt(h: PendingHeader, p: Buffer, o: number): number {
+    const id = p.readUInt32BE(o) & 0x7fffffff;
+    if (id === 0) throw this.badFrame(h, 'stream id 0');
+    return id;
+  }
+
+  private headersFrom(h: PendingHeader, block: Buffer): SpdyHeaders {
+    if (!this.headerDecoder) {
+      throw probeError(
+        'SPDY_PROTOCOL',
+        `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: a header block after the session's streams were set up (none is expected)`,
+        { offset: h.offset },
+      );
+    }
+    try {
+      return this.headerDecoder.decode(block);
+    } catch (err) {
+      const e = err as ProbeError<'SPDY_HEADER_BLOCK' | 'SPDY_HEADER_LIMIT'>;
+      throw new ProbeError(
+        e.code,
+        `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`,
+        { ...e.context, offset: h.offset } as ErrorContexts[typeof e.code],
+        e,
+      );
+    }
+  }
+
+  // No closures per frame: a session's setup decodes a dozen control frames, and each closure is garbage the
+  // young generation has to size for (bench: memory per idle session).
   private decode(h: PendingHeader, p: Buffer): SpdyFrame {
-    // DATA first, before the helpers below are made: it is nearly every frame of a transfer.
-    if (!h.control && h.type !== 0) return { type: 'DATA', streamId: h.type, flags: h.flags, data: p };
-    const bad = (msg: string) => this.badFrame(h, msg);
-    const needLength = (min: number, exact = false) => {
-      if (exact ? p.length !== min : p.length < min) throw bad(`length ${p.length}, expected ${exact ? '' : 'at least '}${min}`);
-    };
-    const headersFrom = (block: Buffer) => {
-      if (!this.headerDecoder) {
-        throw probeError(
-          'SPDY_PROTOCOL',
-          `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: a header block after the session's streams were set up (none is expected)`,
-          { offset: h.offset },
-        );
-      }
-      try {
-        return this.headerDecoder.decode(block);
-      } catch (err) {
-        const e = err as ProbeError<'SPDY_HEADER_BLOCK' | 'SPDY_HEADER_LIMIT'>;
-        throw new ProbeError(
-          e.code,
-          `${CONTROL_TYPE_NAMES[h.type]} frame at byte ${h.offset}: ${e.message}`,
-          { ...e.context, offset: h.offset } as ErrorContexts[typeof e.code],
-          e,
-        );
-      }
-    };
-    const streamIdAt = (o: number) => {
-      const id = p.readUInt32BE(o) & 0x7fffffff;
-      if (id === 0) throw bad('stream id 0');
-      return id;
-    };
     if (!h.control) {
-      if (h.type === 0) throw bad('stream id 0');
+      if (h.type === 0) throw this.badFrame(h, 'stream id 0');
       return { type: 'DATA', streamId: h.type, flags: h.flags, data: p };
     }
     switch (h.type) {
       case ControlType.SYN_STREAM: {
-        needLength(10);
-        const streamId = streamIdAt(0);
+        this.needLength(h, p, 10);
+        const streamId = this.streamIdAt(h, p, 0);
         return {
           type: 'SYN_STREAM',
           streamId,
@@ -244,27 +247,27 @@ export class SpdyFrameParser {
           priority: p.readUInt8(8) >>> 5,
           slot: p.readUInt8(9),
           flags: h.flags,
-          headers: headersFrom(p.subarray(10)),
+          headers: this.headersFrom(h, p.subarray(10)),
         };
       }
       case ControlType.SYN_REPLY:
       case ControlType.HEADERS: {
-        needLength(4);
-        const streamId = streamIdAt(0);
-        const headers = headersFrom(p.subarray(4));
+        this.needLength(h, p, 4);
+        const streamId = this.streamIdAt(h, p, 0);
+        const headers = this.headersFrom(h, p.subarray(4));
         return h.type === ControlType.SYN_REPLY
           ? { type: 'SYN_REPLY', streamId, flags: h.flags, headers }
           : { type: 'HEADERS', streamId, flags: h.flags, headers };
       }
       case ControlType.RST_STREAM: {
-        needLength(8, true);
-        const streamId = streamIdAt(0);
+        this.needLength(h, p, 8, true);
+        const streamId = this.streamIdAt(h, p, 0);
         const status = p.readUInt32BE(4);
-        if (status === 0) throw bad('status 0');
+        if (status === 0) throw this.badFrame(h, 'status 0');
         return { type: 'RST_STREAM', streamId, status };
       }
       case ControlType.SETTINGS: {
-        needLength(4);
+        this.needLength(h, p, 4);
         const count = p.readUInt32BE(0);
         if (count > this.limits.maxSettingsEntries) {
           throw probeError('SPDY_HEADER_LIMIT', `SETTINGS frame at byte ${h.offset} has ${count} entries; the limit is ${this.limits.maxSettingsEntries}`, {
@@ -273,7 +276,7 @@ export class SpdyFrameParser {
             limit: this.limits.maxSettingsEntries,
           });
         }
-        if (p.length !== 4 + count * 8) throw bad(`${count} entries need ${4 + count * 8} bytes, got ${p.length}`);
+        if (p.length !== 4 + count * 8) throw this.badFrame(h, `${count} entries need ${4 + count * 8} bytes, got ${p.length}`);
         const entries = [];
         for (let i = 0; i < count; i++) {
           const w = p.readUInt32BE(4 + i * 8);
@@ -282,20 +285,20 @@ export class SpdyFrameParser {
         return { type: 'SETTINGS', flags: h.flags, entries };
       }
       case ControlType.PING: {
-        needLength(4, true);
-        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        this.needLength(h, p, 4, true);
+        if (h.flags !== 0) throw this.badFrame(h, `flags ${h.flags}, must be 0`);
         const id = p.readUInt32BE(0);
-        if (id === 0) throw bad('ping id 0');
+        if (id === 0) throw this.badFrame(h, 'ping id 0');
         return { type: 'PING', id };
       }
       case ControlType.GOAWAY: {
-        needLength(8, true);
-        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        this.needLength(h, p, 8, true);
+        if (h.flags !== 0) throw this.badFrame(h, `flags ${h.flags}, must be 0`);
         return { type: 'GOAWAY', lastGoodStreamId: p.readUInt32BE(0) & 0x7fffffff, status: p.readUInt32BE(4) };
       }
       case ControlType.WINDOW_UPDATE: {
-        needLength(8, true);
-        if (h.flags !== 0) throw bad(`flags ${h.flags}, must be 0`);
+        this.needLength(h, p, 8, true);
+        if (h.flags !== 0) throw this.badFrame(h, `flags ${h.flags}, must be 0`);
         return { type: 'WINDOW_UPDATE', streamId: p.readUInt32BE(0) & 0x7fffffff, delta: p.readUInt32BE(4) & 0x7fffffff };
       }
       default:

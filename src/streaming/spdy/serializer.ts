@@ -7,21 +7,30 @@ import { ControlType, FRAME_HEADER_BYTES, MAX_STREAM_ID, PROTOCOL_MAX_PAYLOAD_BY
 import type { SpdyFrame } from './frames.js';
 import type { HeaderBlockEncoder } from './header-block.js';
 
-function controlHeader(type: number, flags: number, length: number): Buffer {
+/** A control frame of `length` payload bytes with its 8-byte header written; the caller fills the payload. */
+function controlFrame(type: number, flags: number, length: number): Buffer {
   if (length > PROTOCOL_MAX_PAYLOAD_BYTES) {
     throw probeError('SPDY_FRAME_TOO_LARGE', `control frame payload of ${length} bytes exceeds 24 bits`, { length, limit: PROTOCOL_MAX_PAYLOAD_BYTES });
   }
-  const h = Buffer.alloc(FRAME_HEADER_BYTES);
+  // One buffer per frame, from Node's pool: a session's setup writes a dozen frames.
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES + length);
   h.writeUInt16BE(0x8000 | SPDY_VERSION, 0);
   h.writeUInt16BE(type, 2);
   h.writeUInt32BE((((flags & 0xff) << 24) | length) >>> 0, 4);
   return h;
 }
 
-function u32(...values: number[]): Buffer {
-  const b = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => b.writeUInt32BE(v >>> 0, i * 4));
-  return b;
+/** A control frame whose payload is 32-bit words. */
+function wordsFrame(type: number, first: number, second?: number): Buffer {
+  const f = controlFrame(type, 0, second === undefined ? 4 : 8);
+  f.writeUInt32BE(first >>> 0, FRAME_HEADER_BYTES);
+  if (second !== undefined) f.writeUInt32BE(second >>> 0, FRAME_HEADER_BYTES + 4);
+  return f;
+}
+
+function needEncoder(frame: SpdyFrame, encoder: HeaderBlockEncoder | undefined): HeaderBlockEncoder {
+  if (!encoder) throw probeError('SPDY_PROTOCOL', `${frame.type} needs a header encoder`, {});
+  return encoder;
 }
 
 function checkStreamId(id: number): number {
@@ -35,49 +44,53 @@ export function dataFrameHeader(streamId: number, flags: number, length: number)
   if (length > PROTOCOL_MAX_PAYLOAD_BYTES) {
     throw probeError('SPDY_FRAME_TOO_LARGE', `DATA payload of ${length} bytes exceeds 24 bits`, { streamId, length, limit: PROTOCOL_MAX_PAYLOAD_BYTES });
   }
-  return u32(checkStreamId(streamId) & MAX_STREAM_ID, (((flags & 0xff) << 24) | length) >>> 0);
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  h.writeUInt32BE(checkStreamId(streamId) & MAX_STREAM_ID, 0);
+  h.writeUInt32BE((((flags & 0xff) << 24) | length) >>> 0, 4);
+  return h;
 }
 
 /** Serializes any frame into one buffer, ready to write. */
 export function serializeFrame(frame: SpdyFrame, encoder?: HeaderBlockEncoder): Buffer {
-  const needEncoder = (): HeaderBlockEncoder => {
-    if (!encoder) throw probeError('SPDY_PROTOCOL', `${frame.type} needs a header encoder`, {});
-    return encoder;
-  };
   switch (frame.type) {
     case 'DATA':
       return Buffer.concat([dataFrameHeader(frame.streamId, frame.flags, frame.data.length), frame.data]);
     case 'SYN_STREAM': {
-      const block = needEncoder().encode(frame.headers);
-      const fixed = Buffer.alloc(10);
-      fixed.writeUInt32BE(checkStreamId(frame.streamId), 0);
-      fixed.writeUInt32BE(frame.associatedId & MAX_STREAM_ID, 4);
-      fixed.writeUInt8((frame.priority & 0x7) << 5, 8);
-      fixed.writeUInt8(frame.slot & 0xff, 9);
-      return Buffer.concat([controlHeader(ControlType.SYN_STREAM, frame.flags, 10 + block.length), fixed, block]);
+      const block = needEncoder(frame, encoder).encode(frame.headers);
+      const f = controlFrame(ControlType.SYN_STREAM, frame.flags, 10 + block.length);
+      f.writeUInt32BE(checkStreamId(frame.streamId), 8);
+      f.writeUInt32BE(frame.associatedId & MAX_STREAM_ID, 12);
+      f.writeUInt8((frame.priority & 0x7) << 5, 16);
+      f.writeUInt8(frame.slot & 0xff, 17);
+      block.copy(f, 18);
+      return f;
     }
     case 'SYN_REPLY':
     case 'HEADERS': {
-      const block = needEncoder().encode(frame.headers);
+      const block = needEncoder(frame, encoder).encode(frame.headers);
       const type = frame.type === 'SYN_REPLY' ? ControlType.SYN_REPLY : ControlType.HEADERS;
-      return Buffer.concat([controlHeader(type, frame.flags, 4 + block.length), u32(checkStreamId(frame.streamId)), block]);
+      const f = controlFrame(type, frame.flags, 4 + block.length);
+      f.writeUInt32BE(checkStreamId(frame.streamId), 8);
+      block.copy(f, 12);
+      return f;
     }
     case 'RST_STREAM':
-      return Buffer.concat([controlHeader(ControlType.RST_STREAM, 0, 8), u32(checkStreamId(frame.streamId), frame.status)]);
+      return wordsFrame(ControlType.RST_STREAM, checkStreamId(frame.streamId), frame.status);
     case 'SETTINGS': {
-      const body = Buffer.alloc(4 + frame.entries.length * 8);
-      body.writeUInt32BE(frame.entries.length, 0);
-      frame.entries.forEach((e, i) => {
-        body.writeUInt32BE((((e.flags & 0xff) << 24) | (e.id & 0xffffff)) >>> 0, 4 + i * 8);
-        body.writeUInt32BE(e.value >>> 0, 8 + i * 8);
-      });
-      return Buffer.concat([controlHeader(ControlType.SETTINGS, frame.flags, body.length), body]);
+      const f = controlFrame(ControlType.SETTINGS, frame.flags, 4 + frame.entries.length * 8);
+      f.writeUInt32BE(frame.entries.length, 8);
+      for (let i = 0; i < frame.entries.length; i++) {
+        const e = frame.entries[i]!;
+        f.writeUInt32BE((((e.flags & 0xff) << 24) | (e.id & 0xffffff)) >>> 0, 12 + i * 8);
+        f.writeUInt32BE(e.value >>> 0, 16 + i * 8);
+      }
+      return f;
     }
     case 'PING':
-      return Buffer.concat([controlHeader(ControlType.PING, 0, 4), u32(frame.id)]);
+      return wordsFrame(ControlType.PING, frame.id);
     case 'GOAWAY':
-      return Buffer.concat([controlHeader(ControlType.GOAWAY, 0, 8), u32(frame.lastGoodStreamId & MAX_STREAM_ID, frame.status)]);
+      return wordsFrame(ControlType.GOAWAY, frame.lastGoodStreamId & MAX_STREAM_ID, frame.status);
     case 'WINDOW_UPDATE':
-      return Buffer.concat([controlHeader(ControlType.WINDOW_UPDATE, 0, 8), u32(checkStreamId(frame.streamId), frame.delta & MAX_STREAM_ID)]);
+      return wordsFrame(ControlType.WINDOW_UPDATE, checkStreamId(frame.streamId), frame.delta & MAX_STREAM_ID);
   }
 }

@@ -16,6 +16,24 @@ export interface StreamOwner {
   streamFinished(stream: SpdyStream): void;
 }
 
+/** Who waits for the reply, or for the peer's side to end. */
+interface Waiter<T> {
+  resolve(value: T): void;
+  reject(err: Error): void;
+}
+
+function noop(): void {}
+
+/** Errors are recorded, never thrown at the process. One function for every stream, not a closure each. */
+function recordError(this: SpdyStream, err: Error): void {
+  this.endError ??= err;
+}
+
+/**
+ * The promises below are made only when someone asks for them, and the reply wait is one promise and one timer:
+ * an idle exec session holds four streams, and their setup's garbage is what the young generation sizes itself by
+ * (bench: memory per idle session).
+ */
 export class SpdyStream extends Duplex {
   /** Headers of the SYN_STREAM that opened this stream. */
   readonly headers: SpdyHeaders;
@@ -27,12 +45,11 @@ export class SpdyStream extends Duplex {
   endError: Error | undefined;
   sentFin = false;
   receivedFin = false;
-  readonly replied: Promise<SpdyHeaders>;
-  /** Resolves when the peer's side is over: FIN, RST or the session's end (whether or not anyone reads). */
-  readonly remoteEnded: Promise<void>;
-  private resolveRemoteEnded!: () => void;
-  private resolveReply!: (h: SpdyHeaders) => void;
-  private rejectReply!: (e: Error) => void;
+  /** Why no reply will come (a reset or the session's end), once known. */
+  private replyFailure: Error | undefined;
+  private replyWaiters: Waiter<SpdyHeaders>[] | undefined;
+  private remoteEndWaiters: Waiter<void>[] | undefined;
+  private remoteOver = false;
 
   constructor(
     readonly id: number,
@@ -41,16 +58,40 @@ export class SpdyStream extends Duplex {
   ) {
     super({ allowHalfOpen: true });
     this.headers = headers;
-    this.replied = new Promise((resolve, reject) => {
-      this.resolveReply = resolve;
-      this.rejectReply = reject;
-    });
-    this.replied.catch(() => undefined);
-    this.remoteEnded = new Promise((resolve) => (this.resolveRemoteEnded = resolve));
-    // Errors are recorded, never thrown at the process.
-    this.on('error', (err) => {
-      this.endError ??= err;
-    });
+    this.on('error', recordError);
+  }
+
+  /** Resolves with the SYN_REPLY's headers; rejects if the stream is reset or the session ends first. */
+  get replied(): Promise<SpdyHeaders> {
+    if (this.replyHeaders) return Promise.resolve(this.replyHeaders);
+    if (this.replyFailure) return Promise.reject(this.replyFailure);
+    const p = new Promise<SpdyHeaders>((resolve, reject) => (this.replyWaiters ??= []).push({ resolve, reject }));
+    // As before this was lazy: a reply that never comes is not an unhandled rejection.
+    p.catch(noop);
+    return p;
+  }
+
+  /** Resolves when the peer's side is over: FIN, RST or the session's end (whether or not anyone reads). */
+  get remoteEnded(): Promise<void> {
+    if (this.remoteOver) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => (this.remoteEndWaiters ??= []).push({ resolve, reject }));
+  }
+
+  private settleReply(headers: SpdyHeaders | undefined, err?: Error): void {
+    const waiters = this.replyWaiters;
+    this.replyWaiters = undefined;
+    if (!headers) this.replyFailure ??= err;
+    for (const w of waiters ?? []) {
+      if (headers) w.resolve(headers);
+      else w.reject(err!);
+    }
+  }
+
+  private resolveRemoteEnded(): void {
+    this.remoteOver = true;
+    const waiters = this.remoteEndWaiters;
+    this.remoteEndWaiters = undefined;
+    for (const w of waiters ?? []) w.resolve();
   }
 
   get finished(): boolean {
@@ -62,25 +103,24 @@ export class SpdyStream extends Duplex {
     if (this.replyHeaders) return;
     this.replyHeaders = headers;
     this.owner.sendReply(this.id, headers);
-    this.resolveReply(headers);
+    this.settleReply(headers);
   }
 
   /** Waits for the SYN_REPLY, as client-go does before it creates the next stream. */
-  async awaitReply(timeoutMs = STREAM_REPLY_TIMEOUT_MS): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.replied,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs })),
-            timeoutMs,
-          );
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+  awaitReply(timeoutMs = STREAM_REPLY_TIMEOUT_MS): Promise<void> {
+    if (this.replyHeaders) return Promise.resolve();
+    if (this.replyFailure) return Promise.reject(this.replyFailure);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.replyWaiters = this.replyWaiters?.filter((w) => w !== waiter);
+        reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs }));
+      }, timeoutMs);
+      const waiter: Waiter<SpdyHeaders> = {
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (err) => (clearTimeout(timer), reject(err)),
+      };
+      (this.replyWaiters ??= []).push(waiter);
+    });
   }
 
   /** Everything the peer sends until its side ends; `clean` is false when that end was a reset or a lost connection. */
@@ -118,7 +158,7 @@ export class SpdyStream extends Duplex {
 
   onReply(headers: SpdyHeaders): void {
     this.replyHeaders = headers;
-    this.resolveReply(headers);
+    this.settleReply(headers);
   }
 
   onData(data: Buffer, flags: number): void {
@@ -136,7 +176,7 @@ export class SpdyStream extends Duplex {
     if (this.resetStatus !== undefined) return;
     this.resetStatus = status;
     this.resetByPeer = true;
-    this.rejectReply(this.resetError());
+    this.settleReply(undefined, this.resetError());
     this.finishReadable();
     this.owner.streamFinished(this);
   }
@@ -144,7 +184,7 @@ export class SpdyStream extends Duplex {
   onSessionEnd(err: Error): void {
     if (this.finished) return;
     this.endError = err;
-    this.rejectReply(err);
+    this.settleReply(undefined, err);
     this.finishReadable();
   }
 
