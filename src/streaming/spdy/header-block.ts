@@ -7,23 +7,18 @@
  * A stateless inflate cannot read the second block, so these objects must be
  * owned by exactly one session direction.
  *
- * pako is used instead of node:zlib because it inflates synchronously on a
- * persistent context, which keeps frame handling strictly ordered and lets us
- * stop a zlib bomb after the first over-limit chunk.
+ * Reading uses our own inflater (inflate.ts): synchronous, so frame handling stays strictly ordered, it stops a
+ * zlib bomb at the first byte past the limit, and a session keeps only its output history, not a zlib context.
+ * Writing sends stored blocks, or pako's deflate when a level is asked for.
  */
 import pako from 'pako';
 import { probeError } from '../../errors.js';
 import { SPDY3_DICTIONARY } from './dictionary.js';
 import type { SpdyHeaders } from './frames.js';
+import { InflateLimitError, ZlibStreamInflater } from './inflate.js';
 
 const Z_SYNC_FLUSH = 2;
 const DICTIONARY = new Uint8Array(SPDY3_DICTIONARY);
-/**
- * Output is produced in chunks of this size, so a bomb costs at most limit + one
- * chunk. Small, because every held session keeps one per direction (bench:
- * memory per idle session); Kubernetes header blocks are a few dozen bytes.
- */
-const INFLATE_CHUNK_BYTES = 4 * 1024;
 const DEFLATE_CHUNK_BYTES = 1024;
 /** BFINAL 0, BTYPE 00, aligned; LEN 0, NLEN 0xffff. */
 const SYNC_FLUSH_MARKER = Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff]);
@@ -42,23 +37,45 @@ export interface DeflateTuning {
   readonly memLevel?: number;
 }
 
-/** Encodes the uncompressed name/value block (names lower-cased, values NUL-joined). */
+/**
+ * Encodes the uncompressed name/value block (names lower-cased, values NUL-joined) into one buffer, sized
+ * first: a session's setup encodes several blocks, and a Buffer per field was most of their garbage.
+ */
 export function encodePlainHeaderBlock(headers: SpdyHeaders): Buffer {
-  const entries = Object.entries(headers);
-  const parts: Buffer[] = [];
-  const count = Buffer.alloc(4);
-  count.writeUInt32BE(entries.length);
-  parts.push(count);
-  for (const [rawName, values] of entries) {
-    const name = Buffer.from(rawName.toLowerCase(), 'utf8');
-    const value = Buffer.from(values.join('\0'), 'utf8');
-    const nl = Buffer.alloc(4);
-    nl.writeUInt32BE(name.length);
-    const vl = Buffer.alloc(4);
-    vl.writeUInt32BE(value.length);
-    parts.push(nl, name, vl, value);
+  const names: string[] = [];
+  const values: string[] = [];
+  let size = 4;
+  for (const rawName in headers) {
+    if (!Object.hasOwn(headers, rawName)) continue;
+    const name = rawName.toLowerCase();
+    const value = headers[rawName]!.join('\0');
+    names.push(name);
+    values.push(value);
+    size += 8 + Buffer.byteLength(name, 'utf8') + Buffer.byteLength(value, 'utf8');
   }
-  return Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(size);
+  let off = out.writeUInt32BE(names.length, 0);
+  for (let i = 0; i < names.length; i++) {
+    const nameLength = out.write(names[i]!, off + 4, 'utf8');
+    out.writeUInt32BE(nameLength, off);
+    off += 4 + nameLength;
+    const valueLength = out.write(values[i]!, off + 4, 'utf8');
+    out.writeUInt32BE(valueLength, off);
+    off += 4 + valueLength;
+  }
+  return out;
+}
+
+function blockError(msg: string, offset: number) {
+  return probeError('SPDY_HEADER_BLOCK', `header block: ${msg} at byte ${offset}`, { blockOffset: offset });
+}
+
+/** The length-prefixed field at `off` ("name" or "value"), checked against the bytes left. */
+function fieldLength(block: Buffer, off: number, what: string): number {
+  if (off + 4 > block.length) throw blockError(`truncated ${what} length`, off);
+  const len = block.readUInt32BE(off);
+  if (len > block.length - off - 4) throw blockError(`${what} length ${len} exceeds the bytes left`, off);
+  return len;
 }
 
 /**
@@ -66,8 +83,7 @@ export function encodePlainHeaderBlock(headers: SpdyHeaders): Buffer {
  * that remain before anything is allocated (CVE-2026-35469).
  */
 export function decodePlainHeaderBlock(block: Buffer, limits: HeaderBlockLimits): SpdyHeaders {
-  const fail = (msg: string, offset: number) => probeError('SPDY_HEADER_BLOCK', `header block: ${msg} at byte ${offset}`, { blockOffset: offset });
-  if (block.length < 4) throw fail('shorter than its 4-byte pair count', 0);
+  if (block.length < 4) throw blockError('shorter than its 4-byte pair count', 0);
   const count = block.readUInt32BE(0);
   if (count > limits.maxHeaderPairs) {
     throw probeError('SPDY_HEADER_LIMIT', `header block has ${count} pairs; the limit is ${limits.maxHeaderPairs}`, {
@@ -76,29 +92,23 @@ export function decodePlainHeaderBlock(block: Buffer, limits: HeaderBlockLimits)
     });
   }
   // Each pair needs at least two 4-byte lengths.
-  if (count * 8 > block.length - 4) throw fail(`pair count ${count} exceeds the block's ${block.length} bytes`, 0);
+  if (count * 8 > block.length - 4) throw blockError(`pair count ${count} exceeds the block's ${block.length} bytes`, 0);
   const out: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   let off = 4;
-  const readField = (what: string): Buffer => {
-    if (off + 4 > block.length) throw fail(`truncated ${what} length`, off);
-    const len = block.readUInt32BE(off);
-    off += 4;
-    if (len > block.length - off) throw fail(`${what} length ${len} exceeds the bytes left`, off - 4);
-    const field = block.subarray(off, off + len);
-    off += len;
-    return field;
-  };
   for (let i = 0; i < count; i++) {
     const nameOffset = off;
-    const name = readField('name').toString('latin1');
+    const nameLength = fieldLength(block, off, 'name');
+    const name = block.toString('latin1', off + 4, off + 4 + nameLength);
+    off += 4 + nameLength;
     // spdystream rejects empty, upper-case and duplicated names (read.go).
-    if (name.length === 0) throw fail('empty header name', nameOffset);
-    if (name !== name.toLowerCase()) throw fail(`upper-case header name "${name}"`, nameOffset);
-    if (name in out) throw fail(`duplicated header name "${name}"`, nameOffset);
-    const value = readField('value').toString('utf8');
-    out[name] = value.split('\0');
+    if (name.length === 0) throw blockError('empty header name', nameOffset);
+    if (name !== name.toLowerCase()) throw blockError(`upper-case header name "${name}"`, nameOffset);
+    if (name in out) throw blockError(`duplicated header name "${name}"`, nameOffset);
+    const valueLength = fieldLength(block, off, 'value');
+    out[name] = block.toString('utf8', off + 4, off + 4 + valueLength).split('\0');
+    off += 4 + valueLength;
   }
-  if (off !== block.length) throw fail(`${block.length - off} bytes after the last pair`, off);
+  if (off !== block.length) throw blockError(`${block.length - off} bytes after the last pair`, off);
   return out;
 }
 
@@ -142,67 +152,55 @@ export class HeaderBlockEncoder {
   }
 
   private stored(plain: Buffer): Buffer {
-    const parts: Buffer[] = [];
+    const pieces = Math.ceil(plain.length / 0xffff);
+    const zlibHeader = this.started ? 0 : 2;
+    const out = Buffer.allocUnsafe(zlibHeader + pieces * 5 + plain.length + SYNC_FLUSH_MARKER.length);
+    let at = 0;
     if (!this.started) {
       // CMF 0x78 (deflate, 32 KiB window), FLG 0x01: no FDICT, (0x7801 % 31) === 0.
-      parts.push(Buffer.from([0x78, 0x01]));
+      out[at++] = 0x78;
+      out[at++] = 0x01;
       this.started = true;
     }
     for (let off = 0; off < plain.length; off += 0xffff) {
-      const piece = plain.subarray(off, off + 0xffff);
-      const head = Buffer.alloc(5);
-      head[0] = 0x00; // BFINAL 0, BTYPE 00 (stored); we are always byte-aligned here
-      head.writeUInt16LE(piece.length, 1);
-      head.writeUInt16LE(~piece.length & 0xffff, 3);
-      parts.push(head, piece);
+      const length = Math.min(0xffff, plain.length - off);
+      out[at] = 0x00; // BFINAL 0, BTYPE 00 (stored); we are always byte-aligned here
+      out.writeUInt16LE(length, at + 1);
+      out.writeUInt16LE(~length & 0xffff, at + 3);
+      at += 5 + plain.copy(out, at + 5, off, off + length);
     }
     // The Z_SYNC_FLUSH marker: an empty stored block. Go's compress/flate hands out a stored
     // block's bytes only when it reaches the next block header; without this marker it reads
     // past the frame, hits EOF, and its (sticky) error breaks every later header block.
-    parts.push(SYNC_FLUSH_MARKER);
-    return Buffer.concat(parts);
+    SYNC_FLUSH_MARKER.copy(out, at);
+    return out;
   }
 }
 
 /** One per connection direction we read: inflates header blocks within limits. */
 export class HeaderBlockDecoder {
-  private readonly inflate: pako.Inflate;
-  private chunks: Uint8Array[] = [];
-  private produced = 0;
+  private readonly inflater = new ZlibStreamInflater(DICTIONARY);
   private broken: Error | undefined;
 
-  constructor(private readonly limits: HeaderBlockLimits) {
-    this.inflate = new pako.Inflate({ dictionary: DICTIONARY, chunkSize: INFLATE_CHUNK_BYTES });
-    this.inflate.onData = (chunk: Uint8Array) => {
-      this.produced += chunk.length;
-      // Thrown from inside pako's loop: inflation stops at the first chunk past the limit.
-      if (this.produced > this.limits.maxHeaderBlockBytes) {
-        throw probeError('SPDY_HEADER_LIMIT', `header block inflates past ${this.limits.maxHeaderBlockBytes} bytes (zlib bomb or oversized headers)`, {
-          limit: this.limits.maxHeaderBlockBytes,
-          value: this.produced,
-        });
-      }
-      this.chunks.push(chunk);
-    };
-  }
+  constructor(private readonly limits: HeaderBlockLimits) {}
 
   decode(compressed: Buffer): SpdyHeaders {
     // A failed block leaves the shared zlib stream in an unknown state: every later block is unreadable.
     if (this.broken) throw probeError('SPDY_HEADER_BLOCK', 'header decompression context is broken by an earlier error', {}, this.broken);
-    this.chunks = [];
-    this.produced = 0;
+    let plain: Buffer;
     try {
-      const ok = this.inflate.push(compressed, Z_SYNC_FLUSH);
-      if (!ok || (this.inflate.err !== 0 && this.inflate.err !== 1)) {
-        throw probeError('SPDY_HEADER_BLOCK', `header block does not inflate: ${this.inflate.msg || `zlib error ${this.inflate.err}`}`, {});
-      }
+      plain = this.inflater.push(compressed, this.limits.maxHeaderBlockBytes);
     } catch (err) {
       this.broken = err as Error;
-      this.chunks = [];
-      throw err;
+      if (err instanceof InflateLimitError) {
+        // Inflation stopped at the first byte past the limit.
+        throw probeError('SPDY_HEADER_LIMIT', `header block inflates past ${this.limits.maxHeaderBlockBytes} bytes (zlib bomb or oversized headers)`, {
+          limit: this.limits.maxHeaderBlockBytes,
+          value: err.produced,
+        });
+      }
+      throw probeError('SPDY_HEADER_BLOCK', `header block does not inflate: ${(err as Error).message}`, {});
     }
-    const plain = Buffer.concat(this.chunks);
-    this.chunks = [];
     return decodePlainHeaderBlock(plain, this.limits);
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * Our header-block inflater against zlib itself (node:zlib) and pako: streams they write at every level,
+ * strategy and window, cut into sync-flushed blocks as spdystream writes them, inflate block by block to what
+ * went in; and on corrupted streams we refuse whatever zlib refuses.
+ */
+import { constants, createDeflate, inflateSync, type Deflate } from 'node:zlib';
+import fc from 'fast-check';
+import pako from 'pako';
+import { describe, expect, it } from 'vitest';
+import { SPDY3_DICTIONARY } from '../../src/streaming/spdy/dictionary.js';
+import { InflateError, InflateLimitError, ZlibStreamInflater } from '../../src/streaming/spdy/inflate.js';
+
+const DICT = Buffer.from(SPDY3_DICTIONARY);
+
+/** One zlib stream, flushed (Z_SYNC_FLUSH) after each block: the bytes of each block as the peer sends them. */
+async function zlibBlocks(
+  blocks: Buffer[],
+  opts: { level: number; strategy?: number; windowBits?: number; memLevel?: number; dictionary?: boolean; finish?: boolean },
+) {
+  const d: Deflate = createDeflate({
+    level: opts.level,
+    strategy: opts.strategy ?? constants.Z_DEFAULT_STRATEGY,
+    windowBits: opts.windowBits ?? 15,
+    memLevel: opts.memLevel ?? 8,
+    ...(opts.dictionary === false ? {} : { dictionary: DICT }),
+  });
+  const chunks: Buffer[] = [];
+  d.on('data', (c: Buffer) => chunks.push(c));
+  const out: Buffer[] = [];
+  for (const [i, b] of blocks.entries()) {
+    if (opts.finish && i === blocks.length - 1) {
+      await new Promise((r) => {
+        d.once('end', r);
+        d.end(b);
+      });
+    } else {
+      d.write(b);
+      await new Promise<void>((r) => d.flush(constants.Z_SYNC_FLUSH, () => r()));
+      await new Promise((r) => setImmediate(r));
+    }
+    out.push(Buffer.concat(chunks.splice(0)));
+  }
+  return out;
+}
+
+/** Header-like text: names and values repeat across blocks, as Kubernetes' do (so later blocks refer back). */
+const headerish = fc
+  .array(fc.constantFrom('streamtype', 'error', 'stdin', 'stdout', 'port', '8080', 'requestid', 'data', 'v4.channel.k8s.io', '\0', 'x'), {
+    minLength: 1,
+    maxLength: 30,
+  })
+  .map((words) => Buffer.from(words.join(''), 'latin1'));
+
+describe('ZlibStreamInflater', () => {
+  it('inflates node:zlib streams block by block: every level, strategy and window, with and without the dictionary', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            headerish,
+            fc.uint8Array({ minLength: 0, maxLength: 400 }).map((a) => Buffer.from(a)),
+          ),
+          { minLength: 1, maxLength: 8 },
+        ),
+        fc.integer({ min: 0, max: 9 }),
+        fc.constantFrom(constants.Z_DEFAULT_STRATEGY, constants.Z_FILTERED, constants.Z_HUFFMAN_ONLY, constants.Z_RLE, constants.Z_FIXED),
+        fc.integer({ min: 9, max: 15 }),
+        fc.boolean(),
+        fc.boolean(),
+        async (blocks, level, strategy, windowBits, dictionary, finish) => {
+          const wire = await zlibBlocks(blocks, { level, strategy, windowBits, dictionary, finish });
+          const inf = new ZlibStreamInflater(DICT);
+          for (const [i, w] of wire.entries()) expect(inf.push(w, 1 << 20)).toEqual(blocks[i]);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('inflates pako streams (one block, finished) and a long stream that slides past its window', async () => {
+    const one = Buffer.from('streamtype\0stdout'.repeat(3));
+    expect(new ZlibStreamInflater(DICT).push(Buffer.from(pako.deflate(one, { dictionary: new Uint8Array(DICT) })), 1024)).toEqual(one);
+    // 600 blocks of 200 bytes: 120 KB through a 32 KiB window, distances reaching back across blocks.
+    const blocks = Array.from({ length: 600 }, (_, i) =>
+      Buffer.from(`requestid\0${i % 37}\0port\0${8000 + (i % 11)}\0`.padEnd(200, String.fromCharCode(97 + (i % 26)))),
+    );
+    // Runs: matches of every length up to 258 (length codes 257..285).
+    for (let n = 3; n <= 300; n += 7) blocks.push(Buffer.from(`${'z'.repeat(n)}|${'y'.repeat(n + 1)}|`));
+    const wire = await zlibBlocks(blocks, { level: 9 });
+    const inf = new ZlibStreamInflater(DICT);
+    for (const [i, w] of wire.entries()) expect(inf.push(w, 1024)).toEqual(blocks[i]);
+  });
+
+  it('stops a zlib bomb at the first byte past the limit', () => {
+    const bomb = Buffer.from(pako.deflate(Buffer.alloc(16 * 1024 * 1024)));
+    const inf = new ZlibStreamInflater(DICT);
+    let err: unknown;
+    try {
+      inf.push(bomb, 64 * 1024);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InflateLimitError);
+    expect((err as InflateLimitError).produced).toBeGreaterThan(64 * 1024);
+    expect((err as InflateLimitError).produced).toBeLessThanOrEqual(64 * 1024 + 258);
+  });
+
+  it('refuses what zlib refuses: corrupted streams (one byte changed, or cut short)', async () => {
+    const blocks = [Buffer.from('\0\0\0\x01\0\0\0\x0astreamtype\0\0\0\x05error'), Buffer.from('\0\0\0\x01\0\0\0\x0astreamtype\0\0\0\x06stdout')];
+    const cases: Array<{ level: number; finish: boolean }> = [
+      { level: 9, finish: true },
+      { level: 1, finish: false },
+      { level: 0, finish: true },
+    ];
+    let refusedByBoth = 0;
+    for (const c of cases) {
+      const wire = Buffer.concat(await zlibBlocks(blocks, { ...c }));
+      await fc.assert(
+        fc.property(fc.nat({ max: wire.length - 1 }), fc.integer({ min: 1, max: 255 }), fc.boolean(), (at, xor, cut) => {
+          const input = Buffer.from(cut ? wire.subarray(0, at) : wire);
+          if (!cut) input[at] = input[at]! ^ xor;
+          let zlibOut: Buffer | Error;
+          try {
+            zlibOut = inflateSync(input, { dictionary: DICT, finishFlush: constants.Z_SYNC_FLUSH });
+          } catch (e) {
+            zlibOut = e as Error;
+          }
+          let ours: Buffer | Error;
+          try {
+            ours = new ZlibStreamInflater(DICT).push(input, 1 << 20);
+          } catch (e) {
+            ours = e as Error;
+          }
+          if (zlibOut instanceof Error) {
+            // zlib refuses: so do we, with our typed error.
+            expect(ours).toBeInstanceOf(InflateError);
+            refusedByBoth++;
+          } else if (!(ours instanceof Error)) expect(ours).toEqual(zlibOut);
+          // zlib hands out what it has when the input ends mid-block (it waits for more); a header block must end
+          // in a flush, so we refuse, at the latest where zlib stopped. Never different bytes than zlib's.
+          else expect(ours).toBeInstanceOf(InflateError);
+        }),
+        { numRuns: 300 },
+      );
+    }
+    expect(refusedByBoth).toBeGreaterThan(100);
+  });
+
+  it('names what is wrong: header, dictionary, trailer, data after the end', () => {
+    const push = (b: Buffer) => () => new ZlibStreamInflater(DICT).push(b, 1024);
+    expect(push(Buffer.from([0x78, 0x02]))).toThrow(/header check/);
+    expect(push(Buffer.from([0x79, 0x9c]))).toThrow(/compression method/);
+    expect(push(Buffer.from([0x78, 0xbb, 0, 0, 0, 1]))).toThrow(/dictionary 1, not SPDY\/3's/);
+    const finished = Buffer.from(pako.deflate(Buffer.from('abc')));
+    const wrongCheck = Buffer.from(finished);
+    wrongCheck[wrongCheck.length - 1]! ^= 1;
+    expect(push(wrongCheck)).toThrow(/Adler-32/);
+    expect(push(Buffer.concat([finished, Buffer.from([0x03, 0x00])]))).toThrow(/after the end/);
+    // Without FDICT the dictionary is not there to refer to (zlib: "invalid distance too far back").
+    const noDict = Buffer.from(pako.deflate(Buffer.from('streamtype'), { dictionary: new Uint8Array(DICT) }));
+    expect(() => inflateSync(Buffer.concat([Buffer.from([0x78, 0x9c]), noDict.subarray(6)]))).toThrow(/too far back/);
+    expect(push(Buffer.concat([Buffer.from([0x78, 0x9c]), noDict.subarray(6)]))).toThrow(/too far back/);
+  });
+});
