@@ -1,8 +1,11 @@
 /** Request paths and queries exactly as client-go builds them. */
 import type { ExecOptions, PodTarget } from './types.js';
 
+const UNRESERVED = /^[A-Za-z0-9\-_.~]*$/;
+
 /** Go's url.QueryEscape: only [A-Za-z0-9-_.~] stay; space becomes '+'. */
 export function goQueryEscape(s: string): string {
+  if (UNRESERVED.test(s)) return s;
   return encodeURIComponent(s)
     .replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
     .replace(/%20/g, '+');
@@ -10,8 +13,15 @@ export function goQueryEscape(s: string): string {
 
 /** Go's url.Values.Encode: keys sorted, values of one key in order. */
 export function encodeQuery(values: ReadonlyArray<readonly [string, string]>): string {
-  const keys = [...new Set(values.map(([k]) => k))].sort();
-  return keys.flatMap((k) => values.filter(([kk]) => kk === k).map(([, v]) => `${goQueryEscape(k)}=${goQueryEscape(v)}`)).join('&');
+  // A stable sort by key keeps the values of one key in their order.
+  const sorted = [...values].sort(byKey);
+  let out = '';
+  for (const [k, v] of sorted) out += `${out ? '&' : ''}${goQueryEscape(k)}=${goQueryEscape(v)}`;
+  return out;
+}
+
+function byKey(a: readonly [string, string], b: readonly [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
 }
 
 export function podPath(t: PodTarget, subresource: 'exec' | 'attach' | 'portforward'): string {

@@ -24,6 +24,23 @@ interface Waiter<T> {
 
 function noop(): void {}
 
+/** awaitReply's waiter: its timer is cleared however the wait ends. */
+class TimedReplyWait implements Waiter<SpdyHeaders> {
+  timer: NodeJS.Timeout | undefined;
+  constructor(
+    private readonly onReply: () => void,
+    private readonly onFailure: (err: Error) => void,
+  ) {}
+  resolve(): void {
+    clearTimeout(this.timer);
+    this.onReply();
+  }
+  reject(err: Error): void {
+    clearTimeout(this.timer);
+    this.onFailure(err);
+  }
+}
+
 /** Errors are recorded, never thrown at the process. One function for every stream, not a closure each. */
 function recordError(this: SpdyStream, err: Error): void {
   this.endError ??= err;
@@ -111,16 +128,15 @@ export class SpdyStream extends Duplex {
     if (this.replyHeaders) return Promise.resolve();
     if (this.replyFailure) return Promise.reject(this.replyFailure);
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.replyWaiters = this.replyWaiters?.filter((w) => w !== waiter);
-        reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${this.id} within ${timeoutMs} ms`, { streamId: this.id, timeoutMs }));
-      }, timeoutMs);
-      const waiter: Waiter<SpdyHeaders> = {
-        resolve: () => (clearTimeout(timer), resolve()),
-        reject: (err) => (clearTimeout(timer), reject(err)),
-      };
+      const waiter = new TimedReplyWait(resolve, reject);
+      waiter.timer = setTimeout(SpdyStream.replyTimedOut, timeoutMs, this, waiter, timeoutMs);
       (this.replyWaiters ??= []).push(waiter);
     });
+  }
+
+  private static replyTimedOut(stream: SpdyStream, waiter: TimedReplyWait, timeoutMs: number): void {
+    stream.replyWaiters = stream.replyWaiters?.filter((w) => w !== waiter);
+    waiter.reject(probeError('SPDY_REPLY_TIMEOUT', `no SYN_REPLY for stream ${stream.id} within ${timeoutMs} ms`, { streamId: stream.id, timeoutMs }));
   }
 
   /** Everything the peer sends until its side ends; `clean` is false when that end was a reset or a lost connection. */
