@@ -26,7 +26,7 @@ const newSpace = () => getHeapSpaceStatistics().find((x) => x.space_name === 'ne
 const newBefore = newSpace();
 const before = process.memoryUsage();
 const sessions: ExecSession[] = [];
-// Batches of 10: RSS is a high-water mark, and each handshake briefly holds zlib contexts an exec session then frees.
+// Batches of 10, as before: RSS is a high-water mark of what setting sessions up allocates.
 for (let i = 0; i < count; i += 10) {
   const batch = await Promise.all(
     Array.from({ length: Math.min(10, count - i) }, () =>

@@ -43,7 +43,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     session.destroy();
     throw err;
   }
-  // All streams exist: no header block will flow either way again, so free both zlib contexts.
+  // All streams exist: no header block will flow either way again, so free both zlib streams' state.
   session.releaseHeaderContexts();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);

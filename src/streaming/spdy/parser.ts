@@ -64,7 +64,7 @@ export class SpdyFrameParser {
   }
 
   /**
-   * Frees the header decompression context (about 40 KiB). For sessions that
+   * Frees the header decompression state (its output history). For sessions that
    * will receive no more header blocks; one arriving later is a protocol error.
    */
   releaseHeaderDecoder(): void {

@@ -109,7 +109,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   }
 
   /**
-   * Frees both header-block zlib contexts (about 55 KiB per session). For a
+   * Frees both header-block zlib streams' state (the inflater's output history). For a
    * session that will neither open nor accept streams again: exec, once its
    * streams are replied. Header blocks after this are protocol errors.
    */
