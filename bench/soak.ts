@@ -52,11 +52,15 @@ export async function soakBench(): Promise<Row[]> {
       firstFailure ||= `${r.operation} ${r.transport}: ${r.error ?? r.upgrade.error}`;
     }
   };
+  // Without a full collection the "live heap" rows would read whatever the last scavenge left (a saw-tooth of
+  // 30-120 MiB in the full run of 2026-12-04, when `npm run bench` did not pass --expose-gc): refuse to guess.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new BenchFailure('the soak needs a full collection after each wave: run node with --expose-gc (npm run bench does)');
   try {
     // Warm-up, then the baseline: what is open with no session running.
     for (let i = 0; i < 40; i++) await one(i);
     await settle();
-    global.gc?.();
+    gc();
     const baseline = resources();
     const rss: number[] = [];
     /** Live JavaScript heap after a full collection, MiB: what a leak of our objects would grow. */
@@ -65,7 +69,7 @@ export async function soakBench(): Promise<Row[]> {
     const wave = async (label: string, run: () => Promise<void>) => {
       await run();
       await settle();
-      global.gc?.();
+      gc();
       const left = leftOver(baseline);
       if (left) leaks.push(`${label}: ${left}`);
       rss.push(process.memoryUsage().rss / 2 ** 20);
