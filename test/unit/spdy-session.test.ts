@@ -178,3 +178,53 @@ describe('SpdySession', () => {
     expect(p.sent()).toEqual([{ type: 'GOAWAY', lastGoodStreamId: 0, status: 1 }]);
   });
 });
+
+describe('SpdyStream reply and end waits', () => {
+  const REPLY_1 = hex('80 03 00 02 00 00 00 14 00 00 00 01 78 f9 e3 c6 a7 c2 62 60 60 60 00 00 00 00 ff ff');
+  const RST_1_REFUSED = hex('80 03 00 03 00 00 00 08 00 00 00 01 00 00 00 03');
+
+  it('awaitReply and replied settle on the SYN_REPLY, before and after it arrives', async () => {
+    const p = pipe();
+    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const waits = [st.awaitReply(5_000), st.awaitReply(5_000), st.replied];
+    p.inject(REPLY_1);
+    await expect(Promise.all(waits)).resolves.toEqual([undefined, undefined, {}]);
+    await expect(st.awaitReply(5_000)).resolves.toBeUndefined();
+    await expect(st.replied).resolves.toEqual({});
+  });
+
+  it("a peer's RST rejects every wait with the reset, and later waits at once", async () => {
+    const p = pipe();
+    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const wait = st.awaitReply(5_000);
+    const replied = st.replied;
+    p.inject(RST_1_REFUSED);
+    const reset = expect.objectContaining({ code: 'SPDY_STREAM_RESET', context: expect.objectContaining({ statusName: 'REFUSED_STREAM', byPeer: true }) });
+    await expect(wait).rejects.toEqual(reset);
+    await expect(replied).rejects.toEqual(reset);
+    await expect(st.awaitReply(5_000)).rejects.toEqual(reset);
+    await expect(st.remoteEnded).resolves.toBeUndefined();
+  });
+
+  it('no reply within the timeout: SPDY_REPLY_TIMEOUT naming the stream; a reply after it still resolves replied', async () => {
+    const p = pipe();
+    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const t0 = performance.now();
+    await expect(st.awaitReply(30)).rejects.toMatchObject({ code: 'SPDY_REPLY_TIMEOUT', message: 'no SYN_REPLY for stream 1 within 30 ms' });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(25);
+    const replied = st.replied;
+    p.inject(REPLY_1);
+    await expect(replied).resolves.toEqual({});
+  });
+
+  it("the session's end rejects a pending reply wait and ends the peer's side", async () => {
+    const p = pipe();
+    const s = new SpdySession(p.transport, { role: 'client' });
+    const st = s.openStream({ streamtype: 'stdout' });
+    const wait = st.awaitReply(5_000);
+    const ended = st.remoteEnded;
+    s.destroy();
+    await expect(wait).rejects.toMatchObject({ code: 'SPDY_SESSION_CLOSED' });
+    await expect(ended).resolves.toBeUndefined();
+  });
+});
