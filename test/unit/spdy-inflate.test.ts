@@ -88,7 +88,13 @@ describe('ZlibStreamInflater', () => {
     for (let n = 3; n <= 300; n += 7) blocks.push(Buffer.from(`${'z'.repeat(n)}|${'y'.repeat(n + 1)}|`));
     const wire = await zlibBlocks(blocks, { level: 9 });
     const inf = new ZlibStreamInflater(DICT);
-    for (const [i, w] of wire.entries()) expect(inf.push(w, 1024)).toEqual(blocks[i]);
+    const held = () => (inf as unknown as { out: Buffer }).out.length;
+    for (const [i, w] of wire.entries()) {
+      expect(inf.push(w, 1024)).toEqual(blocks[i]);
+      // What a session keeps: a few hundred bytes after an exec's handful of blocks, never much past the window.
+      if (i === 4) expect(held()).toBeLessThanOrEqual(2048);
+      expect(held()).toBeLessThanOrEqual(32 * 1024 + 4096 + 1024);
+    }
   });
 
   it('stops a zlib bomb at the first byte past the limit', () => {

@@ -86,7 +86,7 @@ function adler32(adler: number, data: Uint8Array, from: number, to: number): num
 }
 
 export class ZlibStreamInflater {
-  /** This stream's output so far, at most two windows of it (the bytes a distance can still reach). */
+  /** This stream's output so far: the last window of it (what a distance can still reach) and this call's. */
   private out: Buffer = EMPTY;
   private outLength = 0;
   /** Output bytes dropped from the front of `out`: once any are, the dictionary is out of reach. */
@@ -174,12 +174,16 @@ export class ZlibStreamInflater {
     return buf & ((1 << need) - 1);
   }
 
-  /** Room for `n` more output bytes within the limit; keeps at most two windows of history. */
+  /**
+   * Room for `n` more output bytes within the limit. Keeps the window (what a distance can reach) and this call's
+   * output, in a buffer that grows to the window plus 4 KiB and then slides: a long-lived port-forward session's
+   * decoder stays near 36 KiB, a short exec session's at a few hundred bytes.
+   */
   private reserve(n: number): void {
     if (this.produced + n > this.limit) throw new InflateLimitError(this.produced + n);
+    const keep = this.windowBytes + this.produced;
     this.produced += n;
     if (this.outLength + n <= this.out.length) return;
-    const keep = this.windowBytes + this.produced; // the window, and this call's output that is returned
     if (this.outLength > keep) {
       this.adler = adler32(this.adler, this.out, this.adlerDone, this.outLength);
       this.out.copy(this.out, 0, this.outLength - keep, this.outLength);
@@ -188,7 +192,8 @@ export class ZlibStreamInflater {
       this.slid = true;
       if (this.outLength + n <= this.out.length) return;
     }
-    const grown = Buffer.alloc(Math.max(256, 2 * (this.outLength + n)));
+    const needed = this.outLength + n;
+    const grown = Buffer.alloc(Math.max(needed, Math.min(2 * needed, this.windowBytes + 4096), 256));
     this.out.copy(grown, 0, 0, this.outLength);
     this.out = grown;
   }
