@@ -21,8 +21,11 @@ for (const s of warm) s.destroy();
 await new Promise((r) => setTimeout(r, 300));
 await settle();
 const { getHeapSpaceStatistics } = await import('node:v8');
-/** V8's young generation, bytes: it grows with the rate objects survive scavenges, and RSS carries it. */
-const newSpace = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.space_size ?? 0;
+/**
+ * V8's young generation, resident bytes (pages touched): what of it RSS carries. Its reserved size can double
+ * without RSS following, so the size is not what to report (2026-12-04: "grew 8 MiB" beside 38 KiB RSS a session).
+ */
+const newSpace = () => getHeapSpaceStatistics().find((x) => x.space_name === 'new_space')?.physical_space_size ?? 0;
 const newBefore = newSpace();
 const before = process.memoryUsage();
 const sessions: ExecSession[] = [];

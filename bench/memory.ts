@@ -31,7 +31,7 @@ export async function memoryBench(): Promise<Row[]> {
         totals.set(n, m.rss);
         rows.push({
           bench: 'memory per idle session',
-          what: `${transport} exec × ${n} (live heap ${(m.heap / n / 1024).toFixed(1)} KiB/session; V8's young generation grew ${(m.newSpace / 2 ** 20).toFixed(1)} MiB, ${(m.newSpace / n / 1024).toFixed(1)} KiB/session of the RSS)`,
+          what: `${transport} exec × ${n} (live heap ${(m.heap / n / 1024).toFixed(1)} KiB/session; V8's young generation's resident pages grew ${(m.newSpace / 2 ** 20).toFixed(1)} MiB, ${(m.newSpace / n / 1024).toFixed(1)} KiB/session)`,
           value: perKiB,
           unit: 'KiB RSS/session',
           // Issue 26: SPDY idle under 50 KiB at ×100 (it was < 100 KiB); WebSocket held to the same.
