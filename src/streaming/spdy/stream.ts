@@ -83,7 +83,7 @@ export class SpdyStream extends Duplex {
     if (this.replyHeaders) return Promise.resolve(this.replyHeaders);
     if (this.replyFailure) return Promise.reject(this.replyFailure);
     const p = new Promise<SpdyHeaders>((resolve, reject) => (this.replyWaiters ??= []).push({ resolve, reject }));
-    // As before this was lazy: a reply that never comes is not an unhandled rejection.
+    // As with the eager promise this replaced: a caller that drops it never causes an unhandled rejection.
     p.catch(noop);
     return p;
   }
