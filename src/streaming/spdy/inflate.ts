@@ -59,6 +59,11 @@ function buildHuffman(lengths: ArrayLike<number>, n: number): { code: Huffman; l
   return { code: { count, symbol }, left };
 }
 
+/** Over-subscribed, or incomplete other than as a single one-bit code (the only incomplete code zlib's inftrees.c allows). */
+function incomplete(h: { code: Huffman; left: number }): boolean {
+  return h.left < 0 || (h.left > 0 && h.code.count[1]! + h.code.count[0]! !== h.code.symbol.length);
+}
+
 let fixedCodes: { lengths: Huffman; distances: Huffman } | undefined;
 function fixed(): { lengths: Huffman; distances: Huffman } {
   if (!fixedCodes) {
@@ -279,8 +284,6 @@ export class ZlibStreamInflater {
       while (symbol--) lengths[i++] = len;
     }
     if (lengths[256] === 0) throw new InflateError('invalid code -- missing end-of-block');
-    // An incomplete code is allowed only when it is a single code of one bit (zlib inftrees.c).
-    const incomplete = (h: { code: Huffman; left: number }) => h.left < 0 || (h.left > 0 && h.code.count[1]! + h.code.count[0]! !== h.code.symbol.length);
     const litlen = buildHuffman(lengths, nlen);
     if (incomplete(litlen)) throw new InflateError('invalid literal/lengths set');
     const dist = buildHuffman(lengths.subarray(nlen), ndist);

@@ -16,7 +16,7 @@ export interface StreamOwner {
   streamFinished(stream: SpdyStream): void;
 }
 
-/** Who waits for the reply, or for the peer's side to end. */
+/** Who waits for the reply. */
 interface Waiter<T> {
   resolve(value: T): void;
   reject(err: Error): void;
@@ -65,7 +65,7 @@ export class SpdyStream extends Duplex {
   /** Why no reply will come (a reset or the session's end), once known. */
   private replyFailure: Error | undefined;
   private replyWaiters: Waiter<SpdyHeaders>[] | undefined;
-  private remoteEndWaiters: Waiter<void>[] | undefined;
+  private remoteEndWaiters: Array<() => void> | undefined;
   private remoteOver = false;
 
   constructor(
@@ -91,7 +91,7 @@ export class SpdyStream extends Duplex {
   /** Resolves when the peer's side is over: FIN, RST or the session's end (whether or not anyone reads). */
   get remoteEnded(): Promise<void> {
     if (this.remoteOver) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => (this.remoteEndWaiters ??= []).push({ resolve, reject }));
+    return new Promise<void>((resolve) => (this.remoteEndWaiters ??= []).push(resolve));
   }
 
   private settleReply(headers: SpdyHeaders | undefined, err?: Error): void {
@@ -108,7 +108,7 @@ export class SpdyStream extends Duplex {
     this.remoteOver = true;
     const waiters = this.remoteEndWaiters;
     this.remoteEndWaiters = undefined;
-    for (const w of waiters ?? []) w.resolve();
+    for (const resolve of waiters ?? []) resolve();
   }
 
   get finished(): boolean {
