@@ -152,6 +152,102 @@ describe('ZlibStreamInflater', () => {
     expect(refusedByBoth).toBeGreaterThan(100);
   });
 
+  it('on arbitrary deflate bodies (every block type, code set and distance) it accepts only what zlib accepts, with its bytes', () => {
+    let refused = 0;
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 200 }), (body) => {
+        // A zlib header without a dictionary, then random bits: dynamic blocks with random code sets (over-subscribed,
+        // incomplete, one-bit), fixed blocks with codes 286/287 and distances 30/31, stored blocks with bad lengths.
+        const input = Buffer.concat([Buffer.from([0x78, 0x01]), body]);
+        let zlibOut: Buffer | Error;
+        try {
+          zlibOut = inflateSync(input, { finishFlush: constants.Z_SYNC_FLUSH });
+        } catch (e) {
+          zlibOut = e as Error;
+        }
+        let ours: Buffer | Error;
+        try {
+          ours = new ZlibStreamInflater(DICT).push(input, 1 << 20);
+        } catch (e) {
+          ours = e as Error;
+        }
+        if (zlibOut instanceof Error) {
+          expect(ours).toBeInstanceOf(InflateError);
+          refused++;
+        } else if (!(ours instanceof Error)) {
+          expect(ours).toEqual(zlibOut);
+        } else expect(ours).toBeInstanceOf(InflateError);
+      }),
+      { numRuns: 3000, seed: 20261204 },
+    );
+    // Random bits almost never make a complete, flushed stream: the point is that none zlib refuses gets through.
+    expect(refused).toBeGreaterThan(500);
+  });
+
+  it('code sets: an incomplete code passes only as a single one-bit code, as in zlib (hand-built dynamic blocks)', () => {
+    /** One dynamic block holding "a", then the sync-flush marker; litlen gives the lengths of 'a' and 256. */
+    const block = (litA: number, lit256: number, distances: number[]) => {
+      const out: number[] = [];
+      let acc = 0;
+      let n = 0;
+      const bits = (v: number, count: number) => {
+        for (let i = 0; i < count; i++) {
+          acc |= ((v >> i) & 1) << n++;
+          if (n === 8) out.push(acc), (acc = 0), (n = 0);
+        }
+      };
+      const code = (v: number, len: number) => {
+        for (let i = len - 1; i >= 0; i--) bits((v >> i) & 1, 1);
+      };
+      bits(0, 1), bits(2, 2); // not last, dynamic
+      bits(0, 5), bits(distances.length - 1, 5), bits(18 - 4, 4); // 257 literal/length codes, 18 code-length codes
+      // Code-length code: 0, 1, 2 and 18 of two bits each (canonical 00, 01, 10, 11), in RFC 1951's order.
+      const order = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1];
+      for (const sym of order) bits([0, 1, 2, 18].includes(sym) ? 2 : 0, 3);
+      const cl = (len: number) => code(len, 2); // lengths 0, 1, 2 are codes 00, 01, 10
+      const zeros = (k: number) => (code(3, 2), bits(k - 11, 7)); // symbol 18: 11..138 zeros
+      zeros(97), cl(litA), zeros(138), zeros(20), cl(lit256);
+      for (const d of distances) cl(d);
+      // "a" then end of block: canonical codes from the two lengths.
+      const [ca, c256] = litA <= lit256 ? [0, litA === lit256 ? 1 : 2] : [2, 0];
+      code(ca, litA), code(c256, lit256);
+      bits(0, 3); // stored, empty: the sync flush
+      if (n) out.push(acc);
+      return Buffer.concat([Buffer.from([0x78, 0x01]), Buffer.from(out), Buffer.from([0, 0, 0xff, 0xff])]);
+    };
+    const verdicts = (input: Buffer) => {
+      const run = (f: () => Buffer) => {
+        try {
+          return f().toString('latin1');
+        } catch (e) {
+          return e instanceof InflateError ? 'refused' : `crash ${(e as Error).message}`;
+        }
+      };
+      return { zlib: run(() => inflateSync(input, { finishFlush: constants.Z_SYNC_FLUSH })), ours: run(() => new ZlibStreamInflater(DICT).push(input, 1024)) };
+    };
+    const zlibRefuses = (input: Buffer) => {
+      try {
+        inflateSync(input, { finishFlush: constants.Z_SYNC_FLUSH });
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    // Complete codes, and a single one-bit distance code: zlib inflates them, and so do we.
+    for (const [a, e, d] of [
+      [1, 1, [1]],
+      [1, 1, [1, 1]],
+      [1, 1, [0]],
+    ] as const) {
+      expect(verdicts(block(a, e, [...d]))).toEqual({ zlib: 'a', ours: 'a' });
+    }
+    // Incomplete otherwise (two 2-bit distance codes; a 1-bit and a 2-bit literal code): zlib refuses, so do we.
+    for (const input of [block(1, 1, [2, 2]), block(1, 2, [1]), block(2, 2, [1])]) {
+      expect(zlibRefuses(input)).toBe(true);
+      expect(verdicts(input).ours).toBe('refused');
+    }
+  });
+
   it('names what is wrong: header, dictionary, trailer, data after the end', () => {
     const push = (b: Buffer) => () => new ZlibStreamInflater(DICT).push(b, 1024);
     expect(push(Buffer.from([0x78, 0x02]))).toThrow(/header check/);

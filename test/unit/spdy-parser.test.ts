@@ -262,6 +262,29 @@ describe('SpdyFrameParser limits: at the limit passes, one past fails', () => {
 });
 
 describe('header-block encoder (stored blocks by default)', () => {
+  it('writes every byte of the plain block it sizes (names lower-cased, values NUL-joined, any Unicode)', async () => {
+    const fc = (await import('fast-check')).default;
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary', minLength: 1 }), fc.array(fc.string({ unit: 'binary' }), { minLength: 1, maxLength: 3 })), (h) => {
+        // The wire format spelled out piece by piece (count, then length-prefixed name and value per pair).
+        const u32 = (n: number) => {
+          const b = Buffer.alloc(4);
+          b.writeUInt32BE(n);
+          return b;
+        };
+        const pairs = Object.entries(h).flatMap(([k, v]) => {
+          const name = Buffer.from(k.toLowerCase(), 'utf8');
+          const value = Buffer.from(v.join('\0'), 'utf8');
+          return [u32(name.length), name, u32(value.length), value];
+        });
+        // Node's pool memory dirtied first: a byte the encoder sized but did not write would show.
+        Buffer.allocUnsafe(4096).fill(0xa5);
+        expect(encodePlainHeaderBlock(h)).toEqual(Buffer.concat([u32(Object.keys(h).length), ...pairs]));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('produces one zlib stream that node:zlib (independent of pako) inflates block by block', async () => {
     const { HeaderBlockEncoder } = await import('../../src/streaming/spdy/header-block.js');
     const { inflateSync, constants } = await import('node:zlib');
