@@ -1,6 +1,6 @@
 /**
- * Fuzz targets: the SPDY frame parser, the header-block inflater and the
- * channel decoders. The invariants: on any input only our typed errors escape
+ * Fuzz targets: the SPDY frame parser, the header-block inflater, the
+ * WebSocket frame reader and the channel decoders. The invariants: on any input only our typed errors escape
  * (anything else is a crash); whole and split input agree; and a parser or
  * decoder that failed stays failed with the same code, as documented, instead
  * of decoding garbage afterwards. Used by jsfuzz (scripts/fuzz.mjs) and
@@ -12,6 +12,7 @@ import { decodeExecStatus } from '../src/streaming/channel/exec-status.js';
 import { HeaderBlockDecoder, decodePlainHeaderBlock } from '../src/streaming/spdy/header-block.js';
 import type { SpdyFrame } from '../src/streaming/spdy/frames.js';
 import { SpdyFrameParser } from '../src/streaming/spdy/parser.js';
+import { WsReceiver } from '../src/streaming/ws-receiver.js';
 
 const VALID_DATA = Buffer.from('0000000100000003686921', 'hex'); // DATA stream 1 "hi!"
 const LIMITS = { maxHeaderBlockBytes: 64 * 1024, maxHeaderPairs: 128 };
@@ -146,4 +147,43 @@ export function fuzzChannel(data: Buffer): void {
     throw new Error(`exit code out of range: ${status.exitCode}`);
 }
 
-export const TARGETS = { 'spdy-frames': fuzzSpdyFrames, 'header-block': fuzzHeaderBlock, channel: fuzzChannel } as const;
+/**
+ * The WebSocket frame reader: it never throws (a bad frame is an `error` event); nothing follows a close or an
+ * error; the bytes fed whole, or cut at two data-chosen offsets, give the same events; streamed, the binary bytes
+ * are those of the whole messages (plus what arrived of one never finished) and nothing else changes.
+ */
+export function fuzzWsFrames(data: Buffer): void {
+  const limit = [0, 3, 200, 70_000][(data[0] ?? 0) & 3]!;
+  const cut = data.length ? data[0]! % (data.length + 1) : 0;
+  const second = cut + ((data[1] ?? 0) % (data.length - cut + 1));
+  const run = (parts: readonly Buffer[], stream: boolean) => {
+    const events: string[] = [];
+    let binary = '';
+    let over = false;
+    const note = (e: string) => {
+      if (over) throw new Error(`an event after the reader stopped: ${e}`);
+      events.push(e);
+    };
+    const r = new WsReceiver(limit, {
+      message: (d, isBinary) => (isBinary ? (binary += d.toString('hex')) : note(`text ${d.toString('hex')}`)),
+      ping: (d) => note(`ping ${d.toString('hex')}`),
+      pong: (d) => note(`pong ${d.toString('hex')}`),
+      conclude: (code, reason) => (note(`close ${code} ${reason.toString('hex')}`), (over = true)),
+      error: (err) => (note(`error ${err.code} ${err.statusCode}`), (over = true)),
+    });
+    if (stream)
+      r.onBinaryPiece = (p) => {
+        if (p.length === 0 || over) throw new Error('an empty piece, or one after the reader stopped');
+        binary += p.toString('hex');
+      };
+    for (const p of parts) r.push(p);
+    return { events: events.join('\n'), binary };
+  };
+  const whole = run([data], false);
+  const split = run([data.subarray(0, cut), data.subarray(cut, second), data.subarray(second)], false);
+  if (split.events !== whole.events || split.binary !== whole.binary) throw new Error('whole and split input disagree');
+  const streamed = run([data.subarray(0, cut), data.subarray(cut)], true);
+  if (streamed.events !== whole.events || !streamed.binary.startsWith(whole.binary)) throw new Error('streamed input disagrees with whole messages');
+}
+
+export const TARGETS = { 'spdy-frames': fuzzSpdyFrames, 'header-block': fuzzHeaderBlock, 'ws-frames': fuzzWsFrames, channel: fuzzChannel } as const;

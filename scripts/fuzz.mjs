@@ -9,7 +9,7 @@ import { build } from 'esbuild';
 
 const seconds = Number(process.env.KSP_FUZZ_SECONDS ?? 60);
 const seed = process.env.KSP_FUZZ_SEED ?? '20261202';
-const targets = ['spdy-frames', 'header-block', 'channel'];
+const targets = ['spdy-frames', 'header-block', 'ws-frames', 'channel'];
 const root = resolve('.tmp/fuzz');
 rmSync(root, { recursive: true, force: true });
 mkdirSync(root, { recursive: true });

@@ -31,6 +31,8 @@ export class WebSocketByteStream extends Duplex {
     private readonly options: WebSocketByteStreamOptions = {},
   ) {
     super({ allowHalfOpen: false });
+    // Our client hands over binary payloads as they arrive (ws-receiver.ts): no message is ever joined first.
+    ws.streamBinaryMessages?.((piece) => this.push(piece));
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
         this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));

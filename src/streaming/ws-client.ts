@@ -1,10 +1,12 @@
 /**
- * A client WebSocket over a socket whose 101 we already validated. Framing is
- * ws's own Receiver and Sender (exported by the pinned ws package), so the
- * frame parser is the battle-tested one; the handshake is ours, because ws's
- * client refuses subprotocols with '/' such as `SPDY/3.1+portforward.k8s.io`.
- * Behaves like gorilla/websocket: masked frames, pings answered, a received
- * close frame echoed, then TCP closed.
+ * A client WebSocket over a socket whose 101 we already validated. Control
+ * frames go out through ws's own Sender (exported by the pinned ws package),
+ * data frames through ws-frame.ts; frames are read by ws-receiver.ts (ws's
+ * rules, tested against ws's Receiver, with binary payloads streamed for the
+ * tunnel). The handshake is ours, because ws's client refuses subprotocols
+ * with '/' such as `SPDY/3.1+portforward.k8s.io`. Behaves like
+ * gorilla/websocket: masked frames, pings answered, a received close frame
+ * echoed, then TCP closed.
  */
 import { WS_CLOSE } from './ws-close-codes.js';
 import { EventEmitter } from 'node:events';
@@ -13,11 +15,9 @@ import * as wsModule from 'ws';
 import { probeError } from '../errors.js';
 import { corkForTick } from './cork.js';
 import { maskedBinaryFrame } from './ws-frame.js';
+import { WsReceiver, type WsFrameError } from './ws-receiver.js';
 
-/** The parts of ws's (untyped) Receiver and Sender we use; ws is pinned to an exact version. */
-interface WsReceiver extends NodeJS.WritableStream {
-  on(event: string, listener: (...args: any[]) => void): this;
-}
+/** The parts of ws's (untyped) Sender we use; ws is pinned to an exact version. */
 interface WsSender {
   send(data: Buffer | string, options: object, cb?: (err?: Error) => void): void;
   ping(data: Buffer, mask: boolean, cb?: () => void): void;
@@ -25,8 +25,7 @@ interface WsSender {
   close(code: number | undefined, data: string, mask: boolean, cb?: () => void): void;
   onerror: (err: Error) => void;
 }
-const { Receiver, Sender } = wsModule as unknown as {
-  Receiver: new (options: object) => WsReceiver;
+const { Sender } = wsModule as unknown as {
   Sender: new (socket: Socket, extensions: object, generateMask: undefined) => WsSender;
 };
 
@@ -44,6 +43,12 @@ export interface WsLike {
    * missing, the pieces are joined and sent with `send`.
    */
   sendPieces?(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void;
+  /**
+   * From now on, binary messages' payloads go to `onPiece` as they arrive, in pieces (never empty), and not as
+   * 'message' events: for a byte stream, where message boundaries mean nothing. Text messages still arrive
+   * whole. Call it before reading starts.
+   */
+  streamBinaryMessages?(onPiece: (piece: Buffer) => void): void;
   ping(): void;
   close(code?: number): void;
   terminate(): void;
@@ -75,24 +80,25 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     super();
     this.sender = new Sender(socket, {}, undefined);
     this.sender.onerror = (err) => this.onError(err);
-    this.receiver = new Receiver({ isServer: false, maxPayload: maxPayloadBytes, binaryType: 'nodebuffer', extensions: {}, allowSynchronousEvents: true });
-    this.receiver.on('message', (data: Buffer, isBinary: boolean) => this.emit('message', data, isBinary));
-    this.receiver.on('ping', (data: Buffer) => {
-      if (this.readyState === OPEN) this.sender.pong(data, true, undefined);
-      this.emit('ping', data);
+    this.receiver = new WsReceiver(maxPayloadBytes, {
+      message: (data, isBinary) => this.emit('message', data, isBinary),
+      ping: (data) => {
+        if (this.readyState === OPEN) this.sender.pong(data, true, undefined);
+        this.emit('ping', data);
+      },
+      pong: (data) => this.emit('pong', data),
+      conclude: (code, reason) => {
+        this.closeCode = code;
+        this.closeReason = reason;
+        // Echo the close frame, then close TCP (gorilla does the same).
+        if (!this.closeSent) {
+          this.closeSent = true;
+          this.sender.close(code === WS_CLOSE.NO_STATUS ? undefined : code, '', true, () => socket.end());
+        } else socket.end();
+        this.readyState = CLOSING;
+      },
+      error: (err) => this.onError(err),
     });
-    this.receiver.on('pong', (data: Buffer) => this.emit('pong', data));
-    this.receiver.on('conclude', (code: number, reason: Buffer) => {
-      this.closeCode = code;
-      this.closeReason = reason;
-      // Echo the close frame, then close TCP (gorilla does the same).
-      if (!this.closeSent) {
-        this.closeSent = true;
-        this.sender.close(code === WS_CLOSE.NO_STATUS ? undefined : code, '', true, () => socket.end());
-      } else socket.end();
-      this.readyState = CLOSING;
-    });
-    this.receiver.on('error', (err: Error & { code?: string }) => this.onError(err));
     socket.pause();
     // Socket errors surface as 'close' (1006); WebSocketConnection reads RST/FIN from the raw socket.
     socket.on('error', () => undefined);
@@ -116,12 +122,8 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     if (head === undefined) return this;
     this.head = undefined;
     const socket = this.socket;
-    socket.on('data', (chunk: Buffer) => {
-      if (!this.receiver.write(chunk)) socket.pause();
-    });
-    this.receiver.on('drain', () => socket.resume());
-    socket.on('end', () => this.receiver.end());
-    if (head.length > 0) this.receiver.write(head);
+    socket.on('data', (chunk: Buffer) => this.receiver.push(chunk));
+    if (head.length > 0) this.receiver.push(head);
     socket.resume();
     return this;
   }
@@ -153,6 +155,10 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     });
   }
 
+  streamBinaryMessages(onPiece: (piece: Buffer) => void): void {
+    this.receiver.onBinaryPiece = onPiece;
+  }
+
   ping(): void {
     if (this.readyState === OPEN) this.sender.ping(Buffer.alloc(0), true, undefined);
   }
@@ -172,12 +178,11 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     this.socket.destroy();
   }
 
-  private onError(err: Error & { code?: string }): void {
+  private onError(err: WsFrameError | (Error & { code?: string; statusCode?: undefined })): void {
     this.emit('error', err);
     if (this.readyState === OPEN && !this.closeSent) {
       this.closeSent = true;
-      const status = (err as unknown as Record<symbol, number>)[Object.getOwnPropertySymbols(err).find((s) => s.description === 'status-code') as symbol];
-      this.sender.close(status ?? WS_CLOSE.PROTOCOL_ERROR, '', true, undefined);
+      this.sender.close(err.statusCode ?? WS_CLOSE.PROTOCOL_ERROR, '', true, undefined);
     }
     this.readyState = CLOSING;
     this.socket.destroy();

@@ -1,7 +1,7 @@
 /**
  * Writing one binary WebSocket message made of several pieces (a SPDY frame's
  * 8-byte header and its payload, or a tick's frames) without joining them
- * first (RFC 6455 §5.2). Receiving stays with ws's Receiver.
+ * first (RFC 6455 §5.2). Reading frames is ws-receiver.ts.
  *
  * A client masks: the pieces are masked straight into one new buffer, header
  * included (one pass over the bytes, the only copy masking allows, since the

@@ -1,0 +1,268 @@
+/**
+ * Reading a server's WebSocket frames (RFC 6455 §5), on the client side: what ws's Receiver does for a client
+ * without extensions, with the same rules, error codes and close statuses (tested against it frame for frame,
+ * test/unit/ws-receiver.test.ts), and one thing it cannot do: deliver a binary message's payload in pieces as
+ * they arrive (`streamBinary`), for the port-forward tunnel, where message boundaries mean nothing
+ * (client-go TunnelingConnection.Read). A piece is a view of the socket's own read buffer: nothing is copied or
+ * waited for, where ws joins every frame that spans two reads into a new buffer before it says anything (the
+ * largest cost of our side of a tunnel transfer after the garbage collector that those buffers feed; issue 26).
+ *
+ * The rules (ws 8.23 lib/receiver.js for a client): RSV1-3 clear (no extension is ever negotiated); opcodes
+ * 0-2 and 8-10 only; a continuation only inside a fragmented message, a new data frame never inside one; a
+ * control frame has FIN and at most 125 bytes, a close frame not exactly 1; a server's frame is never masked
+ * (§5.1); a 64-bit length above 2^53 - 1 is refused (1009); a message longer than the limit is refused from
+ * the frame header that would pass it, before any of its bytes are kept (1009); text and a close reason are
+ * valid UTF-8 (1007); a close code is one a peer may send (§7.4). After a close frame nothing more is read.
+ */
+import { isUtf8 } from 'node:buffer';
+
+export type WsFrameErrorCode =
+  | 'WS_ERR_UNEXPECTED_RSV_2_3'
+  | 'WS_ERR_UNEXPECTED_RSV_1'
+  | 'WS_ERR_INVALID_OPCODE'
+  | 'WS_ERR_EXPECTED_FIN'
+  | 'WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH'
+  | 'WS_ERR_UNEXPECTED_MASK'
+  | 'WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH'
+  | 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
+  | 'WS_ERR_INVALID_UTF8'
+  | 'WS_ERR_INVALID_CLOSE_CODE';
+
+/** A frame the server should not have sent: ws's error code for it, and the close status to answer with. */
+export class WsFrameError extends Error {
+  constructor(
+    readonly code: WsFrameErrorCode,
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WsFrameError';
+  }
+}
+
+export interface WsReceiverEvents {
+  /** A whole message (text always; binary unless streamed). */
+  message(data: Buffer, isBinary: boolean): void;
+  ping(data: Buffer): void;
+  pong(data: Buffer): void;
+  /** The server's close frame: its code (1005 when it had none) and reason. Nothing is read after it. */
+  conclude(code: number, reason: Buffer): void;
+  /** The first malformed frame; nothing is read after it. */
+  error(err: WsFrameError): void;
+}
+
+const OP_CONTINUATION = 0x0;
+const OP_TEXT = 0x1;
+const OP_BINARY = 0x2;
+const OP_CLOSE = 0x8;
+const OP_PING = 0x9;
+const MAX_CONTROL_PAYLOAD = 125;
+/** The highest 32 bits of a 64-bit length that keep it within Number.MAX_SAFE_INTEGER. */
+const MAX_LENGTH_HIGH_WORD = 2 ** 21 - 1;
+const EMPTY = Buffer.alloc(0);
+
+/** A close code a peer may send (RFC 6455 §7.4.1-2; ws validation.js isValidStatusCode). */
+export function isValidCloseCode(code: number): boolean {
+  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
+}
+
+export class WsReceiver {
+  /**
+   * Where binary payloads go when streamed: each piece as it arrives, in order, never empty. Set it before the
+   * first byte of a binary message; text messages still arrive whole through `message`.
+   */
+  onBinaryPiece: ((piece: Buffer) => void) | undefined;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private done = false;
+  /** The frame being read: its header is in, `left` payload bytes are still to come. */
+  private inFrame = false;
+  private fin = false;
+  private opcode = 0;
+  private left = 0;
+  /** The opcode of the fragmented message in progress (0: none), its length so far and its kept fragments. */
+  private fragmented = 0;
+  private messageBytes = 0;
+  private fragments: Buffer[] = [];
+
+  constructor(
+    /** The largest message accepted (0: no limit); ws's maxPayload. */
+    private readonly maxMessageBytes: number,
+    private readonly events: WsReceiverEvents,
+  ) {}
+
+  /** Bytes received and not yet part of an event. */
+  get bufferedBytes(): number {
+    return this.buffered;
+  }
+
+  /** Reads `chunk`; every event it completes is emitted before this returns. */
+  push(chunk: Buffer): void {
+    if (this.done || chunk.length === 0) return;
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
+    while (!this.done) {
+      if (!this.inFrame) {
+        if (!this.readHeader()) return;
+      } else if (this.streaming()) {
+        if (this.buffered === 0) return;
+        const piece = this.takeView(this.left);
+        this.left -= piece.length;
+        this.onBinaryPiece!(piece);
+        if (this.left === 0) this.frameDone(EMPTY);
+      } else {
+        if (this.buffered < this.left) return;
+        this.frameDone(this.left === 0 ? EMPTY : this.take(this.left));
+      }
+    }
+  }
+
+  /** Whether the current frame's payload goes out in pieces. */
+  private streaming(): boolean {
+    return this.onBinaryPiece !== undefined && this.opcode === OP_BINARY && this.left > 0;
+  }
+
+  /** Reads a frame header when all of it is here; false when more bytes are needed (nothing consumed). */
+  private readHeader(): boolean {
+    if (this.buffered < 2) return false;
+    const b0 = this.byteAt(0);
+    const b1 = this.byteAt(1);
+    const lengthBytes = (b1 & 0x7f) === 126 ? 2 : (b1 & 0x7f) === 127 ? 8 : 0;
+    // The first two bytes decide every error but the length's (ws checks them before the extended length is in).
+    const fin = (b0 & 0x80) !== 0;
+    let opcode = b0 & 0x0f;
+    const short = b1 & 0x7f;
+    if ((b0 & 0x30) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_2_3', 1002, 'RSV2 and RSV3 must be clear');
+    if ((b0 & 0x40) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_1', 1002, 'RSV1 must be clear');
+    if (opcode === OP_CONTINUATION) {
+      if (!this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', 1002, 'invalid opcode 0');
+      opcode = this.fragmented;
+    } else if (opcode === OP_TEXT || opcode === OP_BINARY) {
+      if (this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', 1002, `invalid opcode ${opcode}`);
+    } else if (opcode >= OP_CLOSE && opcode <= 0xa) {
+      if (!fin) return this.fail('WS_ERR_EXPECTED_FIN', 1002, 'FIN must be set');
+      if (short > MAX_CONTROL_PAYLOAD || (opcode === OP_CLOSE && short === 1))
+        return this.fail('WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH', 1002, `invalid payload length ${short}`);
+    } else return this.fail('WS_ERR_INVALID_OPCODE', 1002, `invalid opcode ${opcode}`);
+    if ((b1 & 0x80) !== 0) return this.fail('WS_ERR_UNEXPECTED_MASK', 1002, 'MASK must be clear');
+    if (this.buffered < 2 + lengthBytes) return false;
+    if (!fin && !this.fragmented) this.fragmented = opcode;
+    this.take(2);
+    let length = short;
+    if (lengthBytes === 2) length = this.take(2).readUInt16BE(0);
+    else if (lengthBytes === 8) {
+      const l = this.take(8);
+      const high = l.readUInt32BE(0);
+      if (high > MAX_LENGTH_HIGH_WORD)
+        return this.fail('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH', 1009, 'Unsupported WebSocket frame: payload length > 2^53 - 1', false);
+      length = high * 2 ** 32 + l.readUInt32BE(4);
+    }
+    if (length > 0 && opcode < OP_CLOSE) {
+      this.messageBytes += length;
+      if (this.maxMessageBytes > 0 && this.messageBytes > this.maxMessageBytes)
+        return this.fail('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', 1009, 'Max payload size exceeded', false);
+    }
+    this.inFrame = true;
+    this.fin = fin;
+    this.opcode = opcode;
+    this.left = length;
+    return true;
+  }
+
+  /** The current frame's payload is in (`data`; empty when it was streamed): emits what it completes. */
+  private frameDone(data: Buffer): void {
+    this.inFrame = false;
+    this.left = 0;
+    const opcode = this.opcode;
+    if (opcode >= OP_CLOSE) return this.control(opcode, data);
+    if (data.length > 0) this.fragments.push(data);
+    if (!this.fin) return;
+    const fragments = this.fragments;
+    const length = this.messageBytes;
+    this.fragments = [];
+    this.messageBytes = 0;
+    this.fragmented = 0;
+    if (opcode === OP_BINARY) {
+      if (this.onBinaryPiece) return; // every byte of it has gone out already
+      this.events.message(join(fragments, length), true);
+      return;
+    }
+    const text = join(fragments, length);
+    if (!isUtf8(text)) return void this.fail('WS_ERR_INVALID_UTF8', 1007, 'invalid UTF-8 sequence');
+    this.events.message(text, false);
+  }
+
+  private control(opcode: number, data: Buffer): void {
+    if (opcode === OP_CLOSE) {
+      if (data.length === 0) return this.conclude(1005, EMPTY);
+      const code = data.readUInt16BE(0);
+      if (!isValidCloseCode(code)) return void this.fail('WS_ERR_INVALID_CLOSE_CODE', 1002, `invalid status code ${code}`);
+      const reason = data.subarray(2);
+      if (!isUtf8(reason)) return void this.fail('WS_ERR_INVALID_UTF8', 1007, 'invalid UTF-8 sequence');
+      return this.conclude(code, reason);
+    }
+    if (opcode === OP_PING) this.events.ping(data);
+    else this.events.pong(data);
+  }
+
+  private conclude(code: number, reason: Buffer): void {
+    this.stop();
+    this.events.conclude(code, reason);
+  }
+
+  /** Stops reading and reports a malformed frame (ws's message, prefixed as ws prefixes it); returns false. */
+  private fail(code: WsFrameErrorCode, status: number, message: string, prefix = true): false {
+    this.stop();
+    this.events.error(new WsFrameError(code, status, prefix ? `Invalid WebSocket frame: ${message}` : message));
+    return false;
+  }
+
+  private stop(): void {
+    this.done = true;
+    this.chunks = [];
+    this.fragments = [];
+    this.buffered = 0;
+  }
+
+  private byteAt(i: number): number {
+    let at = i;
+    for (const c of this.chunks) {
+      if (at < c.length) return c[at]!;
+      at -= c.length;
+    }
+    return 0;
+  }
+
+  /** Up to `n` bytes from the first buffered chunk, without a copy. */
+  private takeView(n: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length <= n) {
+      this.chunks.shift();
+      this.buffered -= first.length;
+      return first;
+    }
+    this.chunks[0] = first.subarray(n);
+    this.buffered -= n;
+    return first.subarray(0, n);
+  }
+
+  /** Exactly `n` buffered bytes: a view when one chunk holds them, else a copy. */
+  private take(n: number): Buffer {
+    const first = this.chunks[0]!;
+    if (first.length >= n) return this.takeView(n);
+    const out = Buffer.allocUnsafe(n);
+    let filled = 0;
+    while (filled < n) {
+      const piece = this.takeView(n - filled);
+      piece.copy(out, filled);
+      filled += piece.length;
+    }
+    return out;
+  }
+}
+
+function join(fragments: readonly Buffer[], length: number): Buffer {
+  if (fragments.length === 0) return EMPTY;
+  if (fragments.length === 1) return fragments[0]!;
+  return Buffer.concat(fragments, length);
+}
