@@ -117,28 +117,44 @@ export async function throughputBench(): Promise<Row[]> {
       const theirs: number[] = [];
       const ourCpu: number[] = [];
       const theirCpu: number[] = [];
+      const ratios: number[] = [];
       // The first WARM_UP runs of each client are not counted: they pay the JIT of the emulator's path for that
       // client and of our client (a fresh process's first transfers run at half speed, and ours reaches its
       // steady state after three: 135, 149, 218, 223, 303 MiB/s in one profile), which a compiled kubectl never
       // pays. What is compared is the steady state, interleaved run by run.
+      // Each round runs both clients back to back, in alternating order, and the target is judged on the median of
+      // the rounds' own ratios: the shared machine's load drifts over seconds (direct TCP read 200-615 MiB/s within
+      // an hour on 2026-12-05), and a round's two transfers see the same load where two medians need not.
       for (let i = 0; i < WARM_UP + RUNS; i++) {
         const count = i >= WARM_UP;
         if (transport === 'spdy') await directRun(count);
-        const mine = await oursOnce(transport, lab.url, data);
-        if (count) {
-          ours.push(mine.mibs);
-          ourCpu.push(mine.cpuSeconds);
+        const runOurs = async () => {
+          const mine = await oursOnce(transport, lab.url, data);
+          if (count) {
+            ours.push(mine.mibs);
+            ourCpu.push(mine.cpuSeconds);
+          }
+        };
+        const runTheirs = async () => {
+          const env = { KUBECTL_PORT_FORWARD_WEBSOCKETS: transport === 'websocket' ? 'true' : 'false' };
+          const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, async (port, pid) => {
+            const s = await tcp(port);
+            const k0 = processCpuSeconds(pid);
+            const v = await echoThroughput(s, data, `kubectl ${transport}`);
+            if (count) theirCpu.push(processCpuSeconds(pid) - k0);
+            s.destroy();
+            return v;
+          });
+          if (count) theirs.push(value);
+        };
+        if (i % 2 === 0) {
+          await runOurs();
+          await runTheirs();
+        } else {
+          await runTheirs();
+          await runOurs();
         }
-        const env = { KUBECTL_PORT_FORWARD_WEBSOCKETS: transport === 'websocket' ? 'true' : 'false' };
-        const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, async (port, pid) => {
-          const s = await tcp(port);
-          const k0 = processCpuSeconds(pid);
-          const v = await echoThroughput(s, data, `kubectl ${transport}`);
-          if (count) theirCpu.push(processCpuSeconds(pid) - k0);
-          s.destroy();
-          return v;
-        });
-        if (count) theirs.push(value);
+        if (count) ratios.push(ours.at(-1)! / theirs.at(-1)!);
       }
       const o = median(ours);
       const k = median(theirs);
@@ -160,15 +176,16 @@ export async function throughputBench(): Promise<Row[]> {
         unit: 'MiB/s',
         ratio: `${(k / directMiBs).toFixed(2)} of direct`,
       });
+      const r = median(ratios);
       rows.push({
         bench: 'port-forward throughput',
         what: `ours over ${transport}`,
         value: o,
         unit: 'MiB/s',
-        ratio: `${(o / k).toFixed(2)}× kubectl, ${(o / directMiBs).toFixed(2)} of direct`,
+        ratio: `${r.toFixed(2)}× kubectl (median of ${RUNS} paired rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; of the medians ${(o / k).toFixed(2)}×), ${(o / directMiBs).toFixed(2)} of direct`,
         // Issue 26's target (it was 1.20× before): our client must never be what limits a transfer's reading.
         target: '≥ 2.00× kubectl',
-        pass: o >= 2 * k,
+        pass: r >= 2,
       });
       if (transport === 'spdy')
         rows.push({
