@@ -7,10 +7,10 @@
  * starting one session at a time (the path's own handshake, nothing of ours queued in front of it). Needs a
  * writable /sys/fs/cgroup/cpu (root); says so and skips otherwise.
  */
-import { startEmulatorWithKubeconfig } from '../lab/emulator/kubeconfig.js';
 import { LAMBDA_MB_PER_VCPU } from '../src/probe/cpu-share.js';
 import { median, percentile, type Row } from './common.js';
 import { buildChild, cgroupsUsable, runChild, type ChildResult } from './cpu-child.js';
+import { emulatorProcess, stopProcesses } from './throughput.js';
 
 const SIZES = [128, 256, 512, 1024] as const;
 /** The plans: the single location's (one cluster) and a 10-cluster location's, rounds each. */
@@ -27,8 +27,10 @@ type Mode = 'paced' | 'floor' | 'unpaced';
 export async function lambdaCpuBench(): Promise<Row[]> {
   if (!cgroupsUsable('lambda-cpu')) return [];
   const script = await buildChild();
-  // TLS, as the function talks to an API server (the TLS handshake is most of a start's CPU).
-  const lab = await startEmulatorWithKubeconfig({ tls: true });
+  // TLS, as the function talks to an API server (the TLS handshake is most of a start's CPU). The emulator runs in
+  // a process of its own: inside `npm run bench` this process carries the earlier benches' heap, and the server's
+  // share of a handshake then read up to 2× slower in the full run than alone (2026-12-04).
+  const lab = await emulatorProcess(undefined, { args: ['--tls'] });
   const rows: Row[] = [];
   const B = 'Lambda CPU share';
   const child = (plan: (typeof PLANS)[number], mode: Mode, memoryMb?: number) =>
@@ -78,7 +80,7 @@ export async function lambdaCpuBench(): Promise<Row[]> {
       }
     }
   } finally {
-    await lab.stop();
+    await stopProcesses(lab.child);
   }
   return rows;
 }

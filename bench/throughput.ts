@@ -26,10 +26,13 @@ export async function echoProcess(): Promise<{ port: number; child: ChildProcess
   return { port, child };
 }
 
-/** The emulator as a separate process (`kube-stream-probe emulator`), with its URL, kubeconfig and echo port. */
+/**
+ * The emulator as a separate process (`kube-stream-probe emulator` with `args`), with its URL, kubeconfig and echo
+ * port: a bench's server then shares nothing (heap, garbage collector, event loop) with the bench's own process.
+ */
 export async function emulatorProcess(
-  echoPort: number,
-  options: { readonly nodeArgs?: readonly string[]; readonly relay?: boolean } = {},
+  echoPort: number | undefined,
+  options: { readonly nodeArgs?: readonly string[]; readonly relay?: boolean; readonly args?: readonly string[] } = {},
 ): Promise<{ url: URL; kubeconfig: string; echoPort: number; child: ChildProcess }> {
   // The pod's port echoes inside the emulator (--echo-in-stream): one TCP connection from the client, as in the
   // direct baseline, so "× direct" is what the streaming protocol costs on both ends, not a relay hop to a pod.
@@ -40,9 +43,9 @@ export async function emulatorProcess(
     ...(options.nodeArgs ?? []),
     'src/cli/main.ts',
     'emulator',
-    '--echo-port',
-    String(echoPort),
-    ...(options.relay ? [] : ['--echo-in-stream']),
+    // Without an echo port the emulator runs its own TCP echo, and the pod's port is forwarded to it.
+    ...(echoPort === undefined ? [] : ['--echo-port', String(echoPort), ...(options.relay ? [] : ['--echo-in-stream'])]),
+    ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
