@@ -1,12 +1,14 @@
 /**
  * The tunnel's byte stream: how writeMessage paces its caller (the SPDY session) by the socket's queue, how the
  * server side coalesces a tick's messages, and that nothing is lost or reordered at close. A stand-in WebSocket
- * records what would be written; the real one is covered end to end (client-emulator, echo-in-stream, kubectl).
+ * records what would be written; the real one is covered end to end (client-emulator, echo-in-stream, kubectl),
+ * and here for what it streams: a binary message's bytes as they arrive.
  */
 import { EventEmitter } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import { SEND_QUEUE_BYTES } from '../../src/streaming/spdy/constants.js';
-import type { WsLike } from '../../src/streaming/ws-client.js';
+import { ClientWebSocket, type WsLike } from '../../src/streaming/ws-client.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 
 class FakeWs extends EventEmitter {
@@ -111,5 +113,33 @@ describe('WebSocketByteStream.writeMessage', () => {
     });
     new WebSocketByteStream(plain as unknown as WsLike).writeMessage([b('ab'), b('cd')]);
     expect(sent.map(String)).toEqual(['abcd']);
+  });
+});
+
+describe('WebSocketByteStream over our client (a real loopback socket)', () => {
+  it('a binary message reaches the stream piece by piece as its bytes arrive, before the message is whole', async () => {
+    const server = net.createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const accepted = new Promise<net.Socket>((r) => server.once('connection', r));
+    const socket = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const peer = await accepted;
+    try {
+      const ws = new ClientWebSocket(socket, Buffer.alloc(0), 'SPDY/3.1+portforward.k8s.io', 1 << 20);
+      const stream = new WebSocketByteStream(ws);
+      ws.start();
+      const got: Buffer[] = [];
+      stream.on('data', (c: Buffer) => got.push(c));
+      const payload = Buffer.alloc(3000, 0x5a);
+      // One unmasked binary frame of 3000 bytes (16-bit length), its first 1000 payload bytes sent alone.
+      peer.write(Buffer.concat([Buffer.from([0x82, 126, 3000 >> 8, 3000 & 0xff]), payload.subarray(0, 1000)]));
+      await vi.waitFor(() => expect(Buffer.concat(got).length).toBe(1000));
+      peer.write(payload.subarray(1000));
+      await vi.waitFor(() => expect(Buffer.concat(got).equals(payload)).toBe(true));
+    } finally {
+      socket.destroy();
+      peer.destroy();
+      server.close();
+    }
   });
 });
