@@ -2,14 +2,24 @@
  * Memory for outgoing masked WebSocket frames, reused once the socket has written them. A client must copy
  * every byte it sends to mask it (ws-frame.ts); a fresh 32 KiB buffer per frame made the garbage collector
  * the largest cost of a bulk transfer through the tunnel (15 % of our process in a CPU profile): V8 counts
- * each buffer as external memory and collects the whole heap to free them. Frames are carved from 256 KiB
+ * each buffer as external memory and collects the whole heap to free them. Frames are carved from 257 KiB
  * slabs; a slab is rewound or kept for reuse once every frame in it was written. Frames under 4 KiB (pings,
  * control frames, an idle session's traffic) come from Node's own pool and pin nothing.
  */
-const SLAB_BYTES = 256 * 1024;
+import { DATA_CHUNK_BYTES, SEND_QUEUE_BYTES } from './spdy/constants.js';
+
+/** A tunnel DATA frame at its largest: SPDY's 8-byte header and 32 KiB inside a masked frame's 14-byte header, 8-aligned. */
+const LARGEST_TUNNEL_FRAME = (DATA_CHUNK_BYTES + 8 + 14 + 7) & ~7;
+/** Eight of them to a slab (256 KiB would hold seven, leaving an eighth of it unused). */
+const SLAB_BYTES = 8 * LARGEST_TUNNEL_FRAME;
 const POOLED_MIN_BYTES = 4 * 1024;
-/** Slabs kept for reuse beyond the one in use: what a finished transfer leaves behind at most. */
-const KEEP_FREE_SLABS = 2;
+/**
+ * Slabs kept for reuse beyond the one in use: as many as a sender may have queued and not yet written (it waits
+ * past SEND_QUEUE_BYTES), so a steady transfer allocates none. With two kept, half the slabs of a 64 MiB tunnel
+ * transfer were new (128 of 256 KiB each), their memory the external allocation that drives V8's full collections.
+ * At most this many (1.3 MiB) stay after a transfer; an idle session's small frames never use them.
+ */
+const KEEP_FREE_SLABS = Math.ceil(SEND_QUEUE_BYTES / SLAB_BYTES) + 1;
 
 interface Slab {
   readonly buf: Buffer;

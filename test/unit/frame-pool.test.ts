@@ -2,10 +2,18 @@
  * The frame pool's one safety rule: memory of a frame that was not released (not yet written by the socket)
  * is never handed out again; released memory is reused (that is its point).
  */
-import { describe, expect, it } from 'vitest';
-import { frameBuffer } from '../../src/streaming/frame-pool.js';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as FramePool from '../../src/streaming/frame-pool.js';
+import { SEND_QUEUE_BYTES } from '../../src/streaming/spdy/constants.js';
 
 const overlaps = (a: Buffer, b: Buffer) => a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.length && b.byteOffset < a.byteOffset + a.length;
+
+// The pool is the module's state: every test gets a fresh module, so none sees another's slabs.
+let frameBuffer: typeof FramePool.frameBuffer;
+beforeEach(async () => {
+  vi.resetModules();
+  ({ frameBuffer } = await import('../../src/streaming/frame-pool.js'));
+});
 
 describe('frame pool', () => {
   it('never hands out memory of a frame still being written, across many slabs', () => {
@@ -39,6 +47,21 @@ describe('frame pool', () => {
       const f = frameBuffer(32 * 1024);
       expect(f.buf.buffer).toBe(slab);
       f.release();
+    }
+  });
+
+  it('a sender with its whole queue in flight (SEND_QUEUE_BYTES of tunnel frames) gets its next burst from kept slabs', () => {
+    const tunnelFrame = 8 + 32 * 1024 + 14; // a masked frame's header, SPDY's, 32 KiB
+    const burst = () => Array.from({ length: Math.ceil(SEND_QUEUE_BYTES / tunnelFrame) + 1 }, () => frameBuffer(tunnelFrame));
+    const first = burst();
+    const slabs = new Set(first.map((f) => f.buf.buffer));
+    // Eight tunnel frames to a slab (a 256 KiB one held seven).
+    expect(new Set(first.slice(0, 8).map((f) => f.buf.buffer)).size).toBe(1);
+    for (const f of first) f.release();
+    for (let round = 0; round < 5; round++) {
+      const next = burst();
+      for (const f of next) expect(slabs.has(f.buf.buffer)).toBe(true);
+      for (const f of next) f.release();
     }
   });
 
