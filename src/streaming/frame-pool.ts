@@ -2,8 +2,8 @@
  * Memory for outgoing masked WebSocket frames, reused once the socket has written them. A client must copy
  * every byte it sends to mask it (ws-frame.ts); a fresh 32 KiB buffer per frame made the garbage collector
  * the largest cost of a bulk transfer through the tunnel (15 % of our process in a CPU profile): V8 counts
- * each buffer as external memory and collects the whole heap to free them. Frames are carved from 257 KiB
- * slabs; a slab is rewound or kept for reuse once every frame in it was written. Frames under 4 KiB (pings,
+ * each buffer as external memory and collects the whole heap to free them. Frames are carved from slabs of
+ * eight tunnel frames (8 × 32,792 bytes); a slab is rewound or kept for reuse once every frame in it was written. Frames under 4 KiB (pings,
  * control frames, an idle session's traffic) come from Node's own pool and pin nothing.
  */
 import { DATA_CHUNK_BYTES, SEND_QUEUE_BYTES } from './spdy/constants.js';
