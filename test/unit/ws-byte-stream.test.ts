@@ -127,6 +127,8 @@ describe('WebSocketByteStream over our client (a real loopback socket)', () => {
     try {
       const ws = new ClientWebSocket(socket, Buffer.alloc(0), 'SPDY/3.1+portforward.k8s.io', 1 << 20);
       const stream = new WebSocketByteStream(ws);
+      // The test's end cuts TCP without a close frame: the stream then ends with WS_CLOSED (1006), as it should.
+      const ended = new Promise<Error>((r) => stream.once('error', r));
       ws.start();
       const got: Buffer[] = [];
       stream.on('data', (c: Buffer) => got.push(c));
@@ -136,6 +138,8 @@ describe('WebSocketByteStream over our client (a real loopback socket)', () => {
       await vi.waitFor(() => expect(Buffer.concat(got).length).toBe(1000));
       peer.write(payload.subarray(1000));
       await vi.waitFor(() => expect(Buffer.concat(got).equals(payload)).toBe(true));
+      peer.destroy();
+      expect((await ended).message).toBe('tunnel WebSocket closed with code 1006');
     } finally {
       socket.destroy();
       peer.destroy();
