@@ -2,7 +2,7 @@
  * Reading a server's WebSocket frames (RFC 6455 §5), on the client side: what ws's Receiver does for a client
  * without extensions, with the same rules, error codes and close statuses (tested against it frame for frame,
  * test/unit/ws-receiver.test.ts), and one thing it cannot do: deliver a binary message's payload in pieces as
- * they arrive (`streamBinary`), for the port-forward tunnel, where message boundaries mean nothing
+ * they arrive (`onBinaryPiece`), for the port-forward tunnel, where message boundaries mean nothing
  * (client-go TunnelingConnection.Read). A piece is a view of the socket's own read buffer: nothing is copied or
  * waited for, where ws joins every frame that spans two reads into a new buffer before it says anything (the
  * largest cost of our side of a tunnel transfer after the garbage collector that those buffers feed; issue 26).
@@ -15,6 +15,7 @@
  * valid UTF-8 (1007); a close code is one a peer may send (§7.4). After a close frame nothing more is read.
  */
 import { isUtf8 } from 'node:buffer';
+import { ByteQueue } from './byte-queue.js';
 
 export type WsFrameErrorCode =
   | 'WS_ERR_UNEXPECTED_RSV_2_3'
@@ -72,8 +73,7 @@ export class WsReceiver {
    * first byte of a binary message; text messages still arrive whole through `message`.
    */
   onBinaryPiece: ((piece: Buffer) => void) | undefined;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private readonly queue = new ByteQueue();
   private done = false;
   /** The frame being read: its header is in, `left` payload bytes are still to come. */
   private inFrame = false;
@@ -93,26 +93,25 @@ export class WsReceiver {
 
   /** Bytes received and not yet part of an event. */
   get bufferedBytes(): number {
-    return this.buffered;
+    return this.queue.length;
   }
 
   /** Reads `chunk`; every event it completes is emitted before this returns. */
   push(chunk: Buffer): void {
     if (this.done || chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
+    this.queue.push(chunk);
     while (!this.done) {
       if (!this.inFrame) {
         if (!this.readHeader()) return;
       } else if (this.streaming()) {
-        if (this.buffered === 0) return;
-        const piece = this.takeView(this.left);
+        if (this.queue.length === 0) return;
+        const piece = this.queue.view(this.left);
         this.left -= piece.length;
         this.onBinaryPiece!(piece);
         if (this.left === 0) this.frameDone(EMPTY);
       } else {
-        if (this.buffered < this.left) return;
-        this.frameDone(this.left === 0 ? EMPTY : this.take(this.left));
+        if (this.queue.length < this.left) return;
+        this.frameDone(this.queue.take(this.left));
       }
     }
   }
@@ -124,9 +123,9 @@ export class WsReceiver {
 
   /** Reads a frame header when all of it is here; false when more bytes are needed (nothing consumed). */
   private readHeader(): boolean {
-    if (this.buffered < 2) return false;
-    const b0 = this.byteAt(0);
-    const b1 = this.byteAt(1);
+    if (this.queue.length < 2) return false;
+    const b0 = this.queue.byteAt(0);
+    const b1 = this.queue.byteAt(1);
     const lengthBytes = (b1 & 0x7f) === 126 ? 2 : (b1 & 0x7f) === 127 ? 8 : 0;
     // The first two bytes decide every error but the length's (ws checks them before the extended length is in).
     const fin = (b0 & 0x80) !== 0;
@@ -145,13 +144,13 @@ export class WsReceiver {
         return this.fail('WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH', 1002, `invalid payload length ${short}`);
     } else return this.fail('WS_ERR_INVALID_OPCODE', 1002, `invalid opcode ${opcode}`);
     if ((b1 & 0x80) !== 0) return this.fail('WS_ERR_UNEXPECTED_MASK', 1002, 'MASK must be clear');
-    if (this.buffered < 2 + lengthBytes) return false;
+    if (this.queue.length < 2 + lengthBytes) return false;
     if (!fin && !this.fragmented) this.fragmented = opcode;
-    this.take(2);
     let length = short;
-    if (lengthBytes === 2) length = this.take(2).readUInt16BE(0);
-    else if (lengthBytes === 8) {
-      const l = this.take(8);
+    if (lengthBytes === 0) this.queue.take(2);
+    else if (lengthBytes === 2) length = this.queue.take(4).readUInt16BE(2);
+    else {
+      const l = this.queue.take(10).subarray(2);
       const high = l.readUInt32BE(0);
       if (high > MAX_LENGTH_HIGH_WORD)
         return this.fail('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH', 1009, 'Unsupported WebSocket frame: payload length > 2^53 - 1', false);
@@ -219,45 +218,8 @@ export class WsReceiver {
 
   private stop(): void {
     this.done = true;
-    this.chunks = [];
+    this.queue.clear();
     this.fragments = [];
-    this.buffered = 0;
-  }
-
-  private byteAt(i: number): number {
-    let at = i;
-    for (const c of this.chunks) {
-      if (at < c.length) return c[at]!;
-      at -= c.length;
-    }
-    return 0;
-  }
-
-  /** Up to `n` bytes from the first buffered chunk, without a copy. */
-  private takeView(n: number): Buffer {
-    const first = this.chunks[0]!;
-    if (first.length <= n) {
-      this.chunks.shift();
-      this.buffered -= first.length;
-      return first;
-    }
-    this.chunks[0] = first.subarray(n);
-    this.buffered -= n;
-    return first.subarray(0, n);
-  }
-
-  /** Exactly `n` buffered bytes: a view when one chunk holds them, else a copy. */
-  private take(n: number): Buffer {
-    const first = this.chunks[0]!;
-    if (first.length >= n) return this.takeView(n);
-    const out = Buffer.allocUnsafe(n);
-    let filled = 0;
-    while (filled < n) {
-      const piece = this.takeView(n - filled);
-      piece.copy(out, filled);
-      filled += piece.length;
-    }
-    return out;
   }
 }
 

@@ -21,6 +21,7 @@ import {
 } from './constants.js';
 import type { SpdyFrame, SpdyHeaders } from './frames.js';
 import { HeaderBlockDecoder } from './header-block.js';
+import { ByteQueue } from '../byte-queue.js';
 
 interface PendingHeader {
   readonly control: boolean;
@@ -46,10 +47,8 @@ export class SpdyFrameParser {
   /** Payload bytes of the streamed DATA frame in `pending` not yet handed on. */
   private dataLeft = 0;
   private headerDecoder: HeaderBlockDecoder | undefined;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private readonly queue = new ByteQueue();
   private pending: PendingHeader | undefined;
-  private consumed = 0;
   private failure: ProbeError | undefined;
 
   constructor(limits: Partial<SpdyLimits> = {}, options: SpdyParserOptions = {}) {
@@ -73,7 +72,7 @@ export class SpdyFrameParser {
 
   /** Bytes received so far but not yet part of a complete frame. */
   get bufferedBytes(): number {
-    return this.buffered;
+    return this.queue.length;
   }
 
   /**
@@ -82,16 +81,13 @@ export class SpdyFrameParser {
    */
   push(chunk: Buffer): SpdyFrame[] {
     if (this.failure) throw this.failure;
-    if (chunk.length > 0) {
-      this.chunks.push(chunk);
-      this.buffered += chunk.length;
-    }
+    this.queue.push(chunk);
     const frames: SpdyFrame[] = [];
     try {
       for (;;) {
         if (!this.pending) {
-          if (this.buffered < FRAME_HEADER_BYTES) break;
-          this.pending = this.readHeader(this.take(FRAME_HEADER_BYTES));
+          if (this.queue.length < FRAME_HEADER_BYTES) break;
+          this.pending = this.readHeader(this.queue.take(FRAME_HEADER_BYTES));
           if (this.streamData && !this.pending.control) {
             if (this.pending.type === 0) throw this.badFrame(this.pending, 'stream id 0');
             this.dataLeft = this.pending.length;
@@ -99,9 +95,9 @@ export class SpdyFrameParser {
         }
         if (this.streamData && !this.pending.control && this.pending.length > 0) {
           // A streamed DATA frame: every buffered byte of it goes on now, as views of the chunks.
-          if (this.buffered === 0) break;
+          if (this.queue.length === 0) break;
           const h = this.pending;
-          const piece = this.takeFromFirst(this.dataLeft);
+          const piece = this.queue.view(this.dataLeft);
           this.dataLeft -= piece.length;
           if (this.dataLeft > 0) frames.push({ type: 'DATA', streamId: h.type, flags: h.flags & ~FLAG_FIN, data: piece, partial: true });
           else {
@@ -110,57 +106,21 @@ export class SpdyFrameParser {
           }
           continue;
         }
-        if (this.buffered < this.pending.length) break;
+        if (this.queue.length < this.pending.length) break;
         const header = this.pending;
         this.pending = undefined;
-        frames.push(this.decode(header, this.take(header.length)));
+        frames.push(this.decode(header, this.queue.take(header.length)));
       }
     } catch (err) {
       this.failure = err as ProbeError;
-      this.chunks = [];
-      this.buffered = 0;
+      this.queue.clear();
       throw err;
     }
     return frames;
   }
 
-  /** Up to `n` bytes from the first buffered chunk, without a copy. */
-  private takeFromFirst(n: number): Buffer {
-    const first = this.chunks[0]!;
-    const out = first.length <= n ? first : first.subarray(0, n);
-    if (out === first) this.chunks.shift();
-    else this.chunks[0] = first.subarray(n);
-    this.buffered -= out.length;
-    this.consumed += out.length;
-    return out;
-  }
-
-  private take(n: number): Buffer {
-    let out: Buffer;
-    const first = this.chunks[0];
-    if (first && first.length >= n) {
-      out = first.subarray(0, n);
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
-    } else {
-      out = Buffer.allocUnsafe(n);
-      let filled = 0;
-      while (filled < n) {
-        const c = this.chunks[0]!;
-        const used = Math.min(c.length, n - filled);
-        c.copy(out, filled, 0, used);
-        filled += used;
-        if (used === c.length) this.chunks.shift();
-        else this.chunks[0] = c.subarray(used);
-      }
-    }
-    this.buffered -= n;
-    this.consumed += n;
-    return out;
-  }
-
   private readHeader(h: Buffer): PendingHeader {
-    const offset = this.consumed - FRAME_HEADER_BYTES;
+    const offset = this.queue.consumed - FRAME_HEADER_BYTES;
     const word = h.readUInt32BE(0);
     const control = (word & 0x80000000) !== 0;
     const flags = h.readUInt8(4);
