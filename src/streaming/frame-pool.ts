@@ -3,14 +3,17 @@
  * every byte it sends to mask it (ws-frame.ts); a fresh 32 KiB buffer per frame made the garbage collector
  * the largest cost of a bulk transfer through the tunnel (15 % of our process in a CPU profile): V8 counts
  * each buffer as external memory and collects the whole heap to free them. Frames are carved from slabs of
- * eight tunnel frames (8 × 32,792 bytes); a slab is rewound or kept for reuse once every frame in it was written. Frames under 4 KiB (pings,
+ * eight tunnel frames (8 × 32,784 bytes); a slab is rewound or kept for reuse once every frame in it was written. Frames under 4 KiB (pings,
  * control frames, an idle session's traffic) come from Node's own pool and pin nothing.
  */
-import { DATA_CHUNK_BYTES, SEND_QUEUE_BYTES } from './spdy/constants.js';
+import { DATA_CHUNK_BYTES, FRAME_HEADER_BYTES, SEND_QUEUE_BYTES } from './spdy/constants.js';
 
-/** A tunnel DATA frame at its largest: SPDY's 8-byte header and 32 KiB inside a masked frame's 14-byte header, 8-aligned. */
-const LARGEST_TUNNEL_FRAME = (DATA_CHUNK_BYTES + 8 + 14 + 7) & ~7;
-/** Eight of them to a slab (256 KiB would hold seven, leaving an eighth of it unused). */
+/**
+ * A tunnel DATA frame at its largest, 8-aligned as frames are carved: 32 KiB and SPDY's 8-byte header inside a
+ * masked WebSocket frame's header (2 bytes, a 16-bit length and the 4-byte key: 8 bytes below 64 KiB).
+ */
+const LARGEST_TUNNEL_FRAME = (DATA_CHUNK_BYTES + FRAME_HEADER_BYTES + 8 + 7) & ~7;
+/** Eight of them to a slab (a 256 KiB slab held seven, leaving an eighth of it unused). */
 const SLAB_BYTES = 8 * LARGEST_TUNNEL_FRAME;
 const POOLED_MIN_BYTES = 4 * 1024;
 /**

@@ -4,7 +4,8 @@
  */
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as FramePool from '../../src/streaming/frame-pool.js';
-import { SEND_QUEUE_BYTES } from '../../src/streaming/spdy/constants.js';
+import { DATA_CHUNK_BYTES, SEND_QUEUE_BYTES } from '../../src/streaming/spdy/constants.js';
+import { dataFrameHeader } from '../../src/streaming/spdy/serializer.js';
 
 const overlaps = (a: Buffer, b: Buffer) => a.buffer === b.buffer && a.byteOffset < b.byteOffset + b.length && b.byteOffset < a.byteOffset + a.length;
 
@@ -50,9 +51,15 @@ describe('frame pool', () => {
     }
   });
 
-  it('a sender with its whole queue in flight (SEND_QUEUE_BYTES of tunnel frames) gets its next burst from kept slabs', () => {
-    const tunnelFrame = 8 + 32 * 1024 + 14; // a masked frame's header, SPDY's, 32 KiB
-    const burst = () => Array.from({ length: Math.ceil(SEND_QUEUE_BYTES / tunnelFrame) + 1 }, () => frameBuffer(tunnelFrame));
+  it('a sender with its whole queue in flight (SEND_QUEUE_BYTES of tunnel frames) gets its next burst from kept slabs', async () => {
+    // Real tunnel frames: a 32 KiB SPDY DATA frame (DATA_CHUNK_BYTES, as a stream writes it) masked by ws-frame.ts.
+    const { maskedBinaryFrame } = await import('../../src/streaming/ws-frame.js');
+    const payload = Buffer.alloc(DATA_CHUNK_BYTES, 1);
+    const tunnelFrame = () => maskedBinaryFrame([dataFrameHeader(1, 0, payload.length), payload]);
+    const probe = tunnelFrame();
+    const count = Math.ceil(SEND_QUEUE_BYTES / probe.buf.length) + 1;
+    probe.release(); // the slab rewinds: the burst starts at its first byte
+    const burst = () => Array.from({ length: count }, tunnelFrame);
     const first = burst();
     const slabs = new Set(first.map((f) => f.buf.buffer));
     // Eight tunnel frames to a slab (a 256 KiB one held seven).
