@@ -51,7 +51,8 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
   rec.subprotocol = protocol;
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
   rec.wrote101At = performance.now();
-  const session = new SpdySession(socket, { role: 'server', head });
+  // The kubelet's port-forward holds the client back when the pod's side does not keep up (readBackpressure).
+  const session = new SpdySession(socket, { role: 'server', head, readBackpressure: sub === 'portforward' });
   session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
   const ended: Ended = host.ended;
   watchIdle(host.options.faults, socket, rec, ended, () => session.destroy());
@@ -96,7 +97,7 @@ export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket
       if (protocol === TUNNEL_PROTOCOL) {
         // Frames of one tick in one message, written without joining them: a lighter server for the throughput
         // benchmark (clients must not care where message boundaries fall).
-        const session = new SpdySession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { role: 'server' });
+        const session = new SpdySession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { role: 'server', readBackpressure: true });
         session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
         serveSpdyPortForward(session, host.forwardTarget(), (h) => rec.streams.push(h));
       } else {

@@ -25,6 +25,8 @@ export class WebSocketByteStream extends Duplex {
   /** Pieces of this tick's coalesced message, flushed on the next tick. */
   private pending: Buffer[] | undefined;
   private pendingCallbacks: ((err?: Error | null) => void)[] = [];
+  /** Set while the WebSocket's reading is paused because this stream's unread bytes passed its high-water mark. */
+  private wsPaused = false;
 
   constructor(
     private readonly ws: WsLike,
@@ -32,7 +34,7 @@ export class WebSocketByteStream extends Duplex {
   ) {
     super({ allowHalfOpen: false });
     // Our client hands over binary payloads as they arrive (ws-receiver.ts): no message is ever joined first.
-    ws.streamBinaryMessages?.((piece) => this.push(piece));
+    ws.streamBinaryMessages?.((piece) => this.pushBytes(piece));
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
         this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));
@@ -40,7 +42,7 @@ export class WebSocketByteStream extends Duplex {
         return;
       }
       const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-      if (buf.length > 0) this.push(buf);
+      if (buf.length > 0) this.pushBytes(buf);
     });
     ws.on('close', (code: number) => {
       // Close 1000 is EOF; anything else is a lost connection.
@@ -53,7 +55,22 @@ export class WebSocketByteStream extends Duplex {
     ws.on('error', () => undefined); // WebSocketConnection classifies errors
   }
 
-  override _read(): void {}
+  /**
+   * Backpressure to the socket: a reader that stops (a SpdySession with readBackpressure pauses this stream)
+   * stops the WebSocket's reading once this stream holds its high-water mark, and TCP holds the sender back.
+   */
+  private pushBytes(bytes: Buffer): void {
+    if (!this.push(bytes) && !this.wsPaused && this.ws.pause) {
+      this.wsPaused = true;
+      this.ws.pause();
+    }
+  }
+
+  override _read(): void {
+    if (!this.wsPaused) return;
+    this.wsPaused = false;
+    this.ws.resume?.();
+  }
 
   /**
    * Sends `pieces` (a SPDY frame's header and payload) as one binary message without joining them, or, when

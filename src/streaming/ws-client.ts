@@ -49,6 +49,9 @@ export interface WsLike {
    * whole. Call it before reading starts.
    */
   streamBinaryMessages?(onPiece: (piece: Buffer) => void): void;
+  /** Stop reading the socket until `resume` (ws: `pause`/`resume`); a receiver without them is never held back. */
+  pause?(): void;
+  resume?(): void;
   ping(): void;
   close(code?: number): void;
   terminate(): void;

@@ -30,6 +30,16 @@ export interface SpdySessionOptions {
   readonly deflate?: DeflateTuning;
   /** Bytes that arrived with the 101 and belong to the session. */
   readonly head?: Buffer;
+  /**
+   * Stop reading the connection while any stream's unread data is past its high-water mark, and read again
+   * once its reader asks for more: the kubelet's side of port-forward. There spdystream's reader hands each frame
+   * to a queue of 50 that blocks when full (moby/spdystream priority.go Push), and the queue's handler blocks in
+   * handleDataFrame on `stream.dataChan <- frame.Data`, an unbuffered channel, until the stream's reader (io.Copy
+   * to the pod's port) takes it (connection.go); TCP then holds the sender back. So one stream that is never read
+   * stalls the whole session there too, which is why our client leaves this off: a probe that ignores a
+   * command's output must still get its exit status. @default false
+   */
+  readonly readBackpressure?: boolean;
   /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
@@ -56,6 +66,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private readonly parser: SpdyFrameParser;
   private encoder: HeaderBlockEncoder | undefined;
   private readonly streams = new Map<number, SpdyStream>();
+  /** Streams past their high-water mark while readBackpressure holds the connection's reading. */
+  private full: Set<SpdyStream> | undefined;
   private readonly pings = new Map<number, { sentAt: number; resolve: (rttMs: number) => void; reject: (e: Error) => void }>();
   private nextStreamId: number;
   private nextPingId: number;
@@ -176,6 +188,20 @@ export class SpdySession extends EventEmitter implements StreamOwner {
 
   streamFinished(stream: SpdyStream): void {
     if (this.streams.get(stream.id) === stream && stream.finished) this.streams.delete(stream.id);
+    // A finished stream reads nothing more: it must not hold the connection.
+    if (stream.finished) this.streamWantsData(stream);
+  }
+
+  streamFull(stream: SpdyStream): void {
+    if (!this.options.readBackpressure || this.end) return;
+    this.full ??= new Set();
+    if (this.full.size === 0) this.transport.pause();
+    this.full.add(stream);
+  }
+
+  streamWantsData(stream: SpdyStream): void {
+    if (!this.full?.delete(stream) || this.full.size > 0 || this.end) return;
+    this.transport.resume();
   }
 
   // ---- internals --------------------------------------------------------------

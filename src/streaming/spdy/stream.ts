@@ -14,6 +14,10 @@ export interface StreamOwner {
   sendReply(streamId: number, headers: SpdyHeaders): void;
   sendReset(streamId: number, status: number): void;
   streamFinished(stream: SpdyStream): void;
+  /** This stream's unread data passed its high-water mark (readable side). */
+  streamFull(stream: SpdyStream): void;
+  /** This stream's reader asks for more (Readable `_read`). */
+  streamWantsData(stream: SpdyStream): void;
 }
 
 /** Who waits for the reply. */
@@ -179,7 +183,7 @@ export class SpdyStream extends Duplex {
 
   onData(data: Buffer, flags: number): void {
     if (this.receivedFin || this.resetStatus !== undefined) return;
-    if (data.length > 0) this.push(data);
+    if (data.length > 0 && !this.push(data)) this.owner.streamFull(this);
     if (flags & FLAG_FIN) {
       this.receivedFin = true;
       this.push(null);
@@ -215,7 +219,9 @@ export class SpdyStream extends Duplex {
   // ---- Duplex plumbing -------------------------------------------------------
 
   override _read(): void {
-    // Data is pushed as frames arrive; SPDY as spdystream speaks it has no flow control.
+    // Data is pushed as frames arrive (SPDY as spdystream speaks it has no flow control); a session with
+    // readBackpressure stops reading its connection while a stream is full, and this starts it again.
+    this.owner.streamWantsData(this);
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
