@@ -85,3 +85,12 @@ export const DATA_CHUNK_BYTES = 32 * 1024;
  * it to leave (stop-and-go, measured at 0.87× kubectl).
  */
 export const SEND_QUEUE_BYTES = 1024 * 1024;
+
+/**
+ * A stream's high-water marks (both sides) in a session with readBackpressure: how much of one stream may wait
+ * unread before the connection's reading stops, and how much it may queue to write before its writer is told to
+ * wait. At Node's 16 KiB every 32 KiB frame paused and resumed the socket's reading (the emulator's echo pipes a
+ * stream into itself); 256 KiB read 1.08–1.35× faster in four side-by-side runs (2026-12-05). spdystream's own
+ * bound is a queue of 50 frames (moby/spdystream connection.go QUEUE_SIZE), up to 1.6 MiB of 32 KiB frames.
+ */
+export const HELD_STREAM_BYTES = 256 * 1024;

@@ -8,7 +8,16 @@ import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
-import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, SEND_QUEUE_BYTES, type SpdyLimits } from './constants.js';
+import {
+  DEFAULT_SPDY_LIMITS,
+  FLAG_FIN,
+  GOAWAY_STATUS_NAMES,
+  GoAwayStatus,
+  HELD_STREAM_BYTES,
+  RstStatus,
+  SEND_QUEUE_BYTES,
+  type SpdyLimits,
+} from './constants.js';
 import { describeFrame, type SpdyFrame, type SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
@@ -68,6 +77,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private readonly streams = new Map<number, SpdyStream>();
   /** Streams past their high-water mark while readBackpressure holds the connection's reading. */
   private full: Set<SpdyStream> | undefined;
+  /** Streams' high-water mark: HELD_STREAM_BYTES with readBackpressure, else Node's default. */
+  private readonly streamHighWaterMark: number | undefined;
   private readonly pings = new Map<number, { sentAt: number; resolve: (rttMs: number) => void; reject: (e: Error) => void }>();
   private nextStreamId: number;
   private nextPingId: number;
@@ -91,6 +102,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.nextPingId = this.role === 'client' ? 1 : 2;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     this.messages = isMessageTransport(transport) ? transport : undefined;
+    this.streamHighWaterMark = options.readBackpressure ? HELD_STREAM_BYTES : undefined;
 
     transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
     transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
@@ -114,7 +126,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.nextStreamId += 2;
     const h: Record<string, string[]> = {};
     for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = [v];
-    const stream = new SpdyStream(id, h, this);
+    const stream = new SpdyStream(id, h, this, this.streamHighWaterMark);
     this.streams.set(id, stream);
     this.writeFrame({ type: 'SYN_STREAM', streamId: id, associatedId: 0, priority: 0, slot: 0, flags: 0, headers: h });
     return stream;
@@ -255,7 +267,7 @@ export class SpdySession extends EventEmitter implements StreamOwner {
           this.sendReset(id, RstStatus.REFUSED_STREAM);
           return;
         }
-        const stream = new SpdyStream(id, frame.headers, this);
+        const stream = new SpdyStream(id, frame.headers, this, this.streamHighWaterMark);
         this.streams.set(id, stream);
         if (frame.flags & FLAG_FIN) stream.onData(Buffer.alloc(0), FLAG_FIN);
         this.emit('stream', stream);

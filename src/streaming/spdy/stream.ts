@@ -76,8 +76,10 @@ export class SpdyStream extends Duplex {
     readonly id: number,
     headers: SpdyHeaders,
     private readonly owner: StreamOwner,
+    /** Both sides' high-water mark; Node's default (16 KiB) when not given. */
+    highWaterMark?: number,
   ) {
-    super({ allowHalfOpen: true });
+    super(highWaterMark === undefined ? { allowHalfOpen: true } : { allowHalfOpen: true, highWaterMark });
     this.headers = headers;
     this.on('error', recordError);
   }
