@@ -27,8 +27,10 @@ export function afterUpgradeFaults(fault: NodeFault | undefined, socket: net.Soc
     socket.once('close', () => clearTimeout(t));
   } else if (fault?.kind === 'black-hole') {
     const t = setTimeout(() => {
-      // Nothing moves any more in either direction; the connection stays open.
+      // Nothing moves any more in either direction; the connection stays open. Nothing may resume the reading
+      // either: a port-forward session with readBackpressure (or ws's receiver) resumes it once a stream drains.
       socket.pause();
+      socket.resume = (() => socket) as typeof socket.resume;
       socket.write = (() => true) as typeof socket.write;
     }, fault.afterSeconds * 1000);
     t.unref();

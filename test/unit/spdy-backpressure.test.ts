@@ -7,6 +7,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
+import { afterUpgradeFaults } from '../../lab/emulator/connection-faults.js';
+import type { UpgradeRecord } from '../../lab/emulator/options.js';
 import { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
@@ -45,6 +47,15 @@ function collect(stream: SpdyStream, bytes: number): Promise<Buffer> {
   });
 }
 
+/** The client opens a port's data stream, waits for its reply and writes `data` (done: the write's callback ran). */
+async function sendOnNewStream(p: Pair, port: string, data: Buffer): Promise<{ out: SpdyStream; written: () => boolean }> {
+  const out = p.client.openStream({ streamtype: 'data', port });
+  await out.awaitReply();
+  let written = false;
+  out.write(data, () => (written = true));
+  return { out, written: () => written };
+}
+
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const c of cleanups.splice(0)) c();
@@ -53,6 +64,8 @@ afterEach(() => {
 interface Pair {
   server: SpdySession;
   client: SpdySession;
+  /** The server's TCP socket (under ws in the tunnel), as the emulator's faults see it. */
+  serverSocket: net.Socket;
   /** Bytes the server's side has read from its socket. */
   serverBytesRead(): number;
   /** The next stream the client opens, as the server sees it (replied, nobody reading). */
@@ -76,7 +89,13 @@ async function tcpPair(readBackpressure: boolean): Promise<Pair> {
   const s = await accepted;
   cleanups.push(() => (c.destroy(), s.destroy(), srv.close()));
   const server = new SpdySession(s, { role: 'server', readBackpressure });
-  return { server, client: new SpdySession(c, { role: 'client' }), serverBytesRead: () => s.bytesRead, nextServerStream: serverStreams(server) };
+  return {
+    server,
+    client: new SpdySession(c, { role: 'client' }),
+    serverSocket: s,
+    serverBytesRead: () => s.bytesRead,
+    nextServerStream: serverStreams(server),
+  };
 }
 
 async function tunnelPair(readBackpressure: boolean): Promise<Pair> {
@@ -92,6 +111,7 @@ async function tunnelPair(readBackpressure: boolean): Promise<Pair> {
   return {
     server,
     client: new SpdySession(new WebSocketByteStream(c), { role: 'client' }),
+    serverSocket: raw,
     serverBytesRead: () => raw.bytesRead,
     nextServerStream: serverStreams(server),
   };
@@ -104,15 +124,12 @@ describe.each([
   it('a stream nobody reads holds the reading (TCP holds the sender back); reading again gets every byte in order', async () => {
     const p = await makePair(true);
     const serverStream = p.nextServerStream();
-    const out = p.client.openStream({ streamtype: 'data', port: '8080' });
-    await out.awaitReply();
     const data = patterned(TOTAL);
-    let written = false;
-    out.write(data, () => (written = true));
+    const { written } = await sendOnNewStream(p, '8080', data);
     const held = await settled(p.serverBytesRead);
     // A stream's high-water mark and a socket read or two: far below what was sent.
     expect(held).toBeLessThan(MIB);
-    expect(written).toBe(false);
+    expect(written()).toBe(false);
     const got = await collect(await serverStream, TOTAL);
     expect(got.equals(data)).toBe(true);
     expect(p.serverBytesRead()).toBeGreaterThan(TOTAL);
@@ -121,9 +138,7 @@ describe.each([
   it('without it (our client), the session reads everything the peer sends into memory', async () => {
     const p = await makePair(false);
     const serverStream = p.nextServerStream();
-    const out = p.client.openStream({ streamtype: 'data', port: '8080' });
-    await out.awaitReply();
-    out.write(patterned(TOTAL));
+    await sendOnNewStream(p, '8080', patterned(TOTAL));
     const read = await settled(p.serverBytesRead);
     expect(read).toBeGreaterThan(TOTAL);
     expect((await serverStream).readableLength).toBeGreaterThanOrEqual(TOTAL);
@@ -132,9 +147,7 @@ describe.each([
   it('one full stream holds the others too (as in spdystream), until it is read or finished', async () => {
     const p = await makePair(true);
     const fullOnServer = p.nextServerStream();
-    const a = p.client.openStream({ streamtype: 'data', port: '8080' });
-    await a.awaitReply();
-    a.write(patterned(4 * MIB));
+    await sendOnNewStream(p, '8080', patterned(4 * MIB));
     const full = await fullOnServer;
     await settled(p.serverBytesRead);
     const otherOnServer = p.nextServerStream();
@@ -149,5 +162,31 @@ describe.each([
     const got = collect(other, 5);
     b.write('hello');
     expect((await got).toString()).toBe('hello');
+  }, 30_000);
+
+  it("the lab's black-hole node fault stays black when a stream that held the reading is read again", async () => {
+    const p = await makePair(true);
+    const serverStream = p.nextServerStream();
+    await sendOnNewStream(p, '8080', patterned(TOTAL));
+    await settled(p.serverBytesRead);
+    const rec = { node: 'node-e' } as UpgradeRecord;
+    afterUpgradeFaults(
+      { kind: 'black-hole', afterSeconds: 0 },
+      p.serverSocket,
+      rec,
+      () => {},
+      () => {},
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const atBlackHole = p.serverBytesRead();
+    // The pod's side reads what it holds: the session asks its transport to read again; the black hole must not.
+    const s = await serverStream;
+    let readAfter = 0;
+    s.on('data', (c: Buffer) => (readAfter += c.length));
+    const after = await settled(p.serverBytesRead);
+    expect(readAfter).toBeGreaterThan(0);
+    // At most what the socket had buffered when it paused; without the fault the whole 16 MiB would arrive.
+    expect(after - atBlackHole).toBeLessThan(MIB);
+    expect(after).toBeLessThan(2 * MIB);
   }, 30_000);
 });
