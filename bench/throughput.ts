@@ -9,16 +9,25 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import { openPortForward } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
 import { withKubectlPortForward } from '../lab/kubectl.js';
 import { BenchFailure, echoThroughput, median, payload, type Row } from './common.js';
 
+/**
+ * The environment of the bench's server processes (the emulator and the echo server): the function's own
+ * (PROBE_PROCESS_ENV, src/config/process-env.ts). Without it, glibc's heap trimming set the pace of the server, not
+ * the client under test, and that pace swung 2–3× from one process to the next; a kubelet is a Go program and pays
+ * none of it. bench/run.ts runs the client (the bench's own process) with the same environment.
+ */
+export const SERVER_PROCESS_ENV: NodeJS.ProcessEnv = { ...process.env, ...PROBE_PROCESS_ENV };
+
 /** A TCP echo server in a process of its own: the direct-TCP baseline. */
 export async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
   const script =
     "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: SERVER_PROCESS_ENV });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(/port (\d+)/.exec(d.toString())?.[1])));
     child.once('exit', () => reject(new BenchFailure('the echo process exited')));
@@ -47,7 +56,7 @@ export async function emulatorProcess(
     ...(echoPort === undefined ? [] : ['--echo-port', String(echoPort), ...(options.relay ? [] : ['--echo-in-stream'])]),
     ...(options.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: SERVER_PROCESS_ENV });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const t0 = Date.now();

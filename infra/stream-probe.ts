@@ -19,6 +19,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
 import { defaultMemoryMb, type LocationRuntimeConfig } from '../src/config/probe-config.js';
+import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import { encodeRuntimeConfig } from '../src/config/runtime-config.js';
 import { checkResourceCount } from './stack-limits.js';
 import { runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
@@ -142,7 +143,7 @@ export class StreamProbe extends Construct {
       timeout,
       role: this.role,
       logGroup: this.logGroup,
-      environment: { KSP_LOCATION_CONFIG: envJson, NODE_OPTIONS: '--enable-source-maps' },
+      environment: { KSP_LOCATION_CONFIG: envJson, NODE_OPTIONS: '--enable-source-maps', ...PROBE_PROCESS_ENV },
       bundling: {
         format: OutputFormat.ESM,
         target: 'node20',

@@ -21,6 +21,7 @@ import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { taskRunSeconds } from '../src/config/lambda-limits.js';
+import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import type { ProbeNetwork } from './network.js';
 import { grantProbeAccess } from './probe-access.js';
 import type { StreamProbeProps } from './props.js';
@@ -92,6 +93,7 @@ export class TaskRunner {
           securityGroups: p.network.securityGroups.map((g) => g.securityGroupId),
         }),
         NODE_OPTIONS: '--enable-source-maps',
+        ...PROBE_PROCESS_ENV,
       },
       stopTimeout: Duration.seconds(30),
       readonlyRootFilesystem: true,

@@ -18,6 +18,7 @@ import { PROBE_RUNTIME, StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { lambdaRunSeconds } from '../../src/config/lambda-limits.js';
 import { functionMemoryMb, locationSessionStarts, parseProbeConfig, parseRuntimeConfig } from '../../src/config/probe-config.js';
+import { PROBE_PROCESS_ENV } from '../../src/config/process-env.js';
 import { COMPRESSED_PREFIX } from '../../src/config/runtime-config.js';
 import { randomBytes } from 'node:crypto';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
@@ -438,6 +439,7 @@ describe('fails when…', () => {
     const [fn] = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } })) as any[];
     const env = fn.Properties.Environment.Variables;
     expect(Buffer.byteLength(JSON.stringify(env))).toBeLessThan(4096); // Lambda's limit on all variables together
+    expect(env).toMatchObject(PROBE_PROCESS_ENV); // glibc's trimming (test/unit/process-env.test.ts), within that limit
     expect(env.KSP_LOCATION_CONFIG.startsWith(COMPRESSED_PREFIX)).toBe(true);
     const read = parseRuntimeConfig(env.KSP_LOCATION_CONFIG);
     expect(read.clusters.map((x) => [x.name, x.endpoint])).toEqual(c.clusters.map((x: any) => [x.name, x.endpoint]));

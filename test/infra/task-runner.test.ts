@@ -13,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { describe, expect, it } from 'vitest';
 import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
+import { PROBE_PROCESS_ENV } from '../../src/config/process-env.js';
 
 /** eu-west-1's S3 prefix list (the subnets of this CDK VPC know their route tables). */
 const S3_PREFIX_LIST = 'pl-6da54004';
@@ -56,6 +57,8 @@ describe('the task runner', () => {
       operations: ['exec', 'portforward'],
     });
     expect(Number(env.KSP_TASK_SECONDS)).toBe(3600 + 20 + 60);
+    // The task's Node runs with glibc's trimming as the function's does (test/unit/process-env.test.ts).
+    expect(env).toMatchObject(PROBE_PROCESS_ENV);
     // What `invoke` finds it by and runs it with (src/aws/task-invoke.ts).
     expect(td.Family).toBe('kube-stream-probe-corp-hour');
     expect(JSON.stringify(env.KSP_NETWORK)).toMatch(/subnets.*securityGroups/);
