@@ -21,7 +21,7 @@ import { BenchFailure, echoThroughput, median, payload, type Row } from './commo
  * the client under test, and that pace swung 2–3× from one process to the next; a kubelet is a Go program and pays
  * none of it. bench/run.ts runs the client (the bench's own process) with the same environment.
  */
-export const SERVER_PROCESS_ENV: NodeJS.ProcessEnv = { ...process.env, ...PROBE_PROCESS_ENV };
+const SERVER_PROCESS_ENV: NodeJS.ProcessEnv = { ...process.env, ...PROBE_PROCESS_ENV };
 
 /** A TCP echo server in a process of its own: the direct-TCP baseline. */
 export async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
