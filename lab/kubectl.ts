@@ -2,7 +2,7 @@
  * Runs the real kubectl binaries (our truth for the wire protocol). Missing
  * binaries fail loudly: these tests never skip.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
@@ -97,32 +97,61 @@ export function runKubectl(
   });
 }
 
+/**
+ * Where kubectl runs: this process's own network namespace by default, or a client namespace of a kernel path
+ * (lab/kernel-hops/netns.ts), whose `spawn` runs the command there and whose console address is where kubectl
+ * port-forward's local side listens (reached from here directly, not through the path).
+ */
+export interface KubectlPlace {
+  spawn(command: string, args: readonly string[], options: SpawnOptions): ChildProcess;
+  /** The address port-forward listens on, reachable from this process. */
+  readonly localAddress: string;
+}
+
+export const HERE: KubectlPlace = { spawn: (command, args, options) => spawn(command, [...args], options), localAddress: '127.0.0.1' };
+
+/** What the callback of withKubectlPortForward can see of the running kubectl. */
+export interface PortForwardView {
+  readonly host: string;
+  readonly pid: number;
+  /** Everything kubectl printed so far. */
+  output(): string;
+  /** Seconds since kubectl started when it exited, or null while it runs. */
+  exitedAfterSeconds(): number | null;
+}
+
 /** Starts `kubectl port-forward`, waits for its local port, runs `use`, then stops it. */
 export async function withKubectlPortForward<T>(
   version: string,
   args: readonly string[],
   env: Readonly<Record<string, string>>,
-  use: (localPort: number, pid: number) => Promise<T>,
+  use: (localPort: number, pid: number, view: PortForwardView) => Promise<T>,
+  place: KubectlPlace = HERE,
 ): Promise<{ value: T; output: string }> {
   const bin = kubectlPath(version);
-  const child = spawn(bin, ['port-forward', ...args], { env: kubectlEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const address = place === HERE ? [] : ['--address', place.localAddress];
+  const t0 = performance.now();
+  const child = place.spawn(bin, ['port-forward', ...address, ...args], { env: kubectlEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
+  let exitedAt: number | null = null;
+  child.once('exit', () => (exitedAt = (performance.now() - t0) / 1000));
   try {
     const localPort = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`kubectl ${version} port-forward did not start: ${output}`)), 20_000);
       const onData = (c: Buffer) => {
         output += c.toString();
-        const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output);
+        const m = /Forwarding from [\d.]+:(\d+)/.exec(output);
         if (m) {
           clearTimeout(timer);
           resolve(Number(m[1]));
         }
       };
-      child.stdout.on('data', onData);
-      child.stderr.on('data', onData);
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
       child.on('exit', () => reject(new Error(`kubectl ${version} port-forward exited: ${output}`)));
     });
-    return { value: await use(localPort, child.pid!), output };
+    const view: PortForwardView = { host: place.localAddress, pid: child.pid!, output: () => output, exitedAfterSeconds: () => exitedAt };
+    return { value: await use(localPort, child.pid!, view), output };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
@@ -167,6 +196,8 @@ export interface HeldSession {
   readonly works: boolean;
   readonly code: number | null;
   readonly stderr: string;
+  /** When kubectl ended, s after it started; null when it was still running when the helper stopped it. */
+  readonly seconds?: number | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -181,23 +212,35 @@ export async function kubectlExecHolding(
   args: readonly string[],
   env: Readonly<Record<string, string>>,
   holdSeconds: number,
+  opts: { readonly place?: KubectlPlace; readonly waitSeconds?: number } = {},
 ): Promise<HeldSession> {
-  const child = spawn(kubectlPath(version), [...args, 'exec', '-i', 'probe-target', '--', 'cat'], { env: kubectlEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  const t0 = performance.now();
+  const child = (opts.place ?? HERE).spawn(kubectlPath(version), [...args, 'exec', '-i', 'probe-target', '--', 'cat'], {
+    env: kubectlEnv(env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.on('error', () => undefined); // kubectl may be gone already
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  const killer = setTimeout(() => child.kill('SIGKILL'), (holdSeconds + 30) * 1000);
-  child.stdin.write('before\n');
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin!.on('error', () => undefined); // kubectl may be gone already
+  let seconds: number | null = null;
+  const exited = new Promise<number | null>((r) =>
+    child.on('close', (code) => {
+      seconds = (performance.now() - t0) / 1000;
+      r(code);
+    }),
+  );
+  // How long kubectl may take after the hold to end by itself (a hang ends only when the kernel gives up).
+  const killer = setTimeout(() => child.kill('SIGKILL'), (holdSeconds + (opts.waitSeconds ?? 30)) * 1000);
+  child.stdin!.write('before\n');
   for (let i = 0; i < 100 && !stdout.includes('before') && child.exitCode === null; i++) await sleep(100);
   await sleep(holdSeconds * 1000);
-  child.stdin.write('after\n');
-  child.stdin.end();
+  child.stdin!.write('after\n');
+  child.stdin!.end();
   const code = await exited;
   clearTimeout(killer);
-  return { works: code === 0 && stdout === 'before\nafter\n', code, stderr };
+  return { works: code === 0 && stdout === 'before\nafter\n', code, stderr, seconds: child.signalCode === 'SIGKILL' ? null : seconds };
 }
 
 /** `kubectl port-forward`, one connection: an echo, `holdSeconds` of silence, an echo again. kubectl that cannot start counts as broken. */
@@ -206,27 +249,38 @@ export async function kubectlPortForwardHolding(
   args: readonly string[],
   env: Readonly<Record<string, string>>,
   holdSeconds: number,
+  opts: { readonly place?: KubectlPlace; readonly waitForEndSeconds?: number } = {},
 ): Promise<HeldSession> {
   try {
-    const { value, output } = await withKubectlPortForward(version, [...args, 'pod/probe-target', '0:8080'], env, async (port) => {
-      const s = net.connect(port, '127.0.0.1');
-      s.on('error', () => undefined);
-      const read = () =>
-        new Promise<boolean>((resolve) => {
-          const t = setTimeout(() => resolve(false), 3000);
-          s.once('data', () => (clearTimeout(t), resolve(true)));
-          s.once('close', () => (clearTimeout(t), resolve(false)));
-        });
-      await new Promise((r) => s.once('connect', r));
-      s.write('before');
-      if (!(await read())) return false;
-      await sleep(holdSeconds * 1000);
-      s.write('after');
-      const ok = await read();
-      s.destroy();
-      return ok;
-    });
-    return { works: value, code: null, stderr: output };
+    let seconds: number | null = null;
+    const { value, output } = await withKubectlPortForward(
+      version,
+      [...args, 'pod/probe-target', '0:8080'],
+      env,
+      async (port, _pid, view) => {
+        const s = net.connect(port, view.host);
+        s.on('error', () => undefined);
+        const read = () =>
+          new Promise<boolean>((resolve) => {
+            const t = setTimeout(() => resolve(false), 3000);
+            s.once('data', () => (clearTimeout(t), resolve(true)));
+            s.once('close', () => (clearTimeout(t), resolve(false)));
+          });
+        await new Promise((r) => s.once('connect', r));
+        s.write('before');
+        if (!(await read())) return false;
+        await sleep(holdSeconds * 1000);
+        s.write('after');
+        const ok = await read();
+        s.destroy();
+        // A lost session: wait (up to the limit) for kubectl to say so itself, and when.
+        for (let i = 0; !ok && i < (opts.waitForEndSeconds ?? 0) * 10 && !/lost connection to pod/.test(view.output()); i++) await sleep(100);
+        seconds = view.exitedAfterSeconds();
+        return ok;
+      },
+      opts.place,
+    );
+    return { works: value, code: null, stderr: output, seconds };
   } catch (err) {
     return { works: false, code: null, stderr: (err as Error).message };
   }
@@ -269,21 +323,21 @@ export function kubectlBytes(
   version: string,
   args: readonly string[],
   stdin: Buffer | undefined,
-  opts: { env?: Readonly<Record<string, string>>; timeoutMs?: number } = {},
+  opts: { env?: Readonly<Record<string, string>>; timeoutMs?: number; place?: KubectlPlace } = {},
 ): Promise<{ readonly code: number | null; readonly stdout: Buffer; readonly stderr: string; readonly seconds: number }> {
   const t0 = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(kubectlPath(version), args, { env: kubectlEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = (opts.place ?? HERE).spawn(kubectlPath(version), args, { env: kubectlEnv(opts.env), stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => out.push(c));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.on('error', () => undefined);
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin!.on('error', () => undefined);
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout: Buffer.concat(out), stderr, seconds: (performance.now() - t0) / 1000 });
     });
-    child.stdin.end(stdin);
+    child.stdin!.end(stdin);
   });
 }

@@ -1,8 +1,8 @@
 /**
  * An L4 hop (a TCP load balancer, NAT or firewall): relays bytes, and can cut
  * idle connections, ignore small packets when judging activity (a hop that
- * counts only application data, not keepalive frames), or become a black hole
- * (stop forwarding without closing).
+ * counts only application data, not keepalive frames), cap a connection's
+ * life, or become a black hole (stop forwarding without closing).
  */
 import net from 'node:net';
 import { cut, listen, type Hop, type Upstream } from './common.js';
@@ -19,6 +19,11 @@ export interface TcpHopOptions {
   readonly activityMinBytes?: number;
   /** Stop forwarding (both ways, no close) after this many seconds. */
   readonly blackHoleAfterSeconds?: number;
+  /**
+   * End every connection this many seconds after it was accepted, whatever moves (cutMode: FIN or RST): a cap on a
+   * connection's life, as GCP's external Application Load Balancer puts on a WebSocket (its backend service timeout).
+   */
+  readonly lifetimeSeconds?: number;
   /** Hold every chunk from the upstream this long before passing it on (a slow path: a slow first exchange). */
   readonly upstreamDelayMs?: number;
 }
@@ -63,6 +68,13 @@ export function startTcpHop(name: string, o: TcpHopOptions): Promise<Hop> {
       timers.push(t);
     }
     if (o.blackHoleAfterSeconds !== undefined) timers.push(setTimeout(() => (blackHole = true), o.blackHoleAfterSeconds * 1000));
+    if (o.lifetimeSeconds !== undefined)
+      timers.push(
+        setTimeout(() => {
+          cut(client, o.cutMode ?? 'fin');
+          cut(server, o.cutMode ?? 'fin');
+        }, o.lifetimeSeconds * 1000),
+      );
     for (const t of timers) t.unref();
     client.on('close', () => timers.forEach((t) => clearInterval(t)));
   });
