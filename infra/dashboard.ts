@@ -3,7 +3,7 @@
  * account and region at once (a SEARCH over KubectlWorks), then per cluster:
  * the A/B now (latest upgrade result per operation × transport, and whether
  * kubectl works) and over the last day; holds survived and disconnect times
- * against the 30 / 60 / 350 s idle timeouts hops are known for; the path's
+ * against the documented devices' timers (src/probe/idle-devices.ts); the path's
  * measured idle timeout; handshake latency p50 / p99 per transport; and the
  * latest verdicts with their diagnoses from the function's log; with a
  * transfer schedule, transfers complete and their MiB/s.
@@ -14,7 +14,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { LATEST_VERDICTS_QUERY } from '../src/lambda/verdict-log.js';
 import { METRIC_NAMESPACE } from '../src/metrics/contract.js';
-import { KNOWN_IDLE_TIMEOUTS } from '../src/probe/diagnosis.js';
+import { IDLE_MARK_SECONDS } from '../src/probe/idle-devices.js';
 import { CLUSTER_ROWS, OVERVIEW, seriesLabel, type DashboardPanel, type PanelSeries, type PanelUnit, type Statistic } from '../src/metrics/dashboard-rows.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
@@ -34,10 +34,10 @@ export interface ProbeDashboardProps {
   readonly perNodeClusters?: readonly string[];
 }
 
-/** The idle timeouts a disconnect is read against, as horizontal lines (30 s, 60 s, 350 s). */
-const IDLE_LINES: cloudwatch.HorizontalAnnotation[] = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => ({
-  value: k.seconds,
-  label: `${k.seconds} s`,
+/** The documented timers a disconnect is read against, as horizontal lines (idle-devices.ts: 30 s … 1200 s). */
+const IDLE_LINES: cloudwatch.HorizontalAnnotation[] = IDLE_MARK_SECONDS.map((seconds) => ({
+  value: seconds,
+  label: `${seconds} s`,
   color: '#d62728',
 }));
 

@@ -161,6 +161,7 @@ export function probeEndpoint(options: ProbeEndpointOptions) {
 
   async function measure(req: ProbeRequest): Promise<ProbeAnswer> {
     const redactor = new SecretRedactor();
+    const startedMs = performance.now();
     const deadline = AbortSignal.timeout(req.deadlineSeconds * 1000);
     const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
     let plan: ProbePlan;
@@ -185,7 +186,12 @@ export function probeEndpoint(options: ProbeEndpointOptions) {
       const status = isProbeError(err, 'KUBECONFIG_INVALID') && err.context.field === 'contexts' ? 400 : 500;
       return { status, type: TEXT, body: `${redactor.redact(errorMessage(err))}\n`, outcome: status === 400 ? 'refused' : 'error' };
     }
-    const report: ProbeReport = await runPlan(plan, { skipPreflight: options.skipPreflight, signal });
+    // Follow-up sessions (a forgotten flow's ladder, an activity check) only in the scrape's time left, with room to answer.
+    const report: ProbeReport = await runPlan(plan, {
+      skipPreflight: options.skipPreflight,
+      signal,
+      followUpUntilMs: startedMs + (req.deadlineSeconds - RUN_OVERHEAD_SECONDS) * 1000,
+    });
     if (signal.aborted) {
       const why =
         deadline.aborted && !options.signal?.aborted

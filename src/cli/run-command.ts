@@ -16,6 +16,7 @@ import {
   KEEPALIVES,
   OPERATIONS,
   TRANSPORTS,
+  parseDurationSeconds,
   parseSize,
   type HoldShape,
   type KeepaliveMode,
@@ -67,6 +68,12 @@ Flags:
                         a broken path exits 0 (the results and metrics carry it): for schedulers that
                         treat a non-zero exit as the job failing; 2, 3 and 4 still fail
 ${OUTPUT_HELP}
+  --follow-up-budget DURATION
+                        how long the run may add sessions after its holds when they raise a question
+                        they cannot answer: a device forgot an idle flow (the ladder brackets its idle
+                        timeout), or a cut that pings did not prevent (a session writing data tells a
+                        lifetime cap from a timer that counts only data); 0s: none (default: the longest
+                        hold plus 10 s, at least 30 s)
   --echo-timeout MS     how long one echo may take (default 5000)
   --upgrade-timeout MS  request written to 101 (default 15000)
   --no-preflight        skip the RBAC SelfSubjectAccessReview preflight
@@ -161,6 +168,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     output: { type: 'string', short: 'o' },
     'echo-timeout': { type: 'string' },
     'upgrade-timeout': { type: 'string' },
+    'follow-up-budget': { type: 'string' },
     'no-preflight': { type: 'boolean' },
     publish: { type: 'string' },
     pushgateway: { type: 'string' },
@@ -201,7 +209,13 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
   let report: ProbeReport;
   try {
-    report = await runPlan(plan, { onProgress: progress?.onProgress, skipPreflight: values['no-preflight'], signal: io.signal });
+    const budget = values['follow-up-budget'];
+    report = await runPlan(plan, {
+      onProgress: progress?.onProgress,
+      skipPreflight: values['no-preflight'],
+      signal: io.signal,
+      ...(budget === undefined ? {} : { followUpBudgetMs: parseDurationSeconds('--follow-up-budget', budget) * 1000 }),
+    });
   } finally {
     progress?.stop();
   }

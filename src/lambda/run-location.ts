@@ -189,7 +189,8 @@ export async function runLocation(
     };
     // The per-node targets run alongside the main one, in one wave that fits the same time budget.
     const [report, perNode] = await Promise.all([
-      (deps.runPlan ?? runPlan)(plan, { pacer }),
+      // Follow-ups (a forgotten flow's ladder, an activity check) use only the time left before publishing.
+      (deps.runPlan ?? runPlan)(plan, { pacer, followUpUntilMs: deadline - PUBLISH_BUDGET_MS }),
       cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES, pacer }) : undefined,
     ]);
     if (perNode) perNodeReports.push(perNode);

@@ -44,7 +44,8 @@ export const METRICS = {
   IdleTimeout: {
     unit: 'Seconds',
     dimensions: BASE,
-    description: "the path's measured idle timeout: seconds with no byte moving before a session without pings was cut",
+    description:
+      "the path's measured idle timeout: seconds with no byte moving before a hop cut a session without pings; for a device that forgets idle flows, the upper end of its bracket once narrowed to a second or a tenth",
   },
   SilentFallback: {
     unit: 'None',

@@ -37,7 +37,7 @@ export interface DashboardPanel {
   /** Of 24 columns, as both tools lay them out. */
   readonly width: number;
   readonly height?: number;
-  /** The idle timeouts hops are known for (30 / 60 / 350 s) drawn as lines. */
+  /** The documented devices' timers (idle-devices.ts, IDLE_MARK_SECONDS) drawn as lines. */
   readonly idleLines?: boolean;
   /** Drawn over the last day instead of the dashboard's range. */
   readonly lastDay?: boolean;
@@ -91,7 +91,7 @@ export const CLUSTER_ROWS: readonly DashboardRow[] = [
       },
       {
         key: 'disconnect',
-        title: (c) => `${c}: disconnect time (s since the 101) against 30 / 60 / 350 s`,
+        title: (c) => `${c}: disconnect time (s since the 101) against the devices' timers`,
         view: 'graph',
         series: [{ metric: 'DisconnectTime', statistic: 'avg', split: 'hold' }],
         unit: 'seconds',

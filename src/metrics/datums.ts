@@ -1,6 +1,7 @@
 /** Probe results → metric data points, per the contract. */
 import { probeError } from '../errors.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
+import { forgotten, resolved } from '../probe/idle-bracket.js';
 import type { PerNodeReport } from '../probe/per-node.js';
 import { rowKey, type ProbeReport, type SessionResult } from '../probe/types.js';
 import { METRICS, type DimensionName, type MetricName } from './contract.js';
@@ -58,9 +59,12 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
   }
   for (const r of report.results.filter(measured)) {
     // A session without pings that was cut measured the path's idle timeout; that is a measurement, not an alarm.
-    if (r.keepalive === 'none' && r.hold.survived === false && r.hold.idleSeconds != null && r.hold.cause !== 'echo-timeout') {
-      out.push(datum('IdleTimeout', { ...base, Operation: r.operation, Transport: r.transport }, r.hold.idleSeconds, timestamp));
-    }
+    // A hop's own cut dates its timer; a forgotten flow is dated only by its bracket (idle-bracket.ts), published as
+    // its upper end once narrowed to a second or a tenth, never the moment of the cut (that was our own packet's).
+    if (r.keepalive !== 'none' || r.hold.survived !== false) continue;
+    const b = report.idleBracket;
+    const seconds = forgotten(r) ? (b && resolved(b) ? b.atMostSeconds : null) : r.hold.cause !== 'echo-timeout' ? (r.hold.idleSeconds ?? null) : null;
+    if (seconds !== null) out.push(datum('IdleTimeout', { ...base, Operation: r.operation, Transport: r.transport }, seconds, timestamp));
   }
   for (const v of report.verdicts) {
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL);

@@ -11,7 +11,7 @@
  * value stood — equal weights when runs are evenly spaced, as a schedule's are.
  */
 import type { Dashboard, Panel, RowPanel, ThresholdsConfig, ThresholdsMode, VariableModel } from '@grafana/schema';
-import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
+import { IDLE_MARK_SECONDS } from '../probe/idle-devices.js';
 import { CLUSTER_ROWS, OVERVIEW, statisticSuffix, type DashboardPanel, type PanelSeries, type PanelUnit, type Split } from './dashboard-rows.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
 import { ALERT_NAMES } from './prometheus-rules.js';
@@ -72,7 +72,7 @@ const target = (s: PanelSeries, panel: DashboardPanel, i: number, instant: boole
 const IDLE_THRESHOLDS: ThresholdsConfig = {
   // ThresholdsMode.Absolute: the enum is Grafana's runtime code; its value is the string.
   mode: 'absolute' as ThresholdsMode,
-  steps: [{ color: 'transparent', value: null }, ...KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => ({ color: 'red', value: k.seconds }))],
+  steps: [{ color: 'transparent', value: null }, ...IDLE_MARK_SECONDS.map((value) => ({ color: 'red', value }))],
 };
 
 function panel(p: DashboardPanel, x: number, y: number, id: number): Panel {

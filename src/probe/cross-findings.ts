@@ -1,14 +1,22 @@
 /**
- * Findings that need more than one session of a run: kubectl's keepalive against none (keepalive-dependent,
- * pings-ignored, only where the no-ping twin's measurement supports it) and exec against port-forward.
+ * Findings that need more than one session of a run: kubectl's keepalive against none (keepalive-dependent; and
+ * pings-ignored only where a session writing data proved it, activity-check.ts) and exec against port-forward.
  */
 import { kubectlPingPeriodMs } from '../streaming/keepalive.js';
-import { TRANSPORT_WORDS } from '../vocabulary.js';
+import { HOLD_SHAPE_PERIOD_SECONDS, TRANSPORT_WORDS } from '../vocabulary.js';
 import { fmt, idleBeforeCut, noPingTwin, opWords, what } from './diagnosis.js';
-import type { Diagnosis, SessionResult } from './types.js';
+import { bracketText, forgotten } from './idle-bracket.js';
+import { cutDespitePings } from './activity-check.js';
+import type { Diagnosis, IdleBracket, LifetimeCheck, SessionResult } from './types.js';
+
+/** What the run found about the path beyond single sessions (follow-ups.ts). */
+export interface CrossContext {
+  readonly idle?: IdleBracket;
+  readonly lifetime?: LifetimeCheck;
+}
 
 /** Findings that compare results: keepalive modes, exec against port-forward. */
-export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
+export function crossFindings(results: readonly SessionResult[], context: CrossContext = {}): Diagnosis[] {
   const out: Diagnosis[] = [];
   const find = (r: SessionResult, change: Partial<SessionResult>) =>
     results.find(
@@ -21,24 +29,38 @@ export function crossFindings(results: readonly SessionResult[]): Diagnosis[] {
     if (r.keepalive !== 'kubectl' || r.holdSeconds === 0 || !r.upgrade.ok) continue;
     const twin = noPingTwin(r, results);
     if (!twin) continue;
-    const at = idleBeforeCut(twin);
     const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
     if (r.ok) {
+      // Without pings: a hop's timer cut it (its idle time is the timer), or a device forgot its flow (bracketed).
+      const lost = forgotten(twin)
+        ? `its flow was forgotten by a device whose idle timeout is ${context.idle ? bracketText(context.idle) : `at most ${fmt(twin.hold.quiet!.unanswered!.quietSeconds)} s`}`
+        : `it was cut after ${fmt(idleBeforeCut(twin))} s idle`;
+      const breakAt = forgotten(twin) ? `once idle ${context.idle ? bracketText(context.idle) : 'that long'}` : `at about ${Math.round(idleBeforeCut(twin))} s`;
       out.push({
         code: 'keepalive-dependent',
-        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings it was cut after ${fmt(at)} s idle.`,
-        check: `kubectl's own pings (every ${pingSeconds} s on this session) keep it open here; clients that send no pings (browser terminals, SDK clients) break at about ${Math.round(at)} s. Raise the hop's idle timeout if they matter.`,
+        summary: `${what(r)}: with kubectl's keepalive pings the session survived the ${r.holdSeconds} s hold; without pings ${lost}.`,
+        check: `kubectl's own pings (every ${pingSeconds} s on this session) keep it open here; clients that send no pings (browser terminals, SDK clients) break ${breakAt}. Raise the hop's idle timeout if they matter.`,
       });
       continue;
     }
-    // Pings are ignored only when they should have kept it open (the hop's timeout, measured without pings, is longer
-    // than the ping interval) and the session with pings was cut all the same, about as late as the one without.
-    const cutWithPings = r.hold.survived === false ? (r.hold.sinceDataSeconds ?? r.hold.disconnectSeconds) : null;
-    if (cutWithPings !== null && cutWithPings !== undefined && at > pingSeconds && Math.abs(cutWithPings - at) <= Math.max(1.5, at * 0.25)) {
+    // Cut as early with pings as without (by the hop, while pings moved): a timer that counts only data, or a cap on
+    // the connection's life. Only the lifetime check (a session writing data) tells them apart.
+    if (!cutDespitePings(r, twin)) continue;
+    const cutWithPings = r.hold.sinceDataSeconds ?? r.hold.disconnectSeconds!;
+    const at = idleBeforeCut(twin);
+    const seen = `${what(r)}: cut ${fmt(cutWithPings)} s after its last data with kubectl's pings (every ${pingSeconds} s), and after ${fmt(at)} s without pings`;
+    const l = context.lifetime;
+    if (l?.outcome === 'data-only-timer') {
       out.push({
         code: 'pings-ignored',
-        summary: `${what(r)}: cut ${fmt(cutWithPings)} s after its last data with kubectl's pings (every ${pingSeconds} s), and after ${fmt(at)} s without pings.`,
+        summary: `${seen}; an exec session writing every ${HOLD_SHAPE_PERIOD_SECONDS} s survived ${l.holdSeconds} s on the same path.`,
         check: `The hop counts only application data as activity and ignores keepalive frames: its idle timeout (about ${Math.round(at)} s, measured without pings) decides for kubectl too. Raise it above the longest quiet period you need.`,
+      });
+    } else if (l?.outcome !== 'lifetime-cap') {
+      out.push({
+        code: 'cut-despite-pings',
+        summary: `${seen}.`,
+        check: `Either the hop's idle timer counts only application data (pings do not reset it), or the hop caps a connection's life at about ${Math.round(at)} s whatever moves (GCP's external Application Load Balancer does, at its backend service timeout). ${l ? `The check session (exec writing every ${HOLD_SHAPE_PERIOD_SECONDS} s, ${l.holdSeconds} s) was inconclusive${l.checkCutSeconds !== null ? `: cut ${fmt(l.checkCutSeconds)} s after its 101` : ''}.` : 'The check that tells them apart did not fit the run: give it time (--follow-up-budget), or probe with --hold-shape input.'}`,
       });
     }
   }

@@ -20,6 +20,11 @@ export const DIAGNOSIS_CODES = {
   'stream-error-after-upgrade':
     'a 101, then an error on the error stream (the path to the kubelet or its runtime, e.g. ExtendWebSocketsToKubelet with cri-dockerd): no fallback',
   'black-hole': 'after the hold the connection looked open but nothing came back',
+  'flow-forgotten':
+    'a stateful device (NAT gateway, L4 load balancer, firewall) forgot the idle flow and reset or dropped its next packet: its idle timeout is bracketed from the quiet gaps answered and not, and matched against the documented devices',
+  'lifetime-cap': 'a hop ends every upgraded connection a fixed time after it began, whatever moves (pings and data alike)',
+  'mtu-black-hole':
+    'a transfer stalled at 0 bytes although small exchanges passed: full-size packets vanish on a narrow link whose ICMP "fragmentation needed" is dropped',
   'stream-corrupted': 'bytes inside the upgraded connection were altered',
   'no-pong': "kubectl's 61 s pong deadline passed",
   'idle-timeout': 'a hop cut the session after it had been idle',
@@ -33,7 +38,9 @@ export const DIAGNOSIS_CODES = {
   'transfer-slow': 'the transfer was far slower than the other transport, or slower than the floor rate',
   // Across sessions
   'keepalive-dependent': "kubectl's pings keep the session alive; clients without pings break",
-  'pings-ignored': 'the session was cut as early with pings as without',
+  'pings-ignored': "the session was cut as early with pings as without, and a session writing data survived: the hop's idle timer counts only data",
+  'cut-despite-pings':
+    'the session was cut as early with pings as without, and nothing told a lifetime cap from a timer that counts only data (the check did not run or was inconclusive)',
   'exec-portforward-disagree': 'one operation works on this path and the other does not',
   'verb-acl': "SPDY's POST passed and WebSocket's GET was refused by a hop's rule: a method ACL written for SPDY",
   'http2-leg': 'WebSocket passed and SPDY reached the API server without its Upgrade: a hop that carries only WebSocket (an HTTP/2 leg)',

@@ -8,9 +8,13 @@ import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/
 import { clip } from '../text.js';
 import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
+import { devicesAt, deviceList } from './idle-devices.js';
+import { forgotten } from './idle-bracket.js';
+import { flowForgotten, lifetimeCap, mtuBlackHole } from './flow-diagnosis.js';
+import { kubectlOnCut } from './kubectl-on-cut.js';
 import { transferDiagnosis } from './transfer-diagnosis.js';
 import { oneDirectionCut } from './shape-diagnosis.js';
-import type { Diagnosis, SessionResult } from './types.js';
+import type { Diagnosis, IdleBracket, LifetimeCheck, SessionResult } from './types.js';
 
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
   websocket: 'GET with `Connection: Upgrade` and `Upgrade: websocket`',
@@ -19,16 +23,18 @@ const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
 export const opWords = (r: SessionResult) => OPERATION_WORDS[r.operation];
 export const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
 
-/** Idle timeouts that usually sit at a given duration, in seconds. */
-export const KNOWN_IDLE_TIMEOUTS: ReadonlyArray<{ readonly seconds: number; readonly who: string }> = [
-  { seconds: 30, who: 'a 30 s backend/idle timeout (GKE backend services, some corporate proxies)' },
-  { seconds: 60, who: "nginx's default proxy_read_timeout (60 s) or an AWS ALB's default idle timeout (60 s)" },
-  { seconds: 350, who: "an AWS NLB's, NAT gateway's or VPC endpoint's fixed TCP idle timeout (350 s)" },
-  { seconds: 4 * 3600, who: "the kubelet's / API server's streaming idle timeout (4 h)" },
-];
-
+/**
+ * A hop's own cut at `s` seconds of idle, in words: the documented timers that close there, and the lifetime caps
+ * that end connections there whatever moves (idle-devices.ts); undefined when none is near.
+ */
 export function knownTimeoutNear(s: number): string | undefined {
-  return KNOWN_IDLE_TIMEOUTS.find((k) => Math.abs(s - k.seconds) <= Math.max(2, k.seconds * 0.1))?.who;
+  const closes = devicesAt('closes', s);
+  const caps = devicesAt('lifetime', s);
+  const parts = [
+    ...(closes.length ? [`the idle timer of ${deviceList(closes)}`] : []),
+    ...(caps.length ? [`the connection lifetime of ${deviceList(caps)}, which pings do not extend`] : []),
+  ];
+  return parts.length ? parts.join(', or ') : undefined;
 }
 
 /** Seconds as people read them: one decimal below 100 s. */
@@ -88,6 +94,10 @@ export interface DiagnosisContext {
   readonly serverVersion?: string | null;
   /** Every session of the run (the same cluster). */
   readonly peers?: readonly SessionResult[];
+  /** A device on the path forgets idle flows: its timeout, bracketed (idle-bracket.ts). */
+  readonly idle?: IdleBracket;
+  /** The lifetime check's answer, when the run made one (activity-check.ts). */
+  readonly lifetime?: LifetimeCheck;
 }
 
 /** The same session held without pings, when it was cut during its hold: it measured the hop's own idle timeout. */
@@ -102,7 +112,8 @@ export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = [
       x.holdShape === r.holdShape &&
       x.upgrade.ok &&
       x.hold.survived === false &&
-      x.hold.disconnectSeconds !== null,
+      // Cut by the hop (it measured its timer), or its flow forgotten (a black hole has no disconnect time).
+      (x.hold.disconnectSeconds !== null || forgotten(x)),
   );
 }
 
@@ -113,16 +124,19 @@ export const idleBeforeCut = (r: SessionResult): number => r.hold.idleSeconds ??
  * Whether kubectl itself reports nothing when a hop cuts this kind of session. Proven with real kubectl through
  * real nginx and HAProxy idle cuts (test/lab/silent-exit.test.ts): SPDY exec exits 0 with empty stderr
  * (client-go reads EOF on every stream as a clean end); WebSocket exec exits 1 ("close 1006 (abnormal closure)");
- * port-forward prints "lost connection to pod".
+ * port-forward prints "lost connection to pod" (kubectl-on-cut.ts says each).
  */
 export function exitsSilently(r: SessionResult): boolean {
   return r.operation === 'exec' && r.transport === 'spdy' && (r.hold.cause === 'fin' || r.hold.cause === 'rst');
 }
 
 /** A session cut during its hold: an idle timeout, or one shorter than kubectl's ping interval on this session. */
-function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis | undefined {
+function holdCut(r: SessionResult, peers: readonly SessionResult[], lifetime?: LifetimeCheck): Diagnosis | undefined {
   const h = r.hold;
   if (h.disconnectSeconds === null) return undefined;
+  // The lifetime check found a cap at the time this session was cut: not an idle timer at all.
+  if (lifetime?.outcome === 'lifetime-cap' && Math.abs(h.disconnectSeconds - lifetime.cutSeconds) <= Math.max(1.5, lifetime.cutSeconds * 0.1))
+    return lifetimeCap(r, lifetime);
   const sinceData = h.sinceDataSeconds ?? h.disconnectSeconds;
   const idle = idleBeforeCut(r);
   const twin = r.keepalive === 'kubectl' ? noPingTwin(r, peers) : undefined;
@@ -131,7 +145,7 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis |
   const measured = twin ? `measured without pings: about ${Math.round(timeout)} s` : `about ${Math.round(timeout)} s`;
   const near = knownTimeoutNear(timeout);
   const where = `during ${/^(8|11$|18$)/.test(String(r.holdSeconds)) ? 'an' : 'a'} ${r.holdSeconds} s hold (${h.cause})`;
-  const silent = exitsSilently(r) ? " kubectl's SPDY exec exits 0 with no message when a hop cuts it like this, so scripts do not notice." : '';
+  const silent = exitsSilently(r) ? ` On such a cut ${kubectlOnCut(r.operation, r.transport, 'closed')}.` : '';
   const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
   if (r.keepalive === 'kubectl' && timeout < pingSeconds) {
     return {
@@ -151,6 +165,16 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[]): Diagnosis |
     code: 'idle-timeout',
     summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, without pings (${fmt(h.disconnectSeconds)} s after the 101).`,
     check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl pings this session every ${pingSeconds} s, which keeps it open only if the timeout is longer than that: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${silent}`,
+  };
+}
+
+/** A connection that stayed open while nothing came back, and nothing in the run dates it. */
+function blackHole(r: SessionResult): Diagnosis {
+  const u = r.hold.quiet?.unanswered;
+  return {
+    code: 'black-hole',
+    summary: `After a ${r.holdSeconds} s idle hold the ${what(r)} connection stayed open but nothing came back${u ? ` (its first unanswered packet went ${fmt(u.atSeconds)} s after the 101, after ${fmt(u.quietSeconds)} s of quiet)` : ''}.`,
+    check: `A hop dropped the flow without closing it: a device that forgets idle flows (NAT gateway, connection tracking, stateful firewall) or a path that went dark. No packet after any quiet gap was answered, so nothing dates it: hold without pings for a shorter time as well, or give the run time for its ladder (--follow-up-budget). On such a path ${kubectlOnCut(r.operation, r.transport, 'no-reply')}.`,
   };
 }
 
@@ -252,6 +276,8 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
     };
   }
   if (r.transfer) {
+    // Nothing of a transfer came back although the echoes just before it did: full-size packets vanish.
+    if (r.transfer.end === 'stalled' && r.transfer.receivedBytes === 0) return mtuBlackHole(r);
     const d = transferDiagnosis(r);
     if (d) return d;
     if (r.transfer.end === 'mismatch')
@@ -264,14 +290,17 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
   }
   const h = r.hold;
   if (h.survived === false) {
-    if (h.cause === 'echo-timeout') {
-      return {
-        code: 'black-hole',
-        summary: `After a ${r.holdSeconds} s idle hold the ${what(r)} connection stayed open but nothing came back.`,
-        check:
-          'A hop silently dropped the idle flow without closing it (NAT or conntrack timeout, stateful firewall). Look for idle timeouts shorter than the hold.',
-      };
+    // A device that forgot the flow: reset in answer to our packet, or no answer at all (a black hole, a pong deadline).
+    if (forgotten(r)) {
+      const idle = context.idle;
+      // Nothing answered after any quiet gap and nothing proving idleness: a silent loss nothing dates.
+      const undated = h.quiet!.cut === 'no-reply' && (!idle || (idle.aboveSeconds === 0 && idle.proof === 'unchecked'));
+      if (idle && !undated) return flowForgotten(r, idle);
+      if (h.quiet!.cut === 'reset-reply') return flowForgotten(r, undefined);
+      // Pings unanswered where data after longer gaps was answered: no forgotten flow, a hop drops control frames.
+      if (!(h.cause === 'no-pong' && !idle)) return blackHole(r);
     }
+    if (h.cause === 'echo-timeout') return blackHole(r);
     if (h.cause === 'protocol-error') {
       return {
         code: 'stream-corrupted',
@@ -286,7 +315,7 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
         check: 'A hop answers or drops WebSocket control frames; kubectl gives up exactly the same way.',
       };
     }
-    const cut = oneDirectionCut(r) ?? holdCut(r, context.peers ?? []);
+    const cut = oneDirectionCut(r) ?? holdCut(r, context.peers ?? [], context.lifetime);
     if (cut) return cut;
     return {
       code: 'lost-during-hold',

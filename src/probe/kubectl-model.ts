@@ -35,6 +35,7 @@
  */
 import type { KeepaliveMode, Operation } from '../vocabulary.js';
 import { KUBECTL_CLIENTS, type KubectlExperience } from './kubectl-clients.js';
+import { kubectlOnCut } from './kubectl-on-cut.js';
 import type { SessionResult } from './types.js';
 import { TRANSFER_FLOOR_BYTES_PER_SECOND, type TransferOutcome } from './transfer.js';
 
@@ -68,10 +69,28 @@ export function failureOf(r: SessionResult): { readonly fallback: boolean; reado
   if (r.firstEchoMs === null && r.errorCode === 'STREAM_ERROR')
     return { fallback: false, why: 'it upgraded, then the server sent an error on the error stream' };
   if (r.firstEchoMs === null) return { fallback: false, why: 'it upgraded, then the first exchange failed' };
-  if (r.transfer && r.transfer.end !== 'complete') return { fallback: false, why: `it upgraded, then ${transferWhy(r.transfer)}` };
+  if (r.transfer && r.transfer.end !== 'complete') {
+    const stalledAtZero = r.transfer.end === 'stalled' && r.transfer.receivedBytes === 0;
+    return {
+      fallback: false,
+      why: `it upgraded, then ${stalledAtZero ? `its transfer stalled at 0 bytes (${kubectlOnCut(r.operation, r.transport, 'stalled')})` : transferWhy(r.transfer)}`,
+    };
+  }
   if (r.hold.survived === false) {
+    const q = r.hold.quiet;
+    if (q?.unanswered && q.cut === 'reset-reply')
+      return {
+        fallback: false,
+        why: `it upgraded, then a device that had forgotten the idle flow reset its next packet ${q.unanswered.atSeconds.toFixed(1)} s after the 101 (${kubectlOnCut(r.operation, r.transport, 'reset-reply')})`,
+      };
+    if (q?.unanswered && q.cut === 'no-reply')
+      return {
+        fallback: false,
+        why: `it upgraded, then its packet after ${q.unanswered.quietSeconds.toFixed(1)} s of quiet was never answered (${kubectlOnCut(r.operation, r.transport, 'no-reply')})`,
+      };
     const at = r.hold.disconnectSeconds !== null ? ` ${r.hold.disconnectSeconds.toFixed(1)} s after the 101` : '';
-    return { fallback: false, why: `it upgraded, then the session was lost${at} (${r.hold.cause})` };
+    const shows = r.hold.cause === 'fin' || r.hold.cause === 'rst' ? `; ${kubectlOnCut(r.operation, r.transport, 'closed')}` : '';
+    return { fallback: false, why: `it upgraded, then the session was lost${at} (${r.hold.cause}${shows})` };
   }
   return { fallback: false, why: r.error ?? 'the session failed' };
 }

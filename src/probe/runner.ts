@@ -17,6 +17,7 @@ import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './sess
 import { StartPacer } from './start-pacer.js';
 import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
 import { expandPlan } from './plan-matrix.js';
+import { followUps, type FollowUps } from './follow-ups.js';
 
 export { expandPlan } from './plan-matrix.js';
 
@@ -51,6 +52,20 @@ export interface RunOptions {
    * "before"). @default a pacer of this plan's own
    */
   readonly pacer?: StartPacer | null;
+  /**
+   * How long the follow-up sessions may run once the holds are over, ms (follow-ups.ts: the idle ladder for a device
+   * that forgot a flow, the lifetime check for a cut that pings did not prevent); they run only when the holds raise
+   * that question. 0: none. @default the longest hold plus 10 s, at least 30 s (a run takes at most about twice its
+   * longest hold)
+   */
+  readonly followUpBudgetMs?: number;
+  /** performance.now() by which the follow-ups must be over whatever the budget (the Lambda's time left). */
+  readonly followUpUntilMs?: number;
+}
+
+/** The follow-ups' default budget for a plan (RunOptions.followUpBudgetMs). */
+export function defaultFollowUpBudgetMs(holdsSeconds: readonly number[]): number {
+  return Math.max(30_000, (Math.max(0, ...holdsSeconds) + 10) * 1000);
 }
 
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
@@ -110,11 +125,28 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?
     const toProbe = notMeasured || signal?.aborted ? [] : operationsToProbe(results);
-    const methodProbes = toProbe.length ? await unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [];
-    const verdictList = verdicts(results, { proxy, proxyScheme: proxyUrl?.protocol, serverVersion: gitVersion, port: c.port, notMeasured, methodProbes });
+    const budgetMs = options.followUpBudgetMs ?? defaultFollowUpBudgetMs(plan.holdsSeconds);
+    const untilMs = Math.min(performance.now() + budgetMs, options.followUpUntilMs ?? Number.POSITIVE_INFINITY);
+    const [methodProbes, path] = await Promise.all([
+      toProbe.length ? unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [],
+      // With no budget, what the holds themselves showed is still said (a bracket from their quiet gaps).
+      notMeasured || signal?.aborted
+        ? ({} as FollowUps)
+        : followUps(results, (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer }), { untilMs, echoTimeoutMs, signal }),
+    ]);
+    const verdictList = verdicts(results, {
+      proxy,
+      proxyScheme: proxyUrl?.protocol,
+      serverVersion: gitVersion,
+      port: c.port,
+      notMeasured,
+      methodProbes,
+      idle: path.idleBracket,
+      lifetime: path.lifetimeCheck,
+    });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
     const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowKey(r)));
-    const findings = crossFindings(measured);
+    const findings = crossFindings(measured, { idle: path.idleBracket, lifetime: path.lifetimeCheck });
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
     return {
@@ -127,6 +159,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       results,
       verdicts: verdictList,
       findings,
+      ...path,
       startedAt,
       durationMs: Math.round(performance.now() - t0),
     };

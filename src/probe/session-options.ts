@@ -45,8 +45,14 @@ export const END_CAUSE_GRACE_MS = 200;
 export const SLACK_MS = 2_000;
 /** The kubelet's words for a pod port nothing listens on (kubelet portforward: "failed to connect to localhost:PORT … connection refused"). */
 export const POD_PORT_REFUSED = /unable to do port forwarding|failed to connect to localhost|connection refused|no such port/i;
-/** How often the hold looks whether a byte moved (the resolution of idleSeconds). */
+/** How often the hold looks whether a byte moved (the resolution of idleSeconds and of the quiet gaps). */
 export const ACTIVITY_POLL_MS = 100;
+/**
+ * A reset this soon after a packet of ours answers it (hold-activity.ts): one round trip, which is under 0.4 s to any
+ * API server on Earth, plus a sample of ACTIVITY_POLL_MS; a hop's own timer that happens to fire this close to a packet
+ * of ours is not told apart, and is rare (a timer that counts our packets restarts with them).
+ */
+export const REPLY_WINDOW_MS = 1_000;
 
 /** The session's own deadline, ms: every phase's limit added up. */
 export function sessionDeadlineMs(

@@ -28,6 +28,8 @@ class SessionRun {
   private readonly activity: HoldActivity;
   /** An input-shaped hold's tick bytes, which the pod's `wc -c` must count after the hold. */
   private ticksWritten = 0;
+  /** When the 101 came, on the session's clock (the hold's evidence is dated from it). */
+  private upgradedAt: number | undefined;
   /** Set when the run was interrupted: a connection that opens afterwards is closed at once. */
   private stopped = false;
 
@@ -119,6 +121,7 @@ class SessionRun {
       clock: this.clock,
       stopped: () => this.stopped,
       upgraded: (upgrade, subprotocol) => {
+        this.upgradedAt = this.clock.now();
         this.state.upgrade = upgrade;
         this.state.subprotocol = subprotocol;
       },
@@ -176,9 +179,14 @@ class SessionRun {
     }
     this.progress('holding');
     const c = this.channel!;
-    this.activity.start(c.session);
+    const upgradedAt = this.upgradedAt ?? this.clock.now();
+    const since101 = (at: number) => Math.round((at - upgradedAt) / 100) / 10;
+    // A shaped or echoing hold moves data by design: its quiet gaps say nothing about a device's idle timer.
+    this.activity.start(c.session, since101, !this.spec.holdShape && !this.spec.echoEverySeconds);
     const ticks = this.spec.holdShape === 'input' ? writeTicks(c.writer, this.clock) : undefined;
-    const lost = await withTimeout(c.lost, holdSeconds * 1000, this.clock);
+    const lost = this.spec.echoEverySeconds
+      ? await this.echoing(this.spec.echoEverySeconds, since101)
+      : await withTimeout(c.lost, holdSeconds * 1000, this.clock);
     ticks?.stop();
     this.ticksWritten = ticks?.written() ?? 0;
     if (lost) {
@@ -186,6 +194,31 @@ class SessionRun {
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold });
     }
+  }
+
+  /**
+   * The activity check's hold: an echo every `everySeconds` until the hold is over. The first one that fails ends the
+   * hold as lost: at the connection's end when one came, else at that echo (an echo-timeout, dated since the 101).
+   */
+  private async echoing(everySeconds: number, since101: (at: number) => number): Promise<Lost | undefined> {
+    const c = this.channel!;
+    const end = this.clock.now() + this.spec.holdSeconds * 1000;
+    while (this.clock.now() + everySeconds * 1000 <= end) {
+      const lost = await withTimeout(c.lost, everySeconds * 1000, this.clock);
+      if (lost) return lost;
+      const sentAt = this.clock.now();
+      try {
+        await this.echo();
+      } catch {
+        const gone = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
+        if (gone) return gone;
+        this.activity.stop();
+        const hold: HoldOutcome = { survived: false, disconnectSeconds: since101(sentAt), cause: 'echo-timeout' };
+        this.progress('lost', hold.disconnectSeconds ?? undefined);
+        throw new Finished({ hold });
+      }
+    }
+    return withTimeout(c.lost, Math.max(0, end - this.clock.now()), this.clock);
   }
 
   /** The same echo after the hold; nothing at all back (and no close) is a black hole. */
@@ -198,12 +231,12 @@ class SessionRun {
         c.exec!.stdin!.end();
         this.state.echoMs = await c.reader.echo(undefined, `${this.ticksWritten}\n`, this.options.echoTimeoutMs, c.lost);
       } else this.state.echoMs = await this.echo();
-      this.activity.stop();
-      this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
+      const quiet = this.activity.evidence();
+      this.state.hold = { survived: true, disconnectSeconds: null, cause: null, ...(quiet ? { quiet } : {}) };
     } catch (err) {
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
-      this.activity.stop();
-      const hold: HoldOutcome = end ? this.lostAt(end) : { survived: false, disconnectSeconds: null, cause: 'echo-timeout' };
+      const quiet = end ? undefined : this.activity.evidence();
+      const hold: HoldOutcome = end ? this.lostAt(end) : { survived: false, disconnectSeconds: null, cause: 'echo-timeout', ...(quiet ? { quiet } : {}) };
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold, ...(end ? {} : { error: `after the hold: ${errorMessage(err)}`, errorCode: errorCodeOf(err) }) });
     }

@@ -51,6 +51,11 @@ export interface SessionSpec {
   readonly transferBytes?: number;
   /** What moves during the hold (`--hold-shape`, exec only); absent is `silent`. */
   readonly holdShape?: HoldShape;
+  /**
+   * Not a plan's: the follow-ups' activity check (activity-check.ts) echoes every this many seconds through its hold,
+   * so application data keeps moving both ways; the hold is lost at the first echo that fails.
+   */
+  readonly echoEverySeconds?: number;
 }
 
 /** The row a session belongs to: one A/B per operation × keepalive × hold × hold shape × transfer. */
@@ -103,8 +108,31 @@ export interface HoldOutcome {
   readonly sinceDataSeconds?: number | null;
   /** For an interrupted hold: how long it had held, s. */
   readonly heldSeconds?: number | null;
-  /** Seconds from the last byte that moved either way (keepalive pings included) to the loss, to 0.1 s. */
+  /**
+   * Seconds from the last byte that moved either way (keepalive pings included) to the loss, to 0.1 s; a packet of
+   * ours that was never answered does not count as movement.
+   */
   readonly idleSeconds?: number | null;
+  /** The quiet gaps our packets crossed during the hold (hold-activity.ts): what dates a device that forgets idle flows. */
+  readonly quiet?: QuietEvidence;
+}
+
+/**
+ * What the wire showed during a hold, to 0.1 s. A quiet gap is a time nothing moved either way; a packet of ours after
+ * one was either answered (the flow was still known: the device's idle timeout is longer) or not.
+ */
+export interface QuietEvidence {
+  /** The longest quiet gap after which a packet of ours was answered, s; null when none was. */
+  readonly answeredQuietSeconds: number | null;
+  /** The first packet of ours that was never answered: the quiet gap before it, and when it went (s since the 101). */
+  readonly unanswered?: { readonly quietSeconds: number; readonly atSeconds: number };
+  /**
+   * How the session ended, when it did not survive: `hop` (nothing of ours was outstanding: the hop ended it on its own
+   * timer or rule), `reset-reply` (a reset within a round trip of a packet of ours: a device had forgotten the flow
+   * and answered its next packet with a reset), `no-reply` (a packet of ours was never answered: the flow vanished
+   * silently; the session ended later by an echo's timeout, our pong deadline or the kernel giving up).
+   */
+  readonly cut?: 'hop' | 'reset-reply' | 'no-reply';
 }
 
 export interface SessionResult extends SessionSpec {
@@ -186,6 +214,54 @@ export interface AccessSummary {
   readonly allowed: boolean | null;
 }
 
+/** What the wire showed of a device that forgets idle flows. */
+export interface IdleBracket {
+  /** What it does with the next packet of a forgotten flow. */
+  readonly atExpiry: 'reset' | 'drop';
+  /** Its idle timeout t satisfies aboveSeconds < t ≤ atMostSeconds (0.1 s resolution). */
+  readonly aboveSeconds: number;
+  readonly atMostSeconds: number;
+  /** How the ends were measured, in words. */
+  readonly method: string;
+  /** The ladder's sessions, when it ran: each one's quiet gap and what it met. */
+  readonly rungs: readonly LadderRung[];
+  /**
+   * What shows the device times idleness: `sessions` (a session of the run moved bytes more often and kept its flow
+   * known past the upper end), `check` (the activity check did, activity-check.ts), `not-idle` (the activity check was
+   * lost although it echoed more often: the device drops flows some time after they began, whatever moves),
+   * `unchecked` (nothing showed it either way).
+   */
+  readonly proof: 'sessions' | 'check' | 'not-idle' | 'unchecked';
+  /** The activity check, when it ran: its echo period, its hold, and when it was lost (s after its 101). */
+  readonly check?: { readonly everySeconds: number; readonly holdSeconds: number; readonly lostAtSeconds: number | null };
+  /** The sessions the bracket came from: where the tightest upper end was seen (the ladder's rungs use it too). */
+  readonly seenOn: {
+    readonly operation: Operation;
+    readonly transport: Transport;
+    /** What the packet that set the upper end carried: a keepalive ping (a control frame) or application data. */
+    readonly packet: 'ping' | 'data';
+  };
+}
+
+export interface LadderRung {
+  readonly quietSeconds: number;
+  /** answered: the flow was still known; reset / no-answer: forgotten; closed: a hop ended it first; failed: no measurement. */
+  readonly met: 'answered' | 'reset' | 'no-answer' | 'closed' | 'failed';
+}
+
+export interface LifetimeCheck {
+  /** When the pinged and the silent session were cut, s after the 101 (their mean). */
+  readonly cutSeconds: number;
+  readonly transport: Transport;
+  /** The check session: exec with kubectl's keepalive and an echo every `everySeconds`, held this long. */
+  readonly holdSeconds: number;
+  readonly everySeconds: number;
+  /** lifetime-cap: cut again at about cutSeconds while data moved; data-only-timer: it survived; inconclusive otherwise. */
+  readonly outcome: 'lifetime-cap' | 'data-only-timer' | 'inconclusive';
+  /** The check's own cut, s after its 101, when it was cut. */
+  readonly checkCutSeconds: number | null;
+}
+
 export interface ProbeReport {
   /** The kube-stream-probe version that measured it. */
   readonly probeVersion: string;
@@ -199,6 +275,10 @@ export interface ProbeReport {
   readonly verdicts: readonly Verdict[];
   /** Diagnoses that span several verdicts (exec vs port-forward, keepalive modes). */
   readonly findings: readonly Diagnosis[];
+  /** A device on the path forgot idle flows: its idle timeout, bracketed (idle-bracket.ts, idle-ladder.ts). */
+  readonly idleBracket?: IdleBracket;
+  /** Sessions cut as early with pings as without: the check that told a lifetime cap from a data-only timer (activity-check.ts). */
+  readonly lifetimeCheck?: LifetimeCheck;
   readonly startedAt: string;
   readonly durationMs: number;
 }

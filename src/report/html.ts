@@ -2,7 +2,7 @@
  * `-o html`: one self-contained HTML file for the upgrade meeting (no script,
  * no font, no request at view time): the verdict matrix, what each kubectl
  * does on each path (the kubectl model), a timeline of every held session
- * with its disconnect against the 30 / 60 / 350 s idle timeouts hops are
+ * with its disconnect against the documented devices' timers (idle-devices.ts) hops are
  * known for, handshake latency per transport, the diagnoses with what to
  * check, the server version and the RBAC preflight.
  *
@@ -13,7 +13,7 @@
 import { rowText } from '../probe/row-text.js';
 import { STREAMING_SUBRESOURCES } from '../kube/rbac.js';
 import { KUBECTL_CLIENTS, type KubectlOutcome } from '../probe/kubectl-model.js';
-import { KNOWN_IDLE_TIMEOUTS } from '../probe/diagnosis.js';
+import { IDLE_MARK_SECONDS } from '../probe/idle-devices.js';
 import type { ProbeReport, SessionResult, Verdict, VerdictName } from '../probe/types.js';
 import { VERSION } from '../version.js';
 
@@ -45,7 +45,7 @@ const OUTCOME: Record<KubectlOutcome, [string, string]> = {
 };
 const CELL_CLASS: Record<string, string> = { ok: 'ok', fail: 'bad', 'not-run': 'muted', interrupted: 'warn' };
 
-const IDLE_MARKS = KNOWN_IDLE_TIMEOUTS.filter((k) => k.seconds < 3600).map((k) => k.seconds);
+const IDLE_MARKS = IDLE_MARK_SECONDS;
 const AXIS_MIN_SECONDS = 65;
 
 function verdictMatrix(e: ReportEntry): string {

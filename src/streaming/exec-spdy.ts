@@ -67,7 +67,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     subprotocol: protocol,
     timing: up.timing,
     ended,
-    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
+    wire: () => ({ readBytes: up.raw.bytesRead, writtenBytes: up.raw.bytesWritten }),
     stdin,
     stdout: stdout ?? undefined,
     stderr: stderr ?? undefined,

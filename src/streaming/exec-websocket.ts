@@ -101,7 +101,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     subprotocol: protocol,
     timing: up.timing,
     ended: conn.ended,
-    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
+    wire: () => ({ readBytes: up.raw.bytesRead, writtenBytes: up.raw.bytesWritten }),
     stdin,
     stdout,
     stderr,

@@ -56,7 +56,7 @@ export async function openLegacyPortForward(
     subprotocol: protocol,
     timing: up.timing,
     ended: conn.ended,
-    bytesMoved: () => up.raw.bytesRead + up.raw.bytesWritten,
+    wire: () => ({ readBytes: up.raw.bytesRead, writtenBytes: up.raw.bytesWritten }),
     close: () => conn.close(WS_CLOSE.NORMAL),
     destroy: () => conn.destroy(),
     async openConnection(port: number): Promise<ForwardedConnection> {

@@ -50,7 +50,7 @@ function spdyPortForward(parts: SpdyPortForwardParts): PortForwardSession {
     subprotocol: parts.subprotocol,
     timing: parts.timing,
     ended: parts.ended,
-    bytesMoved: () => parts.raw.bytesRead + parts.raw.bytesWritten,
+    wire: () => ({ readBytes: parts.raw.bytesRead, writtenBytes: parts.raw.bytesWritten }),
     close: parts.close,
     destroy: parts.destroy,
     async openConnection(port: number): Promise<ForwardedConnection> {

@@ -22,6 +22,12 @@ export interface ConnectionEnd {
   readonly error?: ProbeError;
 }
 
+/** A connection's byte counters: reads tell whether the far side answered what we wrote. */
+export interface WireCounters {
+  readonly readBytes: number;
+  readonly writtenBytes: number;
+}
+
 export interface PodTarget {
   readonly namespace: string;
   readonly pod: string;
@@ -63,8 +69,8 @@ export interface StreamingSession {
   readonly timing: UpgradeTiming;
   /** Resolves once, when the underlying connection ends for any reason. */
   readonly ended: Promise<ConnectionEnd>;
-  /** Bytes read plus written on the TCP connection so far (TLS records, pings and all): it grows whenever anything moves. */
-  bytesMoved(): number;
+  /** Bytes read and written on the connection so far (TLS records, pings and all): what moved, each way. */
+  wire(): WireCounters;
   /** Closes the way kubectl does; idempotent. */
   close(): void;
   /** Drops the connection at once; idempotent. */

@@ -44,6 +44,9 @@ export class WebSocketConnection {
       // A reset counts only when it came first: after the peer's FIN, our own ping or close write fails with
       // EPIPE/ECONNRESET, which is a consequence of the FIN (the same cut is `fin` on every transport).
       if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !this.sawFin) this.sawRst = true;
+      // The kernel gave up retransmitting (tcp_retries2): nothing acknowledged our packets, no FIN and no reset came.
+      if (err.code === 'ETIMEDOUT')
+        this.pending ??= { cause: 'error', message: 'the kernel gave up retransmitting (ETIMEDOUT): nothing acknowledged our packets' };
     });
     raw.on('end', () => (this.sawFin = true));
     ws.on('error', (err: Error & { code?: string }) => {

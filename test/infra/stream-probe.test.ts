@@ -3,6 +3,7 @@
  * (AwsSolutions) with no unexplained finding, and one snapshot per example
  * configuration with asset hashes removed. No AWS credentials are used.
  */
+import { IDLE_MARK_SECONDS } from '../../src/probe/idle-devices.js';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -212,7 +213,7 @@ describe('StreamProbe: what each location gets', () => {
     ]);
   });
 
-  it('a dashboard for the upgrade meeting: cross-location row, A/B now and over a day, holds against 30/60/350 s, IdleTimeout, p50/p99, latest verdicts', () => {
+  it('a dashboard for the upgrade meeting: cross-location row, A/B now and over a day, holds against the devices timers, IdleTimeout, p50/p99, latest verdicts', () => {
     const t = single();
     const body = JSON.parse(
       Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!
@@ -225,14 +226,15 @@ describe('StreamProbe: what each location gets', () => {
       'prod-eu: now (1 = upgraded and echoed; kubectl works)',
       'prod-eu: upgrade success over the last day (share of runs)',
       'prod-eu: holds survived (0/1)',
-      'prod-eu: disconnect time (s since the 101) against 30 / 60 / 350 s',
+      "prod-eu: disconnect time (s since the 101) against the devices' timers",
       'prod-eu: measured idle timeout (s, holds without pings)',
       'prod-eu: handshake latency p50 / p99 (ms, dial start to 101)',
       'prod-eu: latest verdicts and diagnoses',
     ])
       expect(titles).toContain(title);
     const disconnect = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: disconnect time'));
-    expect(disconnect.properties.annotations.horizontal.map((a: any) => a.value)).toEqual([30, 60, 350]);
+    expect(disconnect.properties.annotations.horizontal.map((a: any) => a.value)).toEqual([...IDLE_MARK_SECONDS]);
+    expect(IDLE_MARK_SECONDS).toEqual([30, 60, 100, 240, 350, 600, 1200]);
     const latency = body.widgets.find((w: any) => w.properties.title?.startsWith('prod-eu: handshake latency'));
     expect(new Set(latency.properties.metrics.map((m: any) => m[m.length - 1].stat))).toEqual(new Set(['p50', 'p99']));
     const logs = body.widgets.find((w: any) => w.type === 'log');

@@ -97,8 +97,9 @@ describe('demo paths', () => {
         .filter((v) => v.keepalive === 'kubectl' && v.holdSeconds === DEMO_HOLD_SECONDS)
         .flatMap((v) => v.diagnosis)
         .filter((d) => d.code === code);
-    // The no-ping sessions were cut at 6 s, longer than the 5 s ping interval, and the ones with pings as late: the hop
-    // ignores them (a cross-session finding: one session alone cannot tell).
+    // The no-ping sessions were cut at 6 s, longer than the 5 s ping interval, and the ones with pings as late; a session
+    // echoing every 2 s survived (the activity check): the hop counts only data, not a cap on the connection's life.
+    expect(r.lifetimeCheck).toMatchObject({ outcome: 'data-only-timer', everySeconds: 2 });
     const ignored = r.findings.filter((d) => d.code === 'pings-ignored');
     expect(ignored).toHaveLength(3);
     for (const d of ignored) expect(d.check).toMatch(/about 6 s, measured without pings/);

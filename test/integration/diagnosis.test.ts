@@ -62,13 +62,22 @@ describe('diagnoses from real loopback setups', () => {
     expect(allCodes(r)).toEqual(['api-server-refused']);
   });
 
-  it('a black hole (bytes stop, nothing closes): echo-timeout after the hold, diagnosed as a black hole', async () => {
+  it('a hop that goes silent 1 s after each connection began: the ladder dates it, the activity check shows it is no idle timer', async () => {
     const r = await probeEmulator({}, { holdsSeconds: [2], keepalives: ['none'], echoTimeoutMs: 1000 }, (api) =>
       startTcpHop('black-hole', { upstream: upstreamOf(api), blackHoleAfterSeconds: 1 }),
     );
-    for (const s of r.results) expect(s.hold).toEqual({ survived: false, disconnectSeconds: null, cause: 'echo-timeout' });
+    for (const s of r.results) {
+      expect(s.hold).toMatchObject({ survived: false, disconnectSeconds: null, cause: 'echo-timeout' });
+      expect(s.hold.quiet).toMatchObject({ cut: 'no-reply', unanswered: { quietSeconds: 2 } });
+    }
     for (const v of r.verdicts) expect(v.verdict).toBe('both-broken');
-    expect(allCodes(r)).toEqual(['black-hole']);
+    // Quiet gaps below 1 s were answered, above it not; a session echoing every 0.7 s was lost too, about 1 s in.
+    expect(r.idleBracket).toMatchObject({ atExpiry: 'drop', proof: 'not-idle' });
+    expect(r.idleBracket!.aboveSeconds).toBeLessThan(1);
+    expect(r.idleBracket!.atMostSeconds).toBeGreaterThanOrEqual(1);
+    expect(r.idleBracket!.check!.lostAtSeconds).toBeLessThan(2);
+    expect(allCodes(r)).toEqual(['lifetime-cap']);
+    expect(r.verdicts[0]!.diagnosis[0]!.check).toMatch(/Not an idle timeout/);
   });
 
   it('an idle cut with RST: cause rst and the measured time', async () => {

@@ -170,7 +170,9 @@ describe('fault matrix', () => {
     });
     const r = await probe({ keepalive: 'kubectl', holdSeconds: 1 }, { server });
     expect(r.firstEchoMs).not.toBeNull();
-    expect(r.hold).toEqual({ survived: false, disconnectSeconds: null, cause: 'echo-timeout' });
+    expect(r.hold).toMatchObject({ survived: false, disconnectSeconds: null, cause: 'echo-timeout' });
+    // The first ping after a second of quiet was never answered, so neither was anything after it.
+    expect(r.hold.quiet).toMatchObject({ cut: 'no-reply', answeredQuietSeconds: null, unanswered: { quietSeconds: 1 } });
   });
 
   it('a black hole (bytes stop, no close) → echo-timeout', async () => {
