@@ -17,7 +17,7 @@ import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport, Verdict } from '../../src/probe/types.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { requireHop } from '../helpers/hops.js';
-import { pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
+import { kubectlPortForwardHolding, pattern, runKubectl, tcpEcho, withKubectlPortForward } from '../../lab/kubectl.js';
 
 const IDLE_SECONDS = 7; // nginx proxy_read_timeout, haproxy timeouts
 const HOLD_SECONDS = 9;
@@ -120,25 +120,7 @@ const wsEnv = (wire: 'websocket' | 'spdy'): Record<string, string> =>
 
 /** kubectl port-forward, one connection: echo, idle `idleSeconds`, echo again. */
 async function kubectlPortForwardSurvives(kubeconfig: string, wire: 'websocket' | 'spdy', idleSeconds: number): Promise<boolean> {
-  const { value } = await withKubectlPortForward(K, ['--kubeconfig', kubeconfig, 'pod/probe-target', '0:8080'], wsEnv(wire), async (port): Promise<boolean> => {
-    const net = await import('node:net');
-    const s = net.connect(port, '127.0.0.1');
-    const read = () =>
-      new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => resolve(false), 3000);
-        s.once('data', () => (clearTimeout(t), resolve(true)));
-        s.once('close', () => (clearTimeout(t), resolve(false)));
-      });
-    await new Promise((r) => s.once('connect', r));
-    s.write('before');
-    if (!(await read())) return false;
-    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
-    s.write('after');
-    const ok = await read();
-    s.destroy();
-    return ok;
-  });
-  return value;
+  return (await kubectlPortForwardHolding(K, ['--kubeconfig', kubeconfig], wsEnv(wire), idleSeconds)).works;
 }
 
 describe('nginx, WebSocket proxying done right, proxy_read_timeout 7s', () => {
