@@ -31,7 +31,11 @@ describe('PROBE_PROCESS_ENV', () => {
     const plain = { ...process.env };
     for (const k of Object.keys(PROBE_PROCESS_ENV)) delete plain[k];
     const withEnv = { ...plain, ...PROBE_PROCESS_ENV };
-    const faults = { plain: churnFaults(plain), tuned: churnFaults(withEnv) };
+    // V8 frees the buffers' memory on a background thread: on a loaded machine (a full CI run) it can lag a whole
+    // churn, and then even the default trimming has nothing to give back (seen: plain 2,290 once). So each is run three
+    // times and the most faults of each compared: a variable glibc ignores still faults like plain in some run.
+    const most = (env: NodeJS.ProcessEnv) => Math.max(churnFaults(env), churnFaults(env), churnFaults(env));
+    const faults = { plain: most(plain), tuned: most(withEnv) };
     // Measured here: plain 11,600–31,000 at 500 rounds, 16,000–72,000 at 1,000–2,000; tuned 1,950–2,700 whatever the rounds
     // (the heap's first growth and V8's own pages).
     expect(faults.tuned * 3, JSON.stringify(faults)).toBeLessThan(faults.plain);
