@@ -8,6 +8,8 @@ import type { ServerResponse } from 'node:http';
 import { minorVersion } from '../../src/kube/rest.js';
 import { sendJson, sendStatus } from './status.js';
 import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
+import { ExecSubprotocol } from '../../src/streaming/channel/codec.js';
+import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 
 /** Gate → (minor it appeared, stage then, on by default then) and its later promotion (apiserver feature gates). */
 const GATES: readonly { name: string; steps: readonly (readonly [number, string, boolean])[] }[] = [
@@ -44,7 +46,13 @@ export function metricsText(version: string, upgrades: readonly UpgradeRecord[],
     const step = [...g.steps].reverse().find(([since]) => minor >= since);
     if (step) lines.push(`kubernetes_feature_enabled{name="${g.name}",stage="${step[1]}"} ${step[2] ? 1 : 0}`);
   }
-  const ws = upgrades.filter((u) => u.transport === 'websocket');
+  // What the API server's own WebSocket handlers take: v5 exec and attach (the StreamTranslator, for requests that
+  // offer v5.channel.k8s.io) and the port-forward tunnel (for requests that offer SPDY/3.1+portforward.k8s.io);
+  // anything else (v4 exec, the legacy port-forward of SDK clients) the plain proxy passes to the kubelet, uncounted
+  // here (apiserver pkg/registry/core/pod/rest/subresources.go: translator.NewTranslatingHandler).
+  const ws = upgrades.filter(
+    (u) => u.transport === 'websocket' && (u.operation === 'portforward' ? u.offered.includes(TUNNEL_PROTOCOL) : u.offered.includes(ExecSubprotocol.V5)),
+  );
   const count = (records: readonly UpgradeRecord[], name: string, help: string) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
     const byCode = new Map<number, number>();

@@ -28,7 +28,12 @@ export interface ExecRequest {
 const STREAM_CREATION_TIMEOUT_MS = 30_000;
 
 export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: PodFilesystem, faults?: StreamFaults): ExecRequest {
-  const flag = (n: string) => query.get(n) === 'true' || query.get(n) === '1';
+  // apimachinery's query conversion (runtime Convert_Slice_string_To_bool): absent, "0" or "false" in any case is
+  // false, anything else true: the Python client's "True" too.
+  const flag = (n: string) => {
+    const v = query.get(n);
+    return v !== null && v !== '0' && v.toLowerCase() !== 'false';
+  };
   return {
     // attach joins the container's main process: cat on stdin, running until the session ends.
     command: attach ? [ATTACH_MAIN] : query.getAll('command'),

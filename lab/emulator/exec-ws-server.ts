@@ -6,7 +6,8 @@
  */
 import { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
-import { Channel, ExecSubprotocol, decodeChannelMessage, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { Channel, ExecSubprotocol, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { readClientChannelMessage } from './ws-channel-server.js';
 import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
 import type { ExecRequest } from './exec-spdy-server.js';
 import { runCommand } from './processes.js';
@@ -30,11 +31,12 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
   ws.on('message', (data: Buffer, isBinary: boolean) => {
     let msg;
     try {
-      msg = decodeChannelMessage(data, isBinary, protocol);
+      msg = readClientChannelMessage(data, isBinary, protocol);
     } catch {
       ws.close(1002);
       return;
     }
+    if (!msg) return;
     if (msg.channel === Channel.STDIN) stdin?.write(msg.payload);
     else if (msg.channel === Channel.CLOSE && protocol === ExecSubprotocol.V5) {
       // wsstream/conn.go: exactly one byte, a valid channel; else a protocol error.

@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import type WebSocket from 'ws';
-import { decodeChannelMessage, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { encodeChannelMessage } from '../../src/streaming/channel/codec.js';
+import { readClientChannelMessage } from './ws-channel-server.js';
 import { corkForTick } from '../../src/streaming/cork.js';
 import { RstStatus } from '../../src/streaming/spdy/constants.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
@@ -88,7 +89,13 @@ function forward(port: number, errorStream: SpdyStream, data: SpdyStream, target
   data.on('close', () => (tcp.destroy(), faulty?.dispose()));
 }
 
-/** Legacy: ?ports=a,b; channel 2i data and 2i+1 error, each opened by the port as uint16 LE. */
+/**
+ * The kubelet's legacy WebSocket port-forward (pkg/kubelet/cri/streaming/portforward/websocket.go
+ * `handleWebSocketStreams`), which a real API server reaches for any WebSocket port-forward that does not offer the
+ * SPDY tunnel (PortForwardREST.Connect: translator.NewTranslatingHandler tunnels only
+ * wsstream.IsWebSocketRequestWithTunnelingProtocol): per port a data channel 2i and an error channel 2i+1, each first
+ * carrying the port as uint16 little-endian; the protocols "" (none), v4.channel.k8s.io and v4.base64.channel.k8s.io.
+ */
 export function serveLegacyPortForward(ws: WebSocket, protocol: string, ports: readonly number[], target: ForwardTarget): void {
   const send = (channel: number, payload: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
@@ -112,8 +119,8 @@ export function serveLegacyPortForward(ws: WebSocket, protocol: string, ports: r
   });
   ws.on('message', (raw: Buffer, isBinary: boolean) => {
     try {
-      const m = decodeChannelMessage(raw, isBinary, protocol);
-      if (m.channel % 2 === 0) conns[m.channel / 2]?.write(m.payload);
+      const m = readClientChannelMessage(raw, isBinary, protocol);
+      if (m && m.channel % 2 === 0) conns[m.channel / 2]?.write(m.payload);
     } catch {
       ws.close(1002);
     }

@@ -66,6 +66,8 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
 export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
   let protocol: string | undefined;
   if (sub === 'portforward') {
+    // The tunnel when offered (the API server's own handler); anything else goes to the kubelet's legacy protocol,
+    // which also serves a client that offers no subprotocol at all (portforward-server.ts).
     protocol = rec.offered.includes(TUNNEL_PROTOCOL) ? TUNNEL_PROTOCOL : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
   } else {
     protocol = rec.offered.find((p) => (WS_EXEC_PROTOCOLS as readonly string[]).includes(p));
