@@ -24,6 +24,7 @@ import { encodeRuntimeConfig } from '../src/config/runtime-config.js';
 import { checkResourceCount } from './stack-limits.js';
 import { runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import type { KeepaliveMode, Operation, Transport } from '../src/vocabulary.js';
+import { METRIC_KEEPALIVES } from '../src/metrics/contract.js';
 import { ProbeAlarms, type AlarmedSchedule } from './alarms.js';
 import { ProbeDashboard } from './dashboard.js';
 import { probeMetric } from './metrics.js';
@@ -302,12 +303,12 @@ export class StreamProbe extends Construct {
     return Duration.seconds(runPeriodSeconds(Math.min(...schedules.map((s) => scheduleIntervalSeconds(s.expression)))));
   }
 
-  /** Every (operation, keepalive, hold) some schedule runs. */
+  /** Every (operation, keepalive, hold) some schedule runs and publishes. */
   private holdsRun(): { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }[] {
     const seen = new Map<string, { operation: Operation; keepalive: KeepaliveMode; holdSeconds: number }>();
     for (const s of this.plan.schedules) {
       for (const operation of s.operations)
-        for (const keepalive of s.keepalives)
+        for (const keepalive of s.keepalives.filter((k) => METRIC_KEEPALIVES.includes(k)))
           for (const holdSeconds of s.holdsSeconds) seen.set(`${operation}/${keepalive}/${holdSeconds}`, { operation, keepalive, holdSeconds });
     }
     return [...seen.values()];

@@ -14,10 +14,14 @@ export const TRANSPORTS = ['websocket', 'spdy'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
 
 /**
+ * What the client sends while a session is held, and how it speaks:
  * `kubectl`: exactly kubectl's keepalive (does kubectl's session survive?);
- * `none`: no pings at all (what is the path's real idle timeout?).
+ * `none`: no pings at all, over both transports (what is the path's real idle timeout?);
+ * `sdk`: a WebSocket-only SDK client as it really is (src/probe/sdk-clients.ts): no pings (it answers the server's),
+ * exec offering what @kubernetes/client-node offers (v5 first, down to channel.k8s.io), port-forward over the
+ * kubelet's legacy WebSocket protocol, not the SPDY tunnel; WebSocket only. It is what the WS-only forecast reads.
  */
-export const KEEPALIVES = ['kubectl', 'none'] as const;
+export const KEEPALIVES = ['kubectl', 'none', 'sdk'] as const;
 export type KeepaliveMode = (typeof KEEPALIVES)[number];
 
 /**
@@ -38,6 +42,14 @@ export const DEFAULT_MATRIX = {
   keepalives: ['kubectl'] as readonly KeepaliveMode[],
   holdsSeconds: [0] as readonly number[],
 } as const;
+
+/**
+ * The keepalives of a run someone reads (`run`, `audit`): kubectl's, and an SDK client's sessions, which the WS-only
+ * forecast is read from (after a hold, only a session held without pings says what SDK clients meet). The runners
+ * that publish metrics (the Lambda, the task, the in-cluster runner, `serve`) keep DEFAULT_MATRIX: an SDK client's
+ * sessions publish nothing (METRIC_KEEPALIVES), and list `sdk` to have their forecasts in the logs.
+ */
+export const READ_KEEPALIVES: readonly KeepaliveMode[] = ['kubectl', 'sdk'];
 
 /**
  * The longest idle hold any runner accepts, in seconds. Above the kubelet's

@@ -9,6 +9,7 @@ import { TARGET_DEFAULTS } from '../kube/target.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { PLAN_FLAGS, integer, parse } from './args.js';
+import { READ_KEEPALIVES } from '../vocabulary.js';
 import { emit, outputFormat } from './output.js';
 import { selection } from './run-command.js';
 
@@ -73,7 +74,7 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
         container: values.container,
         port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
       },
-      ...selection(values),
+      ...selection(values, READ_KEEPALIVES),
     },
   });
   const text = output === 'json' ? JSON.stringify(report, null, 2) + '\n' : output === 'html' ? auditHtml(report) : auditText(report);

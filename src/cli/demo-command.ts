@@ -126,7 +126,7 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
     io.out(`kube-stream-probe demo: the emulated API server, reached directly and through ${DEMO_PATHS.length - 1} simulated hops.\n`);
     for (const p of DEMO_PATHS) io.out(`  ${p.name.padEnd(24)} ${p.stands}\n`);
     io.out(
-      `Probing exec and port-forward over SPDY and WebSocket, holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive kubectl and none (about ${DEMO_HOLD_SECONDS + 4} s)...\n\n`,
+      `Probing exec and port-forward over SPDY and WebSocket, holds 0s and ${DEMO_HOLD_SECONDS}s, keepalive kubectl and none, and SDK-client sessions for WS-only (about ${DEMO_HOLD_SECONDS + 4} s)...\n\n`,
     );
   }
   const progress = io.interactive ? liveProgress((t) => io.err(t), DEMO_HOLD_SECONDS) : undefined;

@@ -92,7 +92,9 @@ export function verdictTable(reports: readonly { path?: string; report: ProbeRep
 export const KUBECTL_LEGEND =
   `${KUBECTL_CLIENTS.map((c) => c.label).join(', ')}: what that kubectl does here. ok works; fallback works only through the silent\n` +
   'fallback to SPDY (1.38, KEP-4006 GA, keeps it but can no longer be forced onto SPDY); BREAKS fails; WS-only: clients with no\n' +
-  'fallback (browser terminals, SDKs, client-go ≥ 0.36 tools); "-" a hold without pings (kubectl always pings): it measures the path.';
+  'fallback: SDK clients and browser terminals, read from the SDK-client sessions (keepalive sdk: no pings, port-forward over the\n' +
+  "kubelet's legacy protocol), and client-go ≥ 0.36 tools (kubectl's WebSocket path); unknown after a hold without an SDK-client\n" +
+  'session (--keepalive sdk); "-" a hold without pings (kubectl always pings): it measures the path.';
 
 export function diagnosisText(reports: readonly { path?: string; report: ProbeReport }[]): string {
   const out: string[] = [];

@@ -16,6 +16,7 @@ import {
   KEEPALIVES,
   OPERATIONS,
   TRANSPORTS,
+  READ_KEEPALIVES,
   parseDurationSeconds,
   parseSize,
   type HoldShape,
@@ -53,7 +54,9 @@ Flags:
   --ops LIST            exec,portforward (default both)
   --transports LIST     websocket,spdy (default both)
   --hold LIST           idle holds, e.g. 0s,65s,6m (default 0s)
-  --keepalive LIST      kubectl,none: kubectl's pings, or none at all (default kubectl)
+  --keepalive LIST      kubectl,none,sdk: kubectl's pings; none at all (the path's idle timer); sdk: as
+                        WebSocket-only SDK clients hold (no pings, their subprotocols, port-forward over the
+                        kubelet's legacy protocol), which the WS-only column is read from (default kubectl,sdk)
   --hold-shape LIST     silent,output,input: what moves during exec holds (default silent): output = the
                         pod writes a line every 2 s and the client nothing (tail -f); input = the client
                         writes every 2 s and the pod nothing. Each shape is its own row; a hop with one
@@ -104,19 +107,22 @@ export interface RunSelection {
   readonly holdShapes?: HoldShape[];
 }
 
-export function selection(values: {
-  ops?: string;
-  transports?: string;
-  hold?: string;
-  keepalive?: string;
-  transfer?: string;
-  'hold-shape'?: string;
-}): RunSelection {
+export function selection(
+  values: {
+    ops?: string;
+    transports?: string;
+    hold?: string;
+    keepalive?: string;
+    transfer?: string;
+    'hold-shape'?: string;
+  },
+  defaultKeepalives: readonly KeepaliveMode[] = DEFAULT_MATRIX.keepalives,
+): RunSelection {
   const transferBytes = values.transfer === undefined ? undefined : parseSize('--transfer', values.transfer);
   return {
     operations: list('ops', values.ops, OPERATIONS, DEFAULT_MATRIX.operations),
     transports: list('transports', values.transports, TRANSPORTS, DEFAULT_MATRIX.transports),
-    keepalives: list('keepalive', values.keepalive, KEEPALIVES, DEFAULT_MATRIX.keepalives),
+    keepalives: list('keepalive', values.keepalive, KEEPALIVES, defaultKeepalives),
     holdsSeconds: holds('hold', values.hold, DEFAULT_MATRIX.holdsSeconds),
     ...(transferBytes ? { transferBytes } : {}),
     ...(values['hold-shape'] === undefined ? {} : { holdShapes: list('hold-shape', values['hold-shape'], HOLD_SHAPES, ['silent']) }),
@@ -183,7 +189,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   }
   const output = outputFormat(values.output);
   const publish = publishTarget(values.publish, values.pushgateway);
-  const sel = selection(values);
+  const sel = selection(values, READ_KEEPALIVES);
   const redactor = new SecretRedactor();
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
   const wireLog = values['wire-log'] ? wireLogger((t) => io.err(t), redactor) : undefined;

@@ -4,7 +4,8 @@
  * little. Free tiers are ignored (they would only lower the total).
  */
 import { TASK_MEMORY_MIB, TASK_VCPUS } from './location-size.js';
-import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../vocabulary.js';
+import { OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../vocabulary.js';
+import { METRIC_KEEPALIVES } from '../metrics/contract.js';
 import { neededEndpointServices } from './aws-apis.js';
 import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
@@ -142,7 +143,7 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
       new Set(
         covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0)),
       ).size;
-    const holdKeys = KEEPALIVES.reduce((n, k) => n + holds(k), 0);
+    const holdKeys = METRIC_KEEPALIVES.reduce((n, k) => n + holds(k), 0);
     const withoutPings = covering.some((s) => s.keepalives.includes('none')) ? 1 : 0;
     const transfer = covering.some((s) => s.transfer) ? 1 : 0;
     transfers ||= transfer === 1;

@@ -3,7 +3,15 @@
  * once and imported by the publisher, the EMF writer and the CDK alarms and
  * dashboard.
  */
+import type { KeepaliveMode } from '../vocabulary.js';
 export const METRIC_NAMESPACE = 'KubeStreamProbe';
+
+/**
+ * The keepalive modes whose sessions publish: kubectl's (does kubectl survive?) and none (the path's idle timer). An
+ * SDK client's session (`sdk`) decides the WS-only forecast and publishes nothing of its own: its hold is a hold
+ * without pings, already measured by `none`, and its upgrade would count WebSocket twice.
+ */
+export const METRIC_KEEPALIVES: readonly KeepaliveMode[] = ['kubectl', 'none'];
 
 export const Dim = {
   Location: 'Location',

@@ -4,7 +4,7 @@ import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
 import { forgotten, resolved } from '../probe/idle-bracket.js';
 import type { PerNodeReport } from '../probe/per-node.js';
 import { rowKey, type ProbeReport, type SessionResult } from '../probe/types.js';
-import { METRICS, type DimensionName, type MetricName } from './contract.js';
+import { METRICS, METRIC_KEEPALIVES, type DimensionName, type MetricName } from './contract.js';
 
 export interface Datum {
   readonly name: MetricName;
@@ -34,7 +34,7 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
   const base = { Location: report.location, Cluster: report.cluster };
   // Interrupted sessions say nothing about the path either.
   const notMeasured = report.verdicts.filter((v) => v.verdict === 'not-measured' || v.verdict === 'interrupted');
-  const measured = (r: SessionResult) => !notMeasured.some((v) => rowKey(v) === rowKey(r));
+  const measured = (r: SessionResult) => METRIC_KEEPALIVES.includes(r.keepalive) && !notMeasured.some((v) => rowKey(v) === rowKey(r));
   out.push(datum('ProbeError', base, report.verdicts.some((v) => v.verdict === 'not-measured') ? 1 : 0, timestamp));
   for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };

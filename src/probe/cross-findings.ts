@@ -65,8 +65,9 @@ export function crossFindings(results: readonly SessionResult[], context: CrossC
     }
   }
   for (const r of results) {
-    // Transfers and shaped holds have no port-forward twin to compare with: their own diagnoses say it.
-    if (r.operation !== 'exec' || r.transferBytes || r.holdShape) continue;
+    // Transfers and shaped holds have no port-forward twin to compare with: their own diagnoses say it; an SDK
+    // client's port-forward is another protocol (the kubelet's legacy one), not the twin of its exec.
+    if (r.operation !== 'exec' || r.transferBytes || r.holdShape || r.keepalive === 'sdk') continue;
     const pf = find(r, { operation: 'portforward' });
     if (!pf || pf.ok === r.ok) continue;
     const [good, bad] = r.ok ? [r, pf] : [pf, r];

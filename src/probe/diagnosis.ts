@@ -6,8 +6,9 @@
 import net from 'node:net';
 import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/keepalive.js';
 import { clip } from '../text.js';
-import { OPERATION_WORDS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
+import { OPERATION_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
+import { sessionWords } from './row-text.js';
 import { devicesAt, deviceList } from './idle-devices.js';
 import { forgotten } from './idle-bracket.js';
 import { flowForgotten, lifetimeCap, mtuBlackHole } from './flow-diagnosis.js';
@@ -21,7 +22,7 @@ const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
   spdy: 'POST with `Connection: Upgrade` and `Upgrade: SPDY/3.1`',
 };
 export const opWords = (r: SessionResult) => OPERATION_WORDS[r.operation];
-export const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${opWords(r)}`;
+export const what = (r: SessionResult) => sessionWords(r);
 
 /**
  * A hop's own cut at `s` seconds of idle, in words: the documented timers that close there, and the lifetime caps
@@ -102,19 +103,22 @@ export interface DiagnosisContext {
 
 /** The same session held without pings, when it was cut during its hold: it measured the hop's own idle timeout. */
 export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = []): SessionResult | undefined {
-  return peers.find(
-    (x) =>
-      x !== r &&
-      x.keepalive === 'none' &&
-      x.operation === r.operation &&
-      x.transport === r.transport &&
-      x.holdSeconds === r.holdSeconds &&
-      x.holdShape === r.holdShape &&
-      x.upgrade.ok &&
-      x.hold.survived === false &&
-      // Cut by the hop (it measured its timer), or its flow forgotten (a black hole has no disconnect time).
-      (x.hold.disconnectSeconds !== null || forgotten(x)),
-  );
+  // Held without pings over the same transport: a `none` session, else an SDK client's (WebSocket, no pings).
+  const twin = (keepalive: 'none' | 'sdk') =>
+    peers.find(
+      (x) =>
+        x !== r &&
+        x.keepalive === keepalive &&
+        x.operation === r.operation &&
+        x.transport === r.transport &&
+        x.holdSeconds === r.holdSeconds &&
+        x.holdShape === r.holdShape &&
+        x.upgrade.ok &&
+        x.hold.survived === false &&
+        // Cut by the hop (it measured its timer), or its flow forgotten (a black hole has no disconnect time).
+        (x.hold.disconnectSeconds !== null || forgotten(x)),
+    );
+  return r.keepalive === 'kubectl' ? (twin('none') ?? twin('sdk')) : undefined;
 }
 
 /** Seconds nothing moved before a cut (the hop's idle timer): since the last byte, else since the last data. */

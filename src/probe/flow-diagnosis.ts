@@ -5,13 +5,12 @@
  * what kubectl does there (kubectl-on-cut.ts), and the fix.
  */
 import { SPDY_PING_PERIOD_MS, TUNNEL_PING_PERIOD_MS, WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from '../streaming/keepalive.js';
-import { OPERATION_WORDS, TRANSPORT_WORDS } from '../vocabulary.js';
+import { sessionWords } from './row-text.js';
 import { bracketDevices, bracketText, resolved } from './idle-bracket.js';
 import { devicesAt, deviceList, type IdleDevice } from './idle-devices.js';
 import { kubectlOnCut, type CutKind } from './kubectl-on-cut.js';
 import type { Diagnosis, IdleBracket, LifetimeCheck, SessionResult } from './types.js';
 
-const what = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${OPERATION_WORDS[r.operation]}`;
 const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 
 /** kubectl's symptom for every operation and transport, for a cut of this kind, deduplicated. */
@@ -63,8 +62,8 @@ export function flowForgotten(r: SessionResult, idle: IdleBracket | undefined): 
         : `the session ended (${r.hold.cause ?? 'unknown'}${r.hold.disconnectSeconds !== null ? `, ${fmt(r.hold.disconnectSeconds)} s after the 101` : ''})`;
   const summary =
     q.cut === 'reset-reply'
-      ? `The ${what(r)} session was reset in answer to ${ours}, sent after ${fmt(u.quietSeconds)} s of quiet (${fmt(u.atSeconds)} s after the 101).`
-      : `The ${what(r)} session's packet after ${fmt(u.quietSeconds)} s of quiet (${ours}, ${fmt(u.atSeconds)} s after the 101) was never answered; ${ended}.`;
+      ? `The ${sessionWords(r)} session was reset in answer to ${ours}, sent after ${fmt(u.quietSeconds)} s of quiet (${fmt(u.atSeconds)} s after the 101).`
+      : `The ${sessionWords(r)} session's packet after ${fmt(u.quietSeconds)} s of quiet (${ours}, ${fmt(u.atSeconds)} s after the 101) was never answered; ${ended}.`;
   if (!idle) {
     return {
       code: 'flow-forgotten',
@@ -102,7 +101,7 @@ export function lifetimeCap(r: SessionResult, check: LifetimeCheck): Diagnosis {
   const devices = devicesAt('lifetime', check.cutSeconds);
   return {
     code: 'lifetime-cap',
-    summary: `The ${what(r)} session was cut ${fmt(r.hold.disconnectSeconds ?? check.cutSeconds)} s after the 101 ${r.keepalive === 'kubectl' ? "with kubectl's pings moving" : 'without pings'}; an exec session echoing every ${fmt(check.everySeconds)} s was cut ${check.checkCutSeconds !== null ? `${fmt(check.checkCutSeconds)} s` : 'as soon'} after its 101 too.`,
+    summary: `The ${sessionWords(r)} session was cut ${fmt(r.hold.disconnectSeconds ?? check.cutSeconds)} s after the 101 ${r.keepalive === 'kubectl' ? "with kubectl's pings moving" : 'without pings'}; an exec session echoing every ${fmt(check.everySeconds)} s was cut ${check.checkCutSeconds !== null ? `${fmt(check.checkCutSeconds)} s` : 'as soon'} after its 101 too.`,
     check: `A hop caps how long an upgraded connection may live (about ${fmt(check.cutSeconds)} s), whatever moves: pings and data do not help, and every kubectl exec, attach, cp and port-forward that lasts longer is cut (${kubectlSymptoms('closed')}). ${devices.length ? `That matches ${deviceList(devices)}. Fix: ${fixes(devices, '')}.` : "Raise the hop's maximum connection (or stream) duration; a load balancer in front of the API server (GCP: the backend service timeout) is the usual place."}`,
   };
 }
@@ -112,7 +111,7 @@ export function mtuBlackHole(r: SessionResult): Diagnosis {
   const t = r.transfer!;
   return {
     code: 'mtu-black-hole',
-    summary: `The ${what(r)} transfer of ${t.bytes} bytes stalled at 0 bytes back (${t.sentBytes} written, nothing for ${t.longestStallSeconds} s), although its small echoes passed right before.`,
+    summary: `The ${sessionWords(r)} transfer of ${t.bytes} bytes stalled at 0 bytes back (${t.sentBytes} written, nothing for ${t.longestStallSeconds} s), although its small echoes passed right before.`,
     check: `Small packets pass and full-size ones vanish: an MTU black hole, a link on the path narrower than the endpoints' (a VPN, IPsec, GRE or VXLAN tunnel, a jumbo-frame mismatch) whose ICMP "fragmentation needed" (type 3 code 4; IPv6 "packet too big") a firewall drops, so the sender never learns to send less. Fix: allow that ICMP through, or clamp TCP's MSS on the device in front of the narrow link to what it carries (nftables \`tcp flags syn tcp option maxseg size set rt mtu\` or a fixed size, iptables \`--clamp-mss-to-pmtu\`), or set the tunnel's MTU right. Interactive shells keep working; bulk output, \`kubectl cp\` and port-forwarded downloads stall: ${kubectlSymptoms('stalled')}.`,
   };
 }

@@ -2,6 +2,8 @@
  * The clients the kubectl model forecasts for (kubectl-model.ts has the rules and their sources), and the shape of
  * a forecast: a module of its own so that the report types (types.ts) and the model both import it, neither the other.
  */
+import { webSocketOnlySource } from './sdk-clients.js';
+
 const KEP = 'KEP-4006 (kubernetes/enhancements keps/sig-api-machinery/4006-transition-spdy-to-websockets)';
 const FALLBACK_SOURCE =
   'kubectl pkg/cmd/exec/exec.go and pkg/cmd/portforward/portforward.go: client-go FallbackExecutor/FallbackDialer on httpstream.IsUpgradeFailure or IsHTTPSProxyError';
@@ -29,9 +31,9 @@ export const KUBECTL_CLIENTS = [
   {
     id: 'websocket-only',
     label: 'WS-only',
-    speaks: 'WebSocket only, no fallback: browser terminals, SDK clients, tools on client-go ≥ 0.36, any future kubectl without SPDY',
-    source:
-      'client-go ≥ 0.36 moved the upgrade error type to k8s.io/streaming, so apimachinery IsUpgradeFailure no longer matches and such tools stop falling back (piraeus-operator#1036, troubleshoot#2037); clients written for WebSocket have no SPDY at all',
+    speaks:
+      'WebSocket only, no fallback: SDK clients and browser terminals (no pings; port-forward over the kubelet’s legacy protocol: read from the keepalive `sdk` sessions) and tools on client-go ≥ 0.36 (kubectl’s WebSocket path without its fallback)',
+    source: webSocketOnlySource(),
   },
 ] as const;
 

@@ -46,6 +46,11 @@ export interface ModelContext {
   readonly proxyScheme?: string;
 }
 
+/** What the WebSocket-only forecast reads: the SDK-client session of the same operation and hold (keepalive `sdk`). */
+export interface WebSocketOnlyContext {
+  readonly sdk?: SessionResult;
+}
+
 /** Why a session failed, and whether kubectl would fall back to SPDY after it. */
 export function failureOf(r: SessionResult): { readonly fallback: boolean; readonly why: string } {
   const u = r.upgrade;
@@ -147,12 +152,55 @@ function webSocketFirst(spdy: SessionResult | undefined, ws: SessionResult | und
 }
 
 /**
+ * The clients without a fallback (sdk-clients.ts), each kind from the session that behaves like it: SDK clients and
+ * browser terminals from the `sdk` session (no pings, the kubelet's legacy port-forward), tools on client-go ≥ 0.36
+ * from kubectl's WebSocket session without the fallback. Breaks when either kind breaks; never `works` from a session
+ * that pinged where they do not: after a hold, or for port-forward (another protocol), without an `sdk` session it is
+ * unknown.
+ */
+function webSocketOnlyForecast(operation: Operation, ws: SessionResult | undefined, holdSeconds: number, c: WebSocketOnlyContext, proxied: boolean): Forecast {
+  const f = webSocketOnlyOutcome(operation, ws, holdSeconds, c);
+  // The Python client 22.6 does not read proxy-url (sdk-clients.ts): through a proxy it is not on the measured path.
+  return proxied
+    ? { ...f, reason: `${f.reason}; the Python client ignores the kubeconfig's proxy-url and dials the API server directly, which this run did not measure` }
+    : f;
+}
+
+function webSocketOnlyOutcome(operation: Operation, ws: SessionResult | undefined, holdSeconds: number, c: WebSocketOnlyContext): Forecast {
+  const flag = 'probe with --keepalive sdk (the default) to measure them';
+  const goTools = ws
+    ? ws.ok
+      ? 'tools on client-go ≥ 0.36 work (kubectl’s WebSocket path)'
+      : `tools on client-go ≥ 0.36 break: over WebSocket ${failureOf(ws).why}, and they have no SPDY to fall back to`
+    : undefined;
+  const sdk = c.sdk;
+  const sdkText = sdk
+    ? sdk.ok
+      ? 'SDK clients and browser terminals work (a session without pings, as they hold)'
+      : `SDK clients and browser terminals break: ${operation === 'portforward' ? 'over the legacy WebSocket port-forward ' : 'without pings '}${failureOf(sdk).why}`
+    : undefined;
+  const reason = [sdkText, goTools].filter((t) => t !== undefined).join('; ');
+  if ((sdk && !sdk.ok) || (ws && !ws.ok)) return { outcome: 'breaks', reason };
+  // kubectl's session pings, and speaks the tunnel for port-forward: it says nothing of a client that does neither.
+  const sameWire = operation === 'exec' && holdSeconds === 0;
+  if (!sdk && !sameWire)
+    return {
+      outcome: 'unknown',
+      reason: `${goTools ? `${goTools}; ` : ''}no session held as SDK clients hold (no pings${operation === 'portforward' ? ', the legacy port-forward' : ''}) was probed: ${flag}`,
+    };
+  if (!ws && !sdk) return { outcome: 'unknown', reason: 'WebSocket was not probed' };
+  if (!sdk) return { outcome: 'works', reason: `WebSocket works here, and with no hold SDK clients send what kubectl sends; ${goTools}` };
+  return { outcome: 'works', reason };
+}
+
+/**
  * Whether these results show what kubectl itself does: with kubectl's
  * keepalive, or with no hold (no keepalive is sent then). Holds without pings
  * measure the path, not kubectl, which always pings.
  */
 export function modelsKubectl(keepalive: KeepaliveMode, holdSeconds: number): boolean {
-  return keepalive === 'kubectl' || holdSeconds === 0;
+  // An SDK client's row is what the WS-only forecast reads, not a kubectl row.
+  return keepalive === 'kubectl' || (holdSeconds === 0 && keepalive === 'none');
 }
 
 /** Each kubectl's (and a WebSocket-only client's) experience of one operation on this path. */
@@ -161,6 +209,7 @@ export function kubectlExperience(
   spdy: SessionResult | undefined,
   ws: SessionResult | undefined,
   context: ModelContext = {},
+  wsOnly: WebSocketOnlyContext = {},
 ): KubectlExperience[] {
   const httpsProxy = context.proxyScheme === 'https:';
   return KUBECTL_CLIENTS.map(({ id, source }): KubectlExperience => {
@@ -189,10 +238,7 @@ export function kubectlExperience(
           return { ...f, reason: f.reason + hatch };
         }
         case 'websocket-only':
-          if (!ws) return { outcome: 'unknown', reason: 'WebSocket was not probed' };
-          return ws.ok
-            ? { outcome: 'works', reason: 'WebSocket works here' }
-            : { outcome: 'breaks', reason: `over WebSocket ${failureOf(ws).why}, and it has no SPDY to fall back to` };
+          return webSocketOnlyForecast(operation, ws, (ws ?? spdy)?.holdSeconds ?? 0, wsOnly, context.proxyScheme !== undefined);
       }
     })();
     return { client: id, ...e, source };

@@ -183,7 +183,15 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
       first = false;
       // Per node the question is "does streaming to this node's pods work": no transfer, no shaped holds (N × 64 MiB
       // would cost more than it tells), for the CLI and the Lambda alike.
-      const nodePlan: ProbePlan = { ...plan, cluster: { ...plan.cluster, pod: t.pod }, transferBytes: undefined, holdShapes: undefined };
+      // Transfers, shaped holds and SDK clients' sessions are the main target's questions, not a node's.
+      const keepalives = plan.keepalives.filter((k) => k !== 'sdk');
+      const nodePlan: ProbePlan = {
+        ...plan,
+        cluster: { ...plan.cluster, pod: t.pod },
+        keepalives: keepalives.length ? keepalives : ['kubectl'],
+        transferBytes: undefined,
+        holdShapes: undefined,
+      };
       // A node's path is the cluster's path to its kubelet: the main target's run asks the follow-up questions.
       const report = await runPlan(nodePlan, { ...options, skipPreflight, pacer, followUpBudgetMs: 0 });
       results.push({ ...t, report });

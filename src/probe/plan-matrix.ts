@@ -18,8 +18,11 @@ export function expandPlan(
       for (const holdSeconds of plan.holdsSeconds)
         for (const holdShape of shapes(operation, holdSeconds))
           for (const transport of plan.transports) {
-            // A hold of 0 s sends no keepalive at all, so one keepalive mode says it all.
-            if (holdSeconds === 0 && keepalive !== plan.keepalives[0]) continue;
+            // A hold of 0 s sends no keepalive at all, so one of kubectl and none says it all; an SDK client speaks
+            // other protocols (port-forward: the kubelet's legacy one), so its session runs at every hold.
+            if (holdSeconds === 0 && keepalive !== 'sdk' && keepalive !== plan.keepalives.find((k) => k !== 'sdk')) continue;
+            // SDK clients are WebSocket-only, and hold silently.
+            if (keepalive === 'sdk' && (transport !== 'websocket' || holdShape)) continue;
             specs.push({ operation, transport, keepalive, holdSeconds, ...(holdShape ? { holdShape } : {}) });
           }
   // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.

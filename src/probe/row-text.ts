@@ -1,5 +1,10 @@
-/** How a row (a verdict, a session) is named to people: the hold with its shape, or the transfer's size. */
+/** How a row (a verdict, a session) is named to people: the hold with its shape, or the transfer's size; a session's kind. */
+import { OPERATION_WORDS, TRANSPORT_WORDS } from '../vocabulary.js';
 import type { SessionSpec } from './types.js';
+
+/** "WebSocket exec", "SPDY port-forward"; an SDK client's session says so ("SDK-client WebSocket port-forward"). */
+export const sessionWords = (r: Pick<SessionSpec, 'operation' | 'transport' | 'keepalive'>): string =>
+  `${r.keepalive === 'sdk' ? 'SDK-client ' : ''}${TRANSPORT_WORDS[r.transport]} ${OPERATION_WORDS[r.operation]}`;
 
 const MiB = 1024 * 1024;
 

@@ -145,7 +145,9 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       lifetime: path.lifetimeCheck,
     });
     // Findings compare sessions of measured verdicts only: a closed port is not "exec and port-forward disagree".
-    const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowKey(r)));
+    // An SDK client's session counts with the kubectl row of its operation and hold (it has no row of its own).
+    const rowOf = (r: SessionResult) => rowKey(r.keepalive === 'sdk' ? { ...r, keepalive: 'kubectl' } : r);
+    const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowOf(r)));
     const findings = crossFindings(measured, { idle: path.idleBracket, lifetime: path.lifetimeCheck });
     const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));

@@ -5,6 +5,8 @@
 import type { Writable } from 'node:stream';
 import { errorCodeOf, errorMessage } from '../errors.js';
 import { openExec, openPortForward } from '../streaming/index.js';
+import { openLegacyPortForward } from '../streaming/portforward-legacy.js';
+import { SDK_WEBSOCKET_PROTOCOLS } from './sdk-clients.js';
 import type { ConnectionEnd, ExecSession, ForwardedConnection, PortForwardSession } from '../streaming/types.js';
 import type { Clock } from '../timers.js';
 import { EchoReader } from './echo.js';
@@ -55,13 +57,27 @@ export async function openChannel(
   },
 ): Promise<Channel> {
   const pod = { namespace: target.namespace, pod: target.pod, container: target.container };
-  const common = { ...pod, keepalive: spec.keepalive, streamReplyTimeoutMs: options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS };
+  // An SDK client (sdk-clients.ts) sends no pings, offers what @kubernetes/client-node offers, and port-forwards over
+  // the kubelet's legacy WebSocket protocol.
+  const sdk = spec.keepalive === 'sdk';
+  const common = {
+    ...pod,
+    keepalive: sdk ? ('none' as const) : spec.keepalive,
+    streamReplyTimeoutMs: options.streamReplyTimeoutMs ?? DEFAULT_STREAM_REPLY_TIMEOUT_MS,
+  };
   let session: ExecSession | PortForwardSession;
   try {
     session =
       spec.operation === 'exec'
-        ? await openExec(spec.transport, target.connection, { ...common, command: holdShapeCommand(spec.holdShape), stdin: true })
-        : await openPortForward(spec.transport, target.connection, common);
+        ? await openExec(spec.transport, target.connection, {
+            ...common,
+            command: holdShapeCommand(spec.holdShape),
+            stdin: true,
+            ...(sdk ? { websocketProtocols: SDK_WEBSOCKET_PROTOCOLS } : {}),
+          })
+        : sdk
+          ? await openLegacyPortForward(target.connection, { ...common, ports: [target.port], protocols: SDK_WEBSOCKET_PROTOCOLS })
+          : await openPortForward(spec.transport, target.connection, common);
   } catch (err) {
     throw new Finished({ upgrade: upgradeFailure(err, ctx.scrub) });
   }

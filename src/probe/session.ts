@@ -15,6 +15,7 @@ import { TICK, writeTicks } from './hold-shape.js';
 import { HoldActivity } from './hold-activity.js';
 import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
+import { ExecSubprotocol } from '../streaming/channel/codec.js';
 import type { ClusterTarget, HoldOutcome, SessionResult, SessionSpec } from './types.js';
 
 const r3 = (ms: number) => Math.round(ms * 1000) / 1000;
@@ -247,6 +248,9 @@ class SessionRun {
     const c = this.channel!;
     if (c.exec && (this.state.transfer || this.spec.holdShape === 'output')) {
       // The transfer ended stdin and collected the exit status; an output-shaped pod writes until it is stopped.
+    } else if (c.exec && this.spec.keepalive === 'sdk' && c.session.subprotocol !== ExecSubprotocol.V5) {
+      // Below v5 stdin cannot be ended: an SDK client closes the WebSocket instead (client-node's handleStandardInput),
+      // and no exit status comes.
     } else if (c.exec) {
       c.exec.stdin!.end();
       const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);

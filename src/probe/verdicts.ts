@@ -94,7 +94,9 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
 /** Verdicts that say only why nothing was measured (e.g. the credentials could not be fetched). */
 export function notMeasuredVerdicts(specs: readonly SessionSpec[], why: Diagnosis, verdict: 'not-measured' | 'interrupted' = 'not-measured'): Verdict[] {
   const seen = new Set<string>();
+  // An SDK client's sessions have no row of their own (verdicts()).
   return specs.flatMap((s) => {
+    if (s.keepalive === 'sdk') return [];
     const key = rowKey(s);
     if (seen.has(key)) return [];
     seen.add(key);
@@ -115,7 +117,9 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
   const out: Verdict[] = [];
   // Each session's diagnosis may read the others of its run (the no-ping twin of a kubectl-keepalive hold).
   const context: VerdictContext = { peers: results, ...given };
-  const keys = new Set(results.map(rowKey));
+  // An SDK client's sessions (keepalive sdk) are no row of their own: they are what the WS-only forecast of the
+  // kubectl row of the same operation and hold reads, and their failures are said there.
+  const keys = new Set(results.filter((r) => r.keepalive !== 'sdk').map(rowKey));
   for (const key of keys) {
     const group = results.filter((r) => rowKey(r) === key);
     const by = (t: Transport) => group.find((r) => r.transport === t);
@@ -162,13 +166,23 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
     }
     const signatures = pathSignatures(spdy, ws, context);
     const replaced = new Set(signatures.map((x) => x.replaces));
+    // The WS-only forecast reads the SDK client's session of this operation and hold (a silent hold, not a transfer).
+    const sdk =
+      first.keepalive === 'kubectl' && !first.transferBytes && !first.holdShape
+        ? results.find((r) => r.keepalive === 'sdk' && r.operation === first.operation && r.holdSeconds === first.holdSeconds)
+        : undefined;
     const diagnosis = [ws, spdy].flatMap((r) =>
       r ? [explainFailure(r, context)].filter((d): d is Diagnosis => d !== undefined && !replaced.has(d.code)) : [],
     );
+    // The SDK client's failure is said when it says something the WebSocket session's does not (a cut kubectl's pings
+    // prevented, the legacy port-forward refused); the same refusal twice is said once.
+    const sdkWhy = sdk ? explainFailure(sdk, context) : undefined;
+    const wsWhy = ws ? explainFailure(ws, context) : undefined;
+    if (sdkWhy && sdkWhy.code !== wsWhy?.code) diagnosis.push(sdkWhy);
     diagnosis.push(...signatures.map((x) => x.diagnosis));
     const gap = transferRateGap(spdy, ws);
     if (gap) diagnosis.push(gap);
-    const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context) : null;
+    const kubectl = modelsKubectl(first.keepalive, first.holdSeconds) ? kubectlExperience(first.operation, spdy, ws, context, { sdk }) : null;
     const today = kubectl?.find((k) => k.client === TODAYS_KUBECTL);
     const op = OPERATION_WORDS[first.operation];
     if (today?.outcome === 'works-via-fallback') {

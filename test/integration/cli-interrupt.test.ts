@@ -30,7 +30,7 @@ interface Exit {
 async function interrupt(signal: NodeJS.Signals, args: string[]): Promise<Exit> {
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'run', '--kubeconfig', lab.kubeconfig, '--hold', '0s,120s', ...args],
+    ['--import', 'tsx', 'src/cli/main.ts', 'run', '--kubeconfig', lab.kubeconfig, '--hold', '0s,120s', '--keepalive', 'kubectl', ...args],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH, HOME: '/nonexistent' },

@@ -37,7 +37,14 @@ describe('run -o json against the emulator', () => {
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     expect(doc).toMatchObject({ location: 'ci-runner', cluster: 'kube-stream-probe-lab', server: { version: 'v1.33.1' } });
-    expect(doc.results).toHaveLength(4);
+    // 2 operations × 2 transports with kubectl's keepalive, and an SDK client's exec and port-forward (the default
+    // keepalives kubectl,sdk): WebSocket only, exec over v5, port-forward over the kubelet's legacy protocol.
+    expect(doc.results).toHaveLength(6);
+    const sdk = doc.results.filter((res: { keepalive: string }) => res.keepalive === 'sdk');
+    expect(sdk.map((res: { operation: string; transport: string; subprotocol: string }) => [res.operation, res.transport, res.subprotocol])).toEqual([
+      ['exec', 'websocket', 'v5.channel.k8s.io'],
+      ['portforward', 'websocket', 'v4.channel.k8s.io'],
+    ]);
     for (const res of doc.results) {
       expect(Object.keys(res)).toEqual(
         expect.arrayContaining(['operation', 'transport', 'subprotocol', 'keepalive', 'holdSeconds', 'upgrade', 'hold', 'echoMs', 'exitCode']),

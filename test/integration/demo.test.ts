@@ -21,7 +21,9 @@ beforeAll(async () => {
 describe('demo paths', () => {
   it('runs every path with the full matrix', () => {
     expect(run.reports.map((r) => r.path)).toEqual(['direct', 'l7-refuses-websocket', 'l7-refuses-spdy', 'buffering-l7', 'l4-idle-6s', 'l4-idle-6s-data-only']);
-    for (const r of run.reports) expect(r.report.results).toHaveLength(12);
+    // kubectl and none: 2 operations × 2 transports × holds 0 s (one keepalive) and 8 s (both) = 12; an SDK client's
+    // exec and port-forward (WebSocket only) at both holds = 4.
+    for (const r of run.reports) expect(r.report.results).toHaveLength(16);
   });
 
   it('direct: everything clean, with real handshake and echo numbers', () => {

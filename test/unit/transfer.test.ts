@@ -147,3 +147,23 @@ describe('sizes, the event and the plan', () => {
     expect(specs).toHaveLength(14);
   });
 });
+
+describe('the plan with SDK-client sessions (keepalive sdk)', () => {
+  it('WebSocket only, silent, at every hold including 0 s; kubectl and none still share hold 0', () => {
+    const specs = expandPlan({
+      operations: ['exec', 'portforward'],
+      transports: ['websocket', 'spdy'],
+      keepalives: ['kubectl', 'none', 'sdk'],
+      holdsSeconds: [0, 65],
+      holdShapes: ['silent', 'output'],
+    });
+    const sdk = specs.filter((s) => s.keepalive === 'sdk');
+    expect(sdk.map((s) => `${s.operation} ${s.transport} ${s.holdSeconds}${s.holdShape ? ` ${s.holdShape}` : ''}`)).toEqual([
+      'exec websocket 0',
+      'exec websocket 65',
+      'portforward websocket 0',
+      'portforward websocket 65',
+    ]);
+    expect(specs.filter((s) => s.holdSeconds === 0 && s.keepalive !== 'sdk').every((s) => s.keepalive === 'kubectl')).toBe(true);
+  });
+});

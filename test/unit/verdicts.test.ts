@@ -39,3 +39,32 @@ describe('verdicts with one transport probed', () => {
     expect(verdicts([session('spdy'), session('websocket', refusedByHop)])[0]!.diagnosis.map((d) => d.code)).not.toContain('not-compared');
   });
 });
+
+describe("an SDK client's sessions (keepalive sdk) are read by the kubectl row's WS-only forecast, not a row of their own", () => {
+  const held = { holdSeconds: 8 };
+  const cut: Partial<SessionResult> = { ok: false, echoMs: null, hold: { survived: false, disconnectSeconds: 7.0, cause: 'fin' } };
+  const run = (sdk: Partial<SessionResult>) =>
+    verdicts([session('spdy', held), session('websocket', held), session('websocket', { ...held, keepalive: 'sdk', ...sdk })]);
+
+  it('one row, kubectl clean, WS-only breaks with the SDK session cut at 7.0 s, and the cut is diagnosed on the row', () => {
+    const vs = run(cut);
+    expect(vs).toHaveLength(1);
+    expect(vs[0]!.keepalive).toBe('kubectl');
+    expect(vs[0]!.verdict).toBe('clean');
+    expect(vs[0]!.kubectl!.find((k) => k.client === 'websocket-only')!.outcome).toBe('breaks');
+    expect(vs[0]!.diagnosis.map((d) => d.summary).join(' ')).toMatch(/SDK-client WebSocket/);
+  });
+
+  it('the SDK session of another hold is not read: that hold is unknown, never works', () => {
+    const vs = verdicts([session('spdy', held), session('websocket', held), session('websocket', { holdSeconds: 30, keepalive: 'sdk' })]);
+    expect(vs[0]!.kubectl!.find((k) => k.client === 'websocket-only')!.outcome).toBe('unknown');
+  });
+
+  it('the SDK session held: works', () => {
+    expect(
+      run({})
+        .at(0)!
+        .kubectl!.find((k) => k.client === 'websocket-only')!.outcome,
+    ).toBe('works');
+  });
+});
