@@ -18,14 +18,12 @@ import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { Emulator } from '../../lab/emulator/server.js';
 import { kubectlExecHolding, kubectlPortForwardHolding } from '../../lab/kubectl.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
-import { startApache, startNghttpx, startPrivoxy, startVarnish } from '../../lab/real-hops/products.js';
-import { startSquid, startTinyproxy } from '../../lab/real-hops/proxies.js';
-import { startHaproxy, startNginx } from '../../lab/real-hops/reverse-proxies.js';
 import type { KubectlClient, KubectlOutcome } from '../../src/probe/kubectl-model.js';
 import { reportDatums } from '../../src/metrics/datums.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport } from '../../src/probe/types.js';
 import type { Operation, Transport } from '../../src/vocabulary.js';
+import { HOP_PATHS, type HopPath } from '../helpers/hop-paths.js';
 import { requireHop } from '../helpers/hops.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +37,6 @@ const CLIENT_OF: Readonly<Record<(typeof VERSIONS)[number], KubectlClient>> = {
   '1.35': '1.31-1.37',
   '1.36': '1.31-1.37',
 };
-const IDLE_SECONDS = 7;
 
 /** The transport each version uses first when nothing is set (KEP-4006 defaults). */
 function defaultTransport(version: string, op: Operation): Transport {
@@ -47,24 +44,16 @@ function defaultTransport(version: string, op: Operation): Transport {
   return (op === 'exec' ? minor >= 30 : minor >= 31) ? 'websocket' : 'spdy';
 }
 
-interface Path {
-  readonly name: string;
+interface Path extends HopPath {
   readonly holdSeconds: number;
-  start(emulatorPort: number): Promise<RealHop>;
-  /** How the probe and kubectl reach the API server through the hop. */
-  route(hop: RealHop, emulator: Emulator): { server: URL; proxy?: URL };
   /** The diagnosis each operation must carry: its code, the product it names, and that product's fix. */
   readonly expect?: { readonly code: string; readonly names: RegExp; readonly fix: RegExp };
 }
-const through = (h: RealHop) => ({ server: new URL(`http://127.0.0.1:${h.port}`) });
-const viaProxy = (h: RealHop, e: Emulator) => ({ server: e.url, proxy: new URL(`http://127.0.0.1:${h.port}`) });
-
+const H = HOP_PATHS;
 const PATHS: readonly Path[] = [
   {
-    name: 'nginx refusing WebSocket (403)',
+    ...H.nginxRefuseWebSocket,
     holdSeconds: 0,
-    start: (p) => startNginx({ kind: 'refuse-websocket' }, p),
-    route: through,
     // A plain GET reaches the API server: the rule is on the Upgrade header, not the method.
     expect: {
       code: 'hop-refused-upgrade',
@@ -72,100 +61,40 @@ const PATHS: readonly Path[] = [
       fix: /nginx.*deny.*limit_except/,
     },
   },
-  { name: 'nginx refusing SPDY (403)', holdSeconds: 0, start: (p) => startNginx({ kind: 'refuse-spdy' }, p), route: through },
+  { ...H.nginxRefuseSpdy, holdSeconds: 0 },
+  { ...H.squidDenyConnect, holdSeconds: 0, expect: { code: 'proxy-refused-tunnel', names: /Squid \(Server: squid\//, fix: /SSL_ports/ } },
+  { ...H.nginxIdle, holdSeconds: 9 },
+  { ...H.haproxyTcp, holdSeconds: 9 },
   {
-    name: 'squid refusing CONNECT to the API server port',
+    ...H.nginxVerbAcl,
     holdSeconds: 0,
-    start: (p) => startSquid({ denyConnectPorts: [p] }),
-    route: viaProxy,
-    expect: { code: 'proxy-refused-tunnel', names: /Squid \(Server: squid\//, fix: /SSL_ports/ },
-  },
-  {
-    name: `nginx proxy_read_timeout ${IDLE_SECONDS}s`,
-    holdSeconds: 9,
-    start: (p) => startNginx({ kind: 'upgrade-ok', readTimeoutSeconds: IDLE_SECONDS }, p),
-    route: through,
-  },
-  {
-    name: `haproxy tcp, ${IDLE_SECONDS}s timeouts`,
-    holdSeconds: 9,
-    start: (p) => startHaproxy({ kind: 'tcp', timeoutSeconds: IDLE_SECONDS }, p),
-    route: through,
-  },
-  {
-    name: 'nginx verb ACL (GET refused on exec/portforward)',
-    holdSeconds: 0,
-    start: (p) => startNginx({ kind: 'verb-acl' }, p),
-    route: through,
     expect: { code: 'verb-acl', names: /POST passed.*nginx \(Server: nginx.*rule is on the method/, fix: /limit_except/ },
   },
   {
-    name: 'haproxy verb ACL (http-request deny on GET)',
+    ...H.haproxyVerbAcl,
     holdSeconds: 0,
-    start: (p) => startHaproxy({ kind: 'verb-acl' }, p),
-    route: through,
     expect: {
       code: 'verb-acl',
       names: /HAProxy \(its page says "Request forbidden by administrative rules"\).*rule is on the method/,
       fix: /http-request deny/,
     },
   },
+  { ...H.apacheNoUpgrade, holdSeconds: 0, expect: { code: 'hop-stripped-upgrade', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
+  { ...H.apacheWebSocketOnly, holdSeconds: 0, expect: { code: 'http2-leg', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ } },
   {
-    name: 'apache ProxyPass without upgrade=',
+    ...H.apacheVerbAcl,
     holdSeconds: 0,
-    start: (p) => startApache('no-upgrade', p),
-    route: through,
-    expect: { code: 'hop-stripped-upgrade', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ },
-  },
-  {
-    name: 'apache upgrade=websocket only',
-    holdSeconds: 0,
-    start: (p) => startApache('websocket-only', p),
-    route: through,
-    expect: { code: 'http2-leg', names: /Apache httpd \(Server: Apache\//, fix: /upgrade=ANY/ },
-  },
-  {
-    name: 'apache verb ACL (<Limit GET>)',
-    holdSeconds: 0,
-    start: (p) => startApache('verb-acl', p),
-    route: through,
     expect: { code: 'verb-acl', names: /Apache httpd \(Server: Apache\/.*rule is on the method/, fix: /<Limit>/ },
   },
+  { ...H.varnishDefault, holdSeconds: 0, expect: { code: 'hop-stripped-upgrade', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
+  { ...H.varnishPipeWebSocket, holdSeconds: 0, expect: { code: 'http2-leg', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ } },
   {
-    name: 'varnish without piping upgrades',
+    ...H.nghttpxH2Leg,
     holdSeconds: 0,
-    start: (p) => startVarnish('default', p),
-    route: through,
-    expect: { code: 'hop-stripped-upgrade', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ },
-  },
-  {
-    name: 'varnish piping only websocket',
-    holdSeconds: 0,
-    start: (p) => startVarnish('pipe-websocket', p),
-    route: through,
-    expect: { code: 'http2-leg', names: /Varnish \(Via: 1\.1 varnish/, fix: /return \(pipe\)/ },
-  },
-  {
-    name: 'nghttpx with an HTTP/2 leg',
-    holdSeconds: 0,
-    start: (p) => startNghttpx('h2-leg', p),
-    route: through,
     expect: { code: 'http2-leg', names: /nghttpx.*Via header names an HTTP\/2 leg \("2 nghttpx"\)/, fix: /proto=h2/ },
   },
-  {
-    name: 'tinyproxy with ConnectPort 443 only',
-    holdSeconds: 0,
-    start: () => startTinyproxy({ connectPorts: [443] }),
-    route: viaProxy,
-    expect: { code: 'proxy-refused-tunnel', names: /tinyproxy \(Server: tinyproxy\//, fix: /ConnectPort/ },
-  },
-  {
-    name: 'privoxy with limit-connect{443}',
-    holdSeconds: 0,
-    start: () => startPrivoxy({ connectPorts: [443] }),
-    route: viaProxy,
-    expect: { code: 'proxy-refused-tunnel', names: /Privoxy/, fix: /limit-connect/ },
-  },
+  { ...H.tinyproxy443, holdSeconds: 0, expect: { code: 'proxy-refused-tunnel', names: /tinyproxy \(Server: tinyproxy\//, fix: /ConnectPort/ } },
+  { ...H.privoxy443, holdSeconds: 0, expect: { code: 'proxy-refused-tunnel', names: /Privoxy/, fix: /limit-connect/ } },
 ];
 
 interface Observed {
@@ -196,7 +125,7 @@ const prepared = new Map<string, Prepared>();
 
 async function prepare(path: Path): Promise<Prepared> {
   const emulator = await Emulator.start({});
-  const hop = await requireHop(() => path.start(Number(emulator.url.port)));
+  const hop = await requireHop(() => path.start(emulator));
   if (!hop) return { emulator, hop };
   const { server, proxy } = path.route(hop, emulator);
   const report = await runPlan(
