@@ -275,6 +275,8 @@ export async function kubectlPortForwardHolding(
         s.destroy();
         // A lost session: wait (up to the limit) for kubectl to say so itself, and when.
         for (let i = 0; !ok && i < (opts.waitForEndSeconds ?? 0) * 10 && !/lost connection to pod/.test(view.output()); i++) await sleep(100);
+        // kubectl prints that line and then exits: give a loaded machine a moment between the two.
+        for (let i = 0; !ok && i < 50 && view.exitedAfterSeconds() === null && /lost connection to pod/.test(view.output()); i++) await sleep(100);
         seconds = view.exitedAfterSeconds();
         return ok;
       },

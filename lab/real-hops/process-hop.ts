@@ -27,6 +27,7 @@ export interface RealHop {
   readonly ports: readonly number[];
   readonly pid: number;
   readonly dir: string;
+  /** Everything the hop wrote (its own logs, in full). */
   log(): string;
   stop(): Promise<void>;
 }
@@ -95,14 +96,16 @@ export async function startRealHop(spec: RealHopSpec): Promise<RealHop> {
         /* not written */
       }
     }
-    return parts.join('\n').slice(-4000);
+    return parts.join('\n');
   };
   const readyPort = ports[spec.readyPort ?? 0]!;
   const t0 = performance.now();
   while (!(await canConnect(readyPort))) {
     if (exited !== undefined || performance.now() - t0 > 15_000) {
       child.kill('SIGKILL');
-      throw new Error(`${spec.name} (${bin}) did not start listening on 127.0.0.1:${readyPort}${exited !== undefined ? ` (exited ${exited})` : ''}:\n${log()}`);
+      throw new Error(
+        `${spec.name} (${bin}) did not start listening on 127.0.0.1:${readyPort}${exited !== undefined ? ` (exited ${exited})` : ''}:\n${log().slice(-4000)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }

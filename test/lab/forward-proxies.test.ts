@@ -49,7 +49,18 @@ describe('an http:// API server through a forward proxy', () => {
       const path = kubeconfigThrough(name);
       const r = await cli(['run', '--kubeconfig', path, '-o', 'json', '--upgrade-timeout', '5000']);
       const report = JSON.parse(r.stdout);
-      expect(report.results.map((x: { upgrade: { errorCode: string | null } }) => x.upgrade.errorCode)).toEqual([null, null, null, null]);
+      type Res = { operation: string; transport: string; keepalive: string; upgrade: { errorCode: string | null } };
+      // kubectl's sessions on both transports, and an SDK client's WebSocket session per operation (run's default).
+      expect(report.results.map((x: Res) => `${x.operation}/${x.transport}/${x.keepalive}:${x.upgrade.errorCode}`).sort()).toEqual(
+        [
+          'exec/spdy/kubectl',
+          'exec/websocket/kubectl',
+          'exec/websocket/sdk',
+          'portforward/spdy/kubectl',
+          'portforward/websocket/kubectl',
+          'portforward/websocket/sdk',
+        ].map((k) => `${k}:null`),
+      );
       expect(report.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['clean', 'clean']);
       expect(report.server.version).toBe('v1.33.1'); // the plain GET went through too
       expect(report.results.every((x: { upgrade: { phases: { proxyMs?: number } } }) => x.upgrade.phases.proxyMs !== undefined)).toBe(true);

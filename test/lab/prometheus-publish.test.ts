@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { instantQuery, promtool, startPrometheus, startPushgateway } from '../../lab/prometheus.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
+import { METRIC_KEEPALIVES } from '../../src/metrics/contract.js';
 import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
+import type { KeepaliveMode } from '../../src/vocabulary.js';
 import { cli } from '../helpers/cli.js';
 import { requireHop } from '../helpers/hops.js';
 
@@ -86,8 +88,10 @@ describe('--publish prometheus through a real Pushgateway and Prometheus', () =>
     const latencies = await q(PROMETHEUS_METRICS.HandshakeLatency.name);
     // A handshake our own CPU distorted (a busy CI machine) is not published, as in CloudWatch (datums.ts):
     // exactly the others are, each with the JSON's figure.
-    type Res = { operation: string; transport: string; upgrade: { handshakeMs: number; ownCpu?: { distorted: boolean } } };
-    const timed = (doc.results as Res[]).filter((res) => !res.upgrade.ownCpu?.distorted);
+    // An SDK client's sessions (run's default keepalive list has sdk) publish nothing (METRIC_KEEPALIVES).
+    type Res = { operation: string; transport: string; keepalive: string; upgrade: { handshakeMs: number; ownCpu?: { distorted: boolean } } };
+    expect((doc.results as Res[]).some((res) => res.keepalive === 'sdk')).toBe(true);
+    const timed = (doc.results as Res[]).filter((res) => METRIC_KEEPALIVES.includes(res.keepalive as KeepaliveMode) && !res.upgrade.ownCpu?.distorted);
     expect(latencies).toHaveLength(timed.length);
     for (const res of timed) {
       const s = latencies.find((l) => l.labels.operation === res.operation && l.labels.transport === res.transport)!;
