@@ -5,8 +5,10 @@
 import { Token } from 'aws-cdk-lib';
 import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS, transferChainMs } from '../src/config/lambda-limits.js';
 import type { ClusterConfig } from '../src/config/probe-config.js';
-import { ALARM_DEFAULTS, DEFAULT_TARGET_PORT, RULES, duplicateName } from '../src/config/rules.js';
+import { ALARM_DEFAULTS, RULES, duplicateName } from '../src/config/rules.js';
 import { scheduleIntervalSeconds } from '../src/config/schedule.js';
+import { Checker } from '../src/config/checker.js';
+import { parseClusters } from '../src/config/clusters.js';
 import { probeError } from '../src/errors.js';
 import { OPERATIONS, TRANSPORTS, parseSize } from '../src/vocabulary.js';
 import { sessionStarts } from '../src/config/location-size.js';
@@ -48,19 +50,18 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (props.clusters.length === 0) throw invalid('clusters', 'is empty: nothing to probe');
   const twice = duplicateName(props.clusters);
   if (twice) throw invalid(`clusters[${twice.index}].name`, twice.problem);
-  const clusters = props.clusters.map((c, i): ClusterConfig => {
-    const f = `clusters[${i}]`;
-    check(`${f}.name`, RULES.name(c.name));
-    check(`${f}.endpoint`, RULES.endpoint(c.endpoint));
-    const port = c.target.port ?? DEFAULT_TARGET_PORT;
-    check(`${f}.target.port`, RULES.port(port));
+  // The runtime's own parser (src/config/clusters.ts): what deploys, runs. Values resolved only at deploy (a
+  // created secret's ARN) are checked by the service that resolves them.
+  const clusters = parseClusters(
+    new Checker('StreamProbe props', { unresolved: (v) => Token.isUnresolved(v) }),
+    props.clusters.map((c) => ({
+      ...c,
+      auth: c.auth.type === 'eks' ? c.auth : { type: 'secret', secretArn: c.auth.secret.secretArn, kmsKeyArn: c.auth.secret.encryptionKey?.keyArn },
+    })),
+  );
+  clusters.forEach((c, i) => {
     if (c.auth.type === 'eks' && c.auth.accessEntryGroup && !Token.isUnresolved(stackRegion))
-      check(`${f}.auth.accessEntryGroup`, RULES.accessEntryRegion(c.auth.region, stackRegion));
-    const auth: ClusterConfig['auth'] =
-      c.auth.type === 'eks'
-        ? { type: 'eks', clusterName: c.auth.clusterName, region: c.auth.region, accessEntryGroup: c.auth.accessEntryGroup }
-        : { type: 'secret', secretArn: c.auth.secret.secretArn, kmsKeyArn: c.auth.secret.encryptionKey?.keyArn };
-    return { name: c.name, endpoint: c.endpoint, caData: c.caData, auth, target: { ...c.target, port } };
+      check(`clusters[${i}].auth.accessEntryGroup`, RULES.accessEntryRegion(c.auth.region, stackRegion));
   });
   if (props.schedules.length === 0) throw invalid('schedules', 'is empty: the probe would never run');
   const alarmOptions = props.alarms === false ? false : { ...ALARM_DEFAULTS, ...props.alarms };

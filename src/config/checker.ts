@@ -11,8 +11,19 @@ export { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN } from './rules.js';
 export const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 export const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
+export interface CheckerOptions {
+  /**
+   * A value not known until deploy (a CDK token such as a created secret's ARN): present, but its pattern is
+   * checked by the service that resolves it. Only the construct passes this (Token.isUnresolved).
+   */
+  readonly unresolved?: (v: string) => boolean;
+}
+
 export class Checker {
-  constructor(private readonly source: string) {}
+  constructor(
+    private readonly source: string,
+    private readonly options: CheckerOptions = {},
+  ) {}
   fail(field: string, rule: string): never {
     throw probeError('CONFIG_INVALID', `${this.source}: ${field} ${rule}`, { field });
   }
@@ -46,7 +57,7 @@ export class Checker {
   str(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string {
     const v = o[key];
     if (typeof v !== 'string' || v.length === 0) this.fail(`${field}.${key}`, 'is required (a non-empty string)');
-    if (pattern && !pattern.test(v)) this.fail(`${field}.${key}`, `"${v}" ${rule ?? `must match ${pattern}`}`);
+    if (pattern && !pattern.test(v) && !this.options.unresolved?.(v)) this.fail(`${field}.${key}`, `"${v}" ${rule ?? `must match ${pattern}`}`);
     return v;
   }
   optStr(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string | undefined {

@@ -83,6 +83,43 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       (p) => (p.clusters[0].endpoint = 'http://k8s:8080'),
       /clusters\[0\]\.endpoint "http:\/\/k8s:8080" must be an https:\/\/ URL/,
     ],
+    // The construct once checked 4 cluster rules and the function 12: these five deployed, then every run failed.
+    [
+      'a target namespace',
+      (c) => (c.clusters[0].target.namespace = 'Bad_NS'),
+      (p) => (p.clusters[0].target.namespace = 'Bad_NS'),
+      /clusters\[0\]\.target\.namespace "Bad_NS" is not a namespace name/,
+    ],
+    [
+      'an EKS cluster name',
+      (c) => (c.clusters[0].auth = { type: 'eks', clusterName: 'prod eu' }),
+      (p) => (p.clusters[0].auth = { type: 'eks', clusterName: 'prod eu' }),
+      /clusters\[0\]\.auth\.clusterName "prod eu" is not an EKS cluster name/,
+    ],
+    [
+      'caData that is not base64',
+      (c) => (c.clusters[0].caData = '-----BEGIN CERTIFICATE-----'),
+      (p) => (p.clusters[0].caData = '-----BEGIN CERTIFICATE-----'),
+      /clusters\[0\]\.caData "-----BEGIN CERTIFICATE-----" must be base64/,
+    ],
+    [
+      'a selector without a value',
+      (c) => (c.clusters[0].target.selector = 'app'),
+      (p) => (p.clusters[0].target.selector = 'app'),
+      /clusters\[0\]\.target\.selector "app" is not a label selector \(k=v,k2=v2\)/,
+    ],
+    [
+      'a pod name',
+      (c) => (c.clusters[0].target.pod = 'Probe_Target'),
+      (p) => (p.clusters[0].target.pod = 'Probe_Target'),
+      /clusters\[0\]\.target\.pod "Probe_Target" is not a pod name/,
+    ],
+    [
+      'a misspelt target field',
+      (c) => (c.clusters[0].target.namepsace = 'x'),
+      (p) => (p.clusters[0].target.namepsace = 'x'),
+      /clusters\[0\]\.target\.namepsace is not a known field: did you mean "namespace"\?/,
+    ],
     [
       'a port out of range',
       (c) => (c.clusters[0].target.port = 70000),
