@@ -26,6 +26,7 @@
  * (src/config/schedule.ts), so a path failing every other run stays in ALARM instead of flapping; the
  * alarm-storm test (test/infra/alarm-storm.test.ts) replays such histories and counts notifications.
  */
+import { TODAYS_KUBECTL_LABEL } from '../src/probe/kubectl-clients.js';
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -33,21 +34,15 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { alarmPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
-import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS, formatSize, type Operation, type RunPlan } from '../src/vocabulary.js';
 import { functionHealthAlarms } from './health-alarms.js';
 import { checkCompositeSize } from './stack-limits.js';
 import { transfersTicket, type TransferPair } from './transfer-ticket.js';
 import { probeMetric } from './metrics.js';
 
-/** A schedule as the alarms see it. */
-export interface AlarmedSchedule {
+/** A schedule as the alarms see it: when it runs and its plan. */
+export interface AlarmedSchedule extends RunPlan {
   readonly expression: string;
-  readonly holdsSeconds: readonly number[];
-  readonly keepalives: readonly KeepaliveMode[];
-  readonly operations: readonly Operation[];
-  /** The schedule's transfer (`8MiB`) and its bytes, when it streams one. */
-  readonly transfer?: string;
-  readonly transferBytes?: number;
 }
 
 export interface ProbeAlarmsProps {
@@ -109,7 +104,7 @@ export class ProbeAlarms extends Construct {
           });
           const transferCovering = covering.filter((s) => s.transferBytes);
           if (transferCovering.length) {
-            const sizes = [...new Set(transferCovering.map((s) => s.transfer))].join(', ');
+            const sizes = [...new Set(transferCovering.map((s) => formatSize(s.transferBytes ?? 0)))].join(', ');
             transfers.push({
               upgrade,
               transfer: this.alarm(`transfer/${cluster}/${op}/${transport}`, {
@@ -150,7 +145,7 @@ export class ProbeAlarms extends Construct {
         kubectl.push(
           this.alarm(`kubectl/${cluster}/${op}`, {
             alarmName: name(cluster, op, 'kubectl-broken'),
-            alarmDescription: `kubectl ${op} (1.31-1.37, with its keepalive) fails from ${p.locationName} to ${cluster}: an upgrade failure it does not fall back from, or a session that dies during a hold.`,
+            alarmDescription: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}, with its keepalive) fails from ${p.locationName} to ${cluster}: an upgrade failure it does not fall back from, or a session that dies during a hold.`,
             metric: probeMetric('KubectlWorks', dims(op), { statistic: 'Minimum', period: this.period(covering) }),
             threshold: 1,
             comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
@@ -181,7 +176,7 @@ export class ProbeAlarms extends Construct {
       health.push(probeError);
       const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
         compositeAlarmName: name(cluster, 'PAGE'),
-        alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, 1.31-1.37, with its keepalive). The dashboard ${name()} shows which operation and transport, with the diagnosis.`,
+        alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive). The dashboard ${name()} shows which operation and transport, with the diagnosis.`,
         alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
       });
       composite.addAlarmAction(page);

@@ -10,7 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import { runtimeConfigFor, type LocationConfig, type ProbeConfig } from '../src/config/probe-config.js';
-import { parseDurationSeconds } from '../src/vocabulary.js';
+import { formatSize } from '../src/vocabulary.js';
 import type { ProbeCluster, StreamProbeProps } from './props.js';
 import { StreamProbe } from './stream-probe.js';
 
@@ -86,10 +86,11 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
     schedules: config.schedules.map((s) => ({
       name: s.name,
       expression: s.expression,
-      holds: s.holds.map((h) => Duration.seconds(parseDurationSeconds('hold', h))),
+      holds: s.holdsSeconds.map((h) => Duration.seconds(h)),
       keepalives: s.keepalives,
       operations: s.operations,
-      transfer: s.transfer,
+      ...(s.transferBytes ? { transfer: formatSize(s.transferBytes) } : {}),
+      ...(s.holdShapes ? { holdShapes: s.holdShapes } : {}),
     })),
     ...network,
     memorySize: config.memoryMb,

@@ -11,7 +11,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { ClusterAuth } from '../src/config/probe-config.js';
-import type { KeepaliveMode, Operation } from '../src/vocabulary.js';
+import type { HoldShape, KeepaliveMode, Operation } from '../src/vocabulary.js';
 
 /** How the function authenticates to a cluster. */
 export type ProbeClusterAuth =
@@ -62,6 +62,8 @@ export interface ProbeSchedule {
    * and endpoints is billed per GB (README, "Cost"). @default - no transfer
    */
   readonly transfer?: string;
+  /** What moves during exec holds, each its own row in the logs (shaped holds publish no metrics). @default - silent */
+  readonly holdShapes?: readonly HoldShape[];
 }
 
 export interface ProbeAlarmOptions {

@@ -1,7 +1,7 @@
 /**
  * A location's schedules (StreamProbe): in a group of their own (its Scheduler metrics are this location's), invoked
  * by a role that may invoke only this function (or start only this location's task), each handing the function the
- * event it runs (src/lambda/event.ts: holds, keepalives, operations, transfer).
+ * event it runs: its plan as src/lambda/event.ts parses it (config/plan.ts planEvent).
  */
 import { RemovalPolicy, type Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -9,6 +9,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as targets from 'aws-cdk-lib/aws-scheduler-targets';
 import type { Construct } from 'constructs';
+import { planEvent } from '../src/config/plan.js';
 import type { Plan } from './validate.js';
 
 type PlannedSchedule = Plan['schedules'][number];
@@ -41,8 +42,8 @@ export function probeSchedules(scope: Construct, p: ProbeSchedulesProps): schedu
     reason: "CDK's invoke grant covers this one function's versions and aliases (its ARN followed by :*); no other function.",
   });
   for (const s of p.schedules) {
-    const holds = s.holdsSeconds.map((h) => `${h}s`);
-    const event = { schedule: s.name, holds, keepalives: s.keepalives, operations: s.operations, ...(s.transfer ? { transfer: s.transfer } : {}) };
+    const event = { schedule: s.name, ...planEvent(s) };
+    const holds = event.holds as string[];
     const target =
       s.runner === 'task'
         ? p.taskTarget(s, event, schedulerRole)

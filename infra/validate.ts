@@ -3,16 +3,15 @@
  * and what the construct derives from them once they are valid (its Plan).
  */
 import { Token } from 'aws-cdk-lib';
-import { LAMBDA_MAX_HOLD_SECONDS, TASK_MAX_HOLD_SECONDS, transferChainMs } from '../src/config/lambda-limits.js';
-import type { ClusterConfig } from '../src/config/probe-config.js';
+import { TASK_MAX_HOLD_SECONDS, type Runner } from '../src/config/lambda-limits.js';
+import type { ClusterConfig, ScheduleConfig } from '../src/config/probe-config.js';
 import { ALARM_DEFAULTS, RULES, duplicateName } from '../src/config/rules.js';
-import { scheduleIntervalSeconds } from '../src/config/schedule.js';
 import { Checker } from '../src/config/checker.js';
 import { parseClusters } from '../src/config/clusters.js';
+import { longestHold, planTransferMs, runnerFor } from '../src/config/plan.js';
+import { parseSchedule } from '../src/config/schedule-plan.js';
 import { probeError } from '../src/errors.js';
-import { OPERATIONS, TRANSPORTS, parseSize } from '../src/vocabulary.js';
 import { sessionStarts } from '../src/config/location-size.js';
-import type { AlarmedSchedule } from './alarms.js';
 import type { StreamProbeProps } from './props.js';
 
 export const DEFAULT_PROJECT = 'kube-stream-probe';
@@ -21,7 +20,7 @@ export const DEFAULT_PROJECT = 'kube-stream-probe';
 export interface Plan {
   readonly project: string;
   readonly clusters: ClusterConfig[];
-  readonly schedules: (AlarmedSchedule & { readonly name: string; readonly runner: 'lambda' | 'task'; readonly transferMs: number; readonly starts: number })[];
+  readonly schedules: (ScheduleConfig & { readonly runner: Runner; readonly transferMs: number; readonly starts: number })[];
   readonly longestHold: number;
   /** The most sessions one Lambda run starts (its largest schedule, location-size.ts): sizes the default memory. */
   readonly sessionStarts: number;
@@ -71,44 +70,24 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   }
   const sameName = duplicateName(props.schedules);
   if (sameName) throw invalid(`schedules[${sameName.index}].name`, sameName.problem);
-  const taskMaxHold = props.taskMaxHold ? props.taskMaxHold.toSeconds() : TASK_MAX_HOLD_SECONDS;
+  const taskMaxHoldSeconds = props.taskMaxHold ? props.taskMaxHold.toSeconds() : TASK_MAX_HOLD_SECONDS;
+  const c: Checker = new Checker('StreamProbe props');
   const schedules = props.schedules.map((s, i) => {
     const f = `schedules[${i}]`;
-    const source = `StreamProbe props: ${f}.expression`;
-    check(`${f}.name`, RULES.name(s.name));
-    scheduleIntervalSeconds(s.expression, source);
-    if (alarmOptions) check(`${f}.expression`, RULES.alarmable(s.expression, alarmOptions.evaluationPeriods, source));
-    if (s.holds.length === 0) throw invalid(`${f}.holds`, 'is empty (Duration.seconds(0) probes without holding)');
-    const holdsSeconds = s.holds.map((h, j) => {
+    // The YAML's own schedule parser (src/config/schedule-plan.ts), the Durations as the seconds they are.
+    const holds = s.holds.map((h, j) => {
       const seconds = h.toSeconds({ integral: false });
       if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
-      check(`${f}.holds[${j}]`, RULES.holdWithin(seconds, h.toHumanString(), taskMaxHold));
       return seconds;
     });
-    const longest = Math.max(...holdsSeconds);
-    check(`${f}.holds`, RULES.taskNeedsVpc(longest, props.vpc !== undefined));
-    check(`${f}.expression`, RULES.noOverlap(s.expression, longest, source));
-    const runner = longest > LAMBDA_MAX_HOLD_SECONDS ? ('task' as const) : ('lambda' as const);
-    if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transfer(s.transfer));
-    const transferBytes = s.transfer === undefined ? undefined : parseSize(`${f}.transfer`, s.transfer, 'CONFIG_INVALID');
-    const operations = [...(s.operations ?? OPERATIONS)];
-    if (s.transfer !== undefined) check(`${f}.transfer`, RULES.transferFits(s.transfer, operations.length * TRANSPORTS.length, longest));
-    // The transfers run one after another, alongside the holds: the run lasts the longer of the two.
-    const transferMs = transferChainMs(transferBytes, operations.length * TRANSPORTS.length);
-    const keepalives = [...(s.keepalives ?? ['kubectl'])];
-    const starts = sessionStarts(clusters, { operations, keepalives, holdsSeconds, ...(transferBytes ? { transferBytes } : {}) });
+    const evaluationPeriods = alarmOptions ? alarmOptions.evaluationPeriods : undefined;
+    const schedule = parseSchedule(c, { ...s, holds }, i, { source: 'StreamProbe props', taskMaxHoldSeconds, evaluationPeriods });
+    const runner = runnerFor(schedule);
+    check(`${f}.holds`, RULES.taskNeedsVpc(longestHold(schedule), props.vpc !== undefined));
+    const starts = sessionStarts(clusters, schedule);
     check('clusters', RULES.sessionStarts(starts, clusters.length, s.name, runner, runner === 'lambda' ? props.memorySize : undefined));
-    return {
-      name: s.name,
-      expression: s.expression,
-      holdsSeconds,
-      keepalives,
-      operations,
-      starts,
-      ...(transferBytes ? { transfer: s.transfer!, transferBytes } : {}),
-      transferMs,
-      runner,
-    };
+    // The transfers run one after another, alongside the holds: the run lasts the longer of the two.
+    return { ...schedule, runner, transferMs: planTransferMs(schedule), starts };
   });
   if (props.vpc && (!props.subnets || props.subnets.length === 0))
     throw invalid('subnets', 'are required with vpc: the subnets for the function (and created endpoints)');

@@ -35,13 +35,30 @@ export type HoldShape = (typeof HOLD_SHAPES)[number];
 /** How often a shaped hold moves its few bytes, s. */
 export const HOLD_SHAPE_PERIOD_SECONDS = 2;
 
+/**
+ * What one run does: operations × transports × keepalives × holds (sessions), optionally a transfer through each
+ * operation × transport and what moves during exec holds. Every entry point parses it with one parser
+ * (config/plan.ts parsePlan); ProbePlan, the Lambda event, the CLI's selection, the runner and the schedules are it.
+ */
+export interface RunPlan {
+  readonly operations: readonly Operation[];
+  readonly transports: readonly Transport[];
+  readonly keepalives: readonly KeepaliveMode[];
+  /** Sorted, de-duplicated, each within 0..MAX_HOLD_SECONDS. */
+  readonly holdsSeconds: readonly number[];
+  /** Also stream this many bytes through each operation × transport (the kubectl cp path); absent: no transfer. */
+  readonly transferBytes?: number;
+  /** What moves during exec holds; absent: silent. */
+  readonly holdShapes?: readonly HoldShape[];
+}
+
 /** What a plan probes when nothing narrows it. */
-export const DEFAULT_MATRIX = {
+export const DEFAULT_MATRIX: RunPlan = {
   operations: OPERATIONS,
   transports: TRANSPORTS,
-  keepalives: ['kubectl'] as readonly KeepaliveMode[],
-  holdsSeconds: [0] as readonly number[],
-} as const;
+  keepalives: ['kubectl'],
+  holdsSeconds: [0],
+};
 
 /**
  * The keepalives of a run someone reads (`run`, `audit`): kubectl's, and an SDK client's sessions, which the WS-only
@@ -59,35 +76,52 @@ export const READ_KEEPALIVES: readonly KeepaliveMode[] = ['kubectl', 'sdk'];
  */
 export const MAX_HOLD_SECONDS = 6 * 3600;
 
+/** Bytes in a MiB: transfer sizes and throughput (MiB/s) are binary, everywhere. */
+export const BYTES_PER_MIB = 1024 ** 2;
+
 /** The largest transfer any runner accepts: data through NAT gateways and endpoints is billed per GB. */
 export const MAX_TRANSFER_BYTES = 1024 ** 3;
-const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, ki: 1024, mib: 1024 ** 2, mi: 1024 ** 2, gib: 1024 ** 3, gi: 1024 ** 3 };
+const SIZE_UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kib: 1024, ki: 1024, mib: BYTES_PER_MIB, mi: BYTES_PER_MIB, gib: 1024 ** 3, gi: 1024 ** 3 };
 
 /**
- * A transfer size: 8MiB, 64MiB, 512KiB, 1GiB (Ki/Mi/Gi too), or bytes; `0` or `off` is no transfer (undefined).
- * Binary units only, so "8MiB" can never be read as 8 000 000 bytes.
+ * A transfer size: 8MiB, 64MiB, 512KiB, 1GiB (Ki/Mi/Gi too), or bytes; `0` or `off` is no transfer (undefined);
+ * null when it is not a size or is over MAX_TRANSFER_BYTES. Binary units only, so "8MiB" can never be read as
+ * 8 000 000 bytes.
  */
-export function parseSize(field: string, text: unknown, code: ErrorCode = 'USAGE'): number | undefined {
+export function parseSizeText(text: unknown): number | undefined | null {
   const t = typeof text === 'number' ? String(text) : typeof text === 'string' ? text.trim() : undefined;
-  const m = t === undefined ? null : /^(\d+)\s*([a-zA-Z]*)$/.exec(t);
   if (t === 'off') return undefined;
+  const m = t === undefined ? null : /^(\d+)\s*([a-zA-Z]*)$/.exec(t);
   const unit = m ? SIZE_UNITS[m[2]!.toLowerCase()] : undefined;
-  if (!m || unit === undefined)
-    throw probeError(code, `${field}: ${JSON.stringify(text)} is not a size (examples: 8MiB, 64MiB, 512KiB; 0 or off for none)`, { field });
+  if (!m || unit === undefined) return null;
   const bytes = Number(m[1]) * unit;
-  if (bytes === 0) return undefined;
-  if (bytes > MAX_TRANSFER_BYTES) throw probeError(code, `${field}: ${t} is more than the largest transfer (1GiB)`, { field });
+  if (bytes > MAX_TRANSFER_BYTES) return null;
+  return bytes === 0 ? undefined : bytes;
+}
+
+/** A size in the largest binary unit that divides it: parseSizeText(formatSize(b)) === b. */
+export function formatSize(bytes: number): string {
+  for (const [unit, n] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const)
+    if (bytes % n === 0) return `${bytes / n}${unit}`;
+  return String(bytes);
+}
+
+/** A size flag outside the plan (the emulator's), as a USAGE error naming it. */
+export function parseSize(field: string, text: unknown, code: ErrorCode = 'USAGE'): number | undefined {
+  const bytes = parseSizeText(text);
+  if (bytes === null)
+    throw probeError(code, `${field} ${JSON.stringify(text)} is not a size (8MiB, 64MiB, 512KiB; 0 or off for none; at most 1GiB)`, { field });
   return bytes;
 }
 
 const UNIT_SECONDS: Readonly<Record<string, number>> = { ms: 0.001, s: 1, m: 60, h: 3600 };
 
-/**
- * Parses kubectl-style durations: 65s, 6m, 1h30m, 500ms, or a bare number of
- * seconds. `field` names the flag or config field in the error; `code` is
- * USAGE for flags and CONFIG_INVALID for files and events.
- */
-export function parseDurationSeconds(field: string, text: string, code: ErrorCode = 'USAGE'): number {
+/** kubectl-style durations: 65s, 6m, 1h30m, 500ms, or a bare number of seconds; undefined when it is none. */
+export function parseDurationText(text: string): number | undefined {
   const t = text.trim();
   if (/^\d+(\.\d+)?$/.test(t)) return Number(t);
   let total = 0;
@@ -96,52 +130,17 @@ export function parseDurationSeconds(field: string, text: string, code: ErrorCod
     total += Number(m[1]) * UNIT_SECONDS[m[2]!]!;
     consumed += m[0].length;
   }
-  if (consumed !== t.length || t.length === 0) throw probeError(code, `${field}: "${text}" is not a duration (examples: 0s, 65s, 6m, 1h)`, { field });
-  return total;
+  return consumed !== t.length || t.length === 0 ? undefined : total;
 }
 
 /**
- * How a list is validated: USAGE errors for flags (named `--hold`), or
- * CONFIG_INVALID for files and events with each item's index
- * (`event.holds[1]`).
+ * A duration outside the plan (`--max-hold`, a YAML hold already checked): `field` names the flag or config field
+ * in the error; `code` is USAGE for flags and CONFIG_INVALID for files and events.
  */
-export interface ListRules {
-  readonly code?: ErrorCode;
-  readonly indexed?: boolean;
-}
-
-const itemField = (field: string, i: number, rules: ListRules) => (rules.indexed ? `${field}[${i}]` : field);
-
-/** Holds as a sorted, de-duplicated list of seconds, each within 0..MAX_HOLD_SECONDS. */
-export function parseHolds(field: string, texts: readonly unknown[], rules: ListRules = {}): number[] {
-  const code = rules.code ?? 'USAGE';
-  if (texts.length === 0) throw probeError(code, `${field}: give at least one hold, e.g. 0s or 65s`, { field });
-  const holds = texts.map((h, i) => {
-    const f = itemField(field, i, rules);
-    if (typeof h !== 'string' && typeof h !== 'number')
-      throw probeError(code, `${f}: ${JSON.stringify(h)} is not a duration (examples: 0s, 65s, 6m, 1h)`, { field: f });
-    const s = parseDurationSeconds(f, String(h), code);
-    if (s > MAX_HOLD_SECONDS)
-      throw probeError(code, `${f}: ${h} is longer than the longest hold any runner accepts (${MAX_HOLD_SECONDS / 3600} h)`, { field: f });
-    return s;
-  });
-  return [...new Set(holds)].sort((a, b) => a - b);
-}
-
-/**
- * A non-empty, de-duplicated selection from one of the lists above, in the
- * order given. `field` names the flag or field in errors.
- */
-export function parseSelection<T extends string>(field: string, items: readonly unknown[], allowed: readonly T[], rules: ListRules = {}): T[] {
-  const code = rules.code ?? 'USAGE';
-  if (items.length === 0) throw probeError(code, `${field}: give at least one of ${allowed.join(', ')}`, { field });
-  items.forEach((item, i) => {
-    if (typeof item !== 'string' || !(allowed as readonly string[]).includes(item)) {
-      const f = itemField(field, i, rules);
-      throw probeError(code, `${f}: "${String(item)}" is not one of ${allowed.join(', ')}`, { field: f });
-    }
-  });
-  return [...new Set(items as T[])];
+export function parseDurationSeconds(field: string, text: string, code: ErrorCode = 'USAGE'): number {
+  const s = parseDurationText(text);
+  if (s === undefined) throw probeError(code, `${field} ${JSON.stringify(text)} is not a duration (examples: 0s, 65s, 6m, 1h)`, { field });
+  return s;
 }
 
 /** "exec" / "port-forward", as kubectl's users say it. */

@@ -4,7 +4,9 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { probeError } from '../errors.js';
-import { parseHolds, parseSelection } from '../vocabulary.js';
+import { Checker, nearest } from '../config/checker.js';
+import { PLAN_NAMES, parsePlan } from '../config/plan.js';
+import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
@@ -12,27 +14,55 @@ export function parse<O extends OptionSpec>(argv: readonly string[], options: O,
   try {
     return parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>({ args: [...argv], options, allowPositionals, strict: true });
   } catch (err) {
+    // A misspelt flag is named with the nearest known one, as a misspelt field is (config/checker.ts).
+    const unknown = (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '(--?[^']+)'/.exec((err as Error).message) : null;
+    if (unknown) {
+      const flags = Object.keys(options).map((k) => `--${k}`);
+      const near = unknown[1]!.startsWith('--') ? nearest(unknown[1]!, flags) : undefined;
+      throw probeError('USAGE', `${unknown[1]} is not a known flag${near ? `: did you mean "${near}"?` : ''} (--help lists them)`, { field: unknown[1]! });
+    }
     throw probeError('USAGE', (err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''), {});
   }
 }
 
-/** A comma-separated flag value as a selection from `allowed` (the vocabulary's lists), or `fallback`. */
+/** A comma-separated flag value (`--locations a,b`) as a selection from `allowed`, or `fallback`. */
 export function list<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: readonly T[]): T[] {
   if (value === undefined) return [...fallback];
-  return parseSelection(`--${flag}`, splitList(value), allowed);
-}
-
-/** Comma-separated hold durations (`0s,65s,6m`) as sorted seconds. */
-export function holds(flag: string, value: string | undefined, fallback: readonly number[]): number[] {
-  if (value === undefined) return [...fallback];
-  return parseHolds(`--${flag}`, splitList(value));
-}
-
-const splitList = (value: string) =>
-  value
+  const items = value
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
+  if (items.length === 0) throw probeError('USAGE', `--${flag} is empty: give at least one of ${allowed.join(', ')}`, { field: flag });
+  for (const item of items)
+    if (!(allowed as readonly string[]).includes(item)) throw probeError('USAGE', `--${flag} "${item}" is not one of ${allowed.join(', ')}`, { field: flag });
+  return [...new Set(items as T[])];
+}
+
+/** The plan flags' values as parseArgs gives them (MATRIX_FLAGS). */
+export interface PlanFlags {
+  readonly ops?: string;
+  readonly transports?: string;
+  readonly hold?: string;
+  readonly keepalive?: string;
+  readonly transfer?: string;
+  readonly 'hold-shape'?: string;
+}
+
+/** The plan the flags say (config/plan.ts, the one parser), `defaults` where a flag is absent. */
+export function planFromFlags(values: PlanFlags, defaults: RunPlan = DEFAULT_MATRIX): RunPlan {
+  return parsePlan(
+    { checker: new Checker('', { code: 'USAGE' }), names: PLAN_NAMES.flags, commaLists: true },
+    {
+      operations: values.ops,
+      transports: values.transports,
+      keepalives: values.keepalive,
+      holds: values.hold,
+      transfer: values.transfer,
+      holdShapes: values['hold-shape'],
+    },
+    defaults,
+  );
+}
 
 export function integer(flag: string, value: string | undefined, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;

@@ -8,10 +8,9 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
-import { PLAN_FLAGS, integer, parse } from './args.js';
-import { READ_KEEPALIVES } from '../vocabulary.js';
+import { PLAN_FLAGS, integer, parse, planFromFlags } from './args.js';
+import { DEFAULT_MATRIX, READ_KEEPALIVES } from '../vocabulary.js';
 import { emit, outputFormat } from './output.js';
-import { selection } from './run-command.js';
 
 export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
 
@@ -74,7 +73,7 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
         container: values.container,
         port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
       },
-      ...selection(values, READ_KEEPALIVES),
+      ...planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES }),
     },
   });
   const text = output === 'json' ? JSON.stringify(report, null, 2) + '\n' : output === 'html' ? auditHtml(report) : auditText(report);

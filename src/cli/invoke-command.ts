@@ -11,9 +11,9 @@ import { loadProbeConfig } from '../config/load.js';
 import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
-import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds, transferChainMs } from '../config/lambda-limits.js';
-import { MATRIX_FLAGS, holds, list, oneOf, parse } from './args.js';
-import { HOLD_SHAPES, KEEPALIVES, OPERATIONS, TRANSPORTS, parseSize } from '../vocabulary.js';
+import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
+import { longestHold, planEvent, planTransferMs, runnerFor } from '../config/plan.js';
+import { MATRIX_FLAGS, list, oneOf, parse, planFromFlags } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-model.js';
 import { KUBECTL_LEGEND, kubectlCells, table } from './format.js';
@@ -87,29 +87,11 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
   const locations = values.locations
     ? list('locations', values.locations, names, names).map((n) => config.locations.find((l) => l.name === n)!)
     : config.locations;
-  const event: Record<string, unknown> = {};
-  if (values.clusters) event.clusters = values.clusters.split(',');
-  // Validated here with the same rules the function applies, so a typo fails before any invocation.
-  if (values.ops) event.operations = list('ops', values.ops, OPERATIONS, []);
-  if (values.transports) event.transports = list('transports', values.transports, TRANSPORTS, []);
-  if (values.keepalive) event.keepalives = list('keepalive', values.keepalive, KEEPALIVES, []);
-  let longest = 0;
-  if (values.hold) {
-    longest = Math.max(0, ...holds('hold', values.hold, []));
-    event.holds = values.hold
-      .split(',')
-      .map((h) => h.trim())
-      .filter(Boolean);
-  }
-  let transferMs = 0;
-  if (values.transfer !== undefined) {
-    const sessions = list('ops', values.ops, OPERATIONS, OPERATIONS).length * list('transports', values.transports, TRANSPORTS, TRANSPORTS).length;
-    transferMs = transferChainMs(parseSize('--transfer', values.transfer), sessions);
-    event.transfer = values.transfer;
-  }
-  if (values['hold-shape']) event.holdShapes = list('hold-shape', values['hold-shape'], HOLD_SHAPES, []);
+  // Checked here by the function's own parser (config/plan.ts), so a typo fails before any invocation.
+  const plan = planFromFlags(values);
+  const event: Record<string, unknown> = { ...(values.clusters ? { clusters: values.clusters.split(',') } : {}), ...planEvent(plan) };
   const runner = oneOf('runner', values.runner, ['auto', 'lambda', 'task'] as const, 'auto');
-  const useTask = runner === 'task' || (runner === 'auto' && longest > LAMBDA_MAX_HOLD_SECONDS);
+  const useTask = runner === 'task' || (runner === 'auto' && runnerFor(plan) === 'task');
   // One ECS and one Logs client per location, loaded only when a task runs (a wait polls them for an hour).
   const tasksFor =
     deps?.tasksFor ??
@@ -127,7 +109,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
             project: config.project,
             location: loc.name,
             event,
-            taskSeconds: taskRunSeconds(longest, transferMs),
+            taskSeconds: taskRunSeconds(longestHold(plan), planTransferMs(plan)),
             pollMs: deps?.taskPollMs,
             progress: (t) => io.err(`${t}\n`),
             signal: io.signal,

@@ -12,12 +12,12 @@ import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
-import { taskRunSeconds } from '../config/lambda-limits.js';
+import { longestHold } from '../config/plan.js';
+import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
 import { parseDurationSeconds } from '../vocabulary.js';
-import { integer, oneOf, parse } from './args.js';
-import { selection } from './run-command.js';
-import { RUNNER_NAME, cronFor, runnerDocuments, type RunnerOptions } from './runner-manifest.js';
+import { MATRIX_FLAGS, integer, oneOf, parse, planFromFlags } from './args.js';
+import { RUNNER_DEFAULT_PLAN, RUNNER_NAME, cronFor, runnerDocuments, runnerDeadlineSeconds, type RunnerOptions } from './runner-manifest.js';
 import type { CommandIO } from './io.js';
 
 export const MANIFEST_HELP = `Usage: kube-stream-probe manifest [flags] | kubectl apply -f -
@@ -48,8 +48,8 @@ In-cluster runner (the probe from inside the cluster, metrics to Prometheus):
   --cluster NAME            this cluster's name in the metrics (required: in a pod the context is "in-cluster")
   --location NAME           where the runner is, in the metrics (default in-cluster)
   --every DURATION          how often it runs: 1m…30m dividing an hour, or 1h…24h dividing a day (default 5m)
-  --ops, --transports, --keepalive, --hold
-                            the plan, as for \`run\` (default exec,portforward; both; kubectl; 0s,65s)
+  --ops, --transports, --keepalive, --hold, --transfer, --hold-shape
+                            the plan, as for \`run\` (default exec,portforward; both; kubectl; 0s,65s; no transfer; silent)
   --mesh istio|linkerd      inject the mesh's sidecar (as a native sidecar, Kubernetes >= 1.29) so the
                             path probed is the mesh's
   --prometheus-rule         also the alert rules as a PrometheusRule (prometheus-operator's CRD)
@@ -97,14 +97,7 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
       },
     ];
   };
-  const restricted = {
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem: true,
-    runAsNonRoot: true,
-    runAsUser: 65534,
-    capabilities: { drop: ['ALL'] },
-    seccompProfile: { type: 'RuntimeDefault' },
-  };
+  const restricted = restrictedContainer(65534); // nobody
   const resources = { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } };
   const podSpec = (extra: Record<string, unknown> = {}) => ({
     automountServiceAccountToken: false,
@@ -207,10 +200,7 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     cluster: { type: 'string' },
     location: { type: 'string' },
     every: { type: 'string' },
-    ops: { type: 'string' },
-    transports: { type: 'string' },
-    keepalive: { type: 'string' },
-    hold: { type: 'string' },
+    ...MATRIX_FLAGS,
     mesh: { type: 'string' },
     'prometheus-rule': { type: 'boolean' },
     'grafana-dashboard': { type: 'boolean' },
@@ -273,7 +263,7 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
 }
 
 type ManifestValues = Partial<
-  Record<'runner' | 'runner-image' | 'pushgateway' | 'cluster' | 'location' | 'every' | 'ops' | 'transports' | 'keepalive' | 'hold' | 'mesh', string>
+  Record<'runner' | 'runner-image' | 'pushgateway' | 'cluster' | 'location' | 'every' | keyof typeof MATRIX_FLAGS | 'mesh', string>
 > & {
   'prometheus-rule'?: boolean;
   'grafana-dashboard'?: boolean;
@@ -281,7 +271,15 @@ type ManifestValues = Partial<
 
 /** `--runner cronjob` and its flags, checked; undefined without --runner (its flags are then refused). */
 function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOptions, 'perNode'> | undefined {
-  const flags = ['runner-image', 'pushgateway', 'cluster', 'location', 'every', 'ops', 'transports', 'keepalive', 'hold', 'mesh'] as const;
+  const flags = [
+    'runner-image',
+    'pushgateway',
+    'cluster',
+    'location',
+    'every',
+    ...(Object.keys(MATRIX_FLAGS) as (keyof typeof MATRIX_FLAGS)[]),
+    'mesh',
+  ] as const;
   if (values.runner === undefined) {
     const stray =
       flags.find((f) => values[f] !== undefined) ??
@@ -310,25 +308,19 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
   const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
   const schedule = cronFor(everySeconds);
   if (typeof schedule !== 'string') throw probeError('USAGE', `--every ${values.every}: ${schedule.problem}`, { field: 'every' });
-  const sel = selection({ ops: values.ops, transports: values.transports, keepalive: values.keepalive, hold: values.hold });
-  const longest = Math.max(...sel.holdsSeconds);
-  if (taskRunSeconds(longest) + 60 > everySeconds * 4)
+  const plan = planFromFlags(values, RUNNER_DEFAULT_PLAN);
+  if (runnerDeadlineSeconds(plan) > everySeconds * 4)
     throw probeError(
       'USAGE',
-      `--hold ${longest}s takes longer than four runs of --every ${values.every ?? '5m'}: run the long holds in a CronJob of their own with a longer --every`,
-      {
-        field: 'hold',
-      },
+      `--hold ${longestHold(plan)}s takes longer than four runs of --every ${values.every ?? '5m'}: run the long holds in a CronJob of their own with a longer --every`,
+      { field: 'hold' },
     );
   return {
     namespace,
     location,
     cluster: values.cluster,
     everySeconds,
-    operations: sel.operations,
-    transports: sel.transports,
-    keepalives: sel.keepalives,
-    holdsSeconds: sel.holdsSeconds,
+    ...plan,
     pushgateway: values.pushgateway,
     image,
     mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),

@@ -13,7 +13,7 @@
  *   at most `maxConcurrent` runs go at once, the rest wait their turn (an API server is not a load-test target).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorMessage, isProbeError, probeError } from '../errors.js';
+import { errorMessage, isProbeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
@@ -22,7 +22,10 @@ import { reportDatums } from '../metrics/datums.js';
 import { prometheusRegistry } from '../metrics/prometheus.js';
 import { runPlan } from '../probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../probe/types.js';
-import { selection, type RunSelection } from './run-command.js';
+import { Checker } from '../config/checker.js';
+import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
+import { PLAN_FIELDS, PLAN_NAMES, longestHold, parsePlan } from '../config/plan.js';
+import type { RunPlan } from '../vocabulary.js';
 
 /** What every /probe run shares: where the kubeconfig is, where this runs, the target pod. */
 export interface ProbeEndpointOptions {
@@ -48,18 +51,13 @@ export interface ProbeEndpointOptions {
 
 /** Subtracted from the scraper's timeout so the answer is written before Prometheus gives up (blackbox's default). */
 export const TIMEOUT_OFFSET_SECONDS = 0.5;
-/**
- * Seconds a run needs beyond its longest hold: looking up the pod, both handshakes, the echoes before and after the
- * hold, the RBAC preflight. Prometheus' default scrape_timeout (10 s) fits a 0 s hold with this.
- */
-export const RUN_OVERHEAD_SECONDS = 5;
 
 export type ProbeAnswer = { readonly status: number; readonly type: string; readonly body: string; readonly outcome: ProbeOutcome };
 export type ProbeOutcome = 'measured' | 'refused' | 'timeout' | 'error';
 
 interface ProbeRequest {
   readonly target?: string;
-  readonly selection: RunSelection;
+  readonly selection: RunPlan;
   readonly deadlineSeconds: number;
   readonly key: string;
 }
@@ -69,31 +67,26 @@ const refused = (body: string): ProbeAnswer => ({ status: 400, type: TEXT, body:
 
 /** The query's plan, or a 400 naming what was wrong (the run flags' own checks, in the query's words). */
 export function probeRequest(url: URL, headers: IncomingMessage['headers'], options: ProbeEndpointOptions): ProbeRequest | ProbeAnswer {
-  const known = new Set(['target', 'hold', 'ops', 'transports', 'keepalive', 'hold_shape', 'transfer']);
-  for (const name of url.searchParams.keys()) if (!known.has(name)) return refused(`unknown parameter "${name}" (known: ${[...known].join(', ')})`);
-  const one = (name: string) => {
-    const all = url.searchParams.getAll(name);
-    if (all.length > 1) throw probeError('USAGE', `${name}: given ${all.length} times; give it once (a list is comma-separated)`, { field: name });
-    return all[0];
-  };
-  let sel: RunSelection;
+  // The run flags' plan (config/plan.ts), in the query's words: `hold "6x" is not a duration`.
+  const c: Checker = new Checker('', { code: 'USAGE' });
+  let sel: RunPlan;
   let target: string | undefined;
   try {
-    target = one('target') || undefined;
-    sel = selection({
-      hold: one('hold'),
-      ops: one('ops'),
-      transports: one('transports'),
-      keepalive: one('keepalive'),
-      'hold-shape': one('hold_shape'),
-      transfer: one('transfer'),
-    });
+    const query: Record<string, string> = {};
+    for (const name of new Set(url.searchParams.keys())) {
+      const all = url.searchParams.getAll(name);
+      if (all.length > 1) c.fail(name, `is given ${all.length} times; give it once (a list is comma-separated)`);
+      query[name] = all[0]!;
+    }
+    const q = c.only(query, '', ['target', ...PLAN_FIELDS.map((f) => PLAN_NAMES.query[f])], 'parameter');
+    target = (q.target as string | undefined) || undefined;
+    const raw = Object.fromEntries(PLAN_FIELDS.map((f) => [f, q[PLAN_NAMES.query[f]]]));
+    sel = parsePlan({ checker: c, names: PLAN_NAMES.query, commaLists: true }, raw);
   } catch (err) {
     if (!isProbeError(err, 'USAGE')) throw err;
-    // The run flags' messages name `--hold`; here it is the query's `hold`.
-    return refused(errorMessage(err).replace(/^--([a-z-]+)/, (_m, f: string) => f.replace('-', '_')));
+    return refused(errorMessage(err));
   }
-  const longest = Math.max(...sel.holdsSeconds);
+  const longest = longestHold(sel);
   if (longest > options.maxHoldSeconds) return refused(`hold: ${longest} s is longer than this server allows (--max-hold ${options.maxHoldSeconds} s)`);
   const header = headers['x-prometheus-scrape-timeout-seconds'];
   const said = typeof header === 'string' ? Number(header) : Number.NaN;

@@ -1,4 +1,5 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
+import { KUBECTL_CLIENTS } from '../probe/kubectl-clients.js';
 import { hostname } from 'node:os';
 import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
@@ -10,21 +11,8 @@ import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-n
 import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import {
-  DEFAULT_MATRIX,
-  HOLD_SHAPES,
-  KEEPALIVES,
-  OPERATIONS,
-  TRANSPORTS,
-  READ_KEEPALIVES,
-  parseDurationSeconds,
-  parseSize,
-  type HoldShape,
-  type KeepaliveMode,
-  type Operation,
-  type Transport,
-} from '../vocabulary.js';
-import { PLAN_FLAGS, holds, integer, list, parse } from './args.js';
+import { DEFAULT_MATRIX, READ_KEEPALIVES, parseDurationSeconds } from '../vocabulary.js';
+import { PLAN_FLAGS, integer, parse, planFromFlags } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
@@ -37,7 +25,9 @@ export const RUN_HELP = `Usage: kube-stream-probe run [flags]
 Opens exec and port-forward sessions to a probe target pod over SPDY and
 WebSocket, holds them idle, checks they still work, and prints the A/B
 verdict per operation and hold (SPDY ok + WebSocket fails = a hop breaks
-WebSocket), with what kubectl ≤1.29, 1.30, 1.31–1.37 and 1.38 (KEP-4006 GA), and clients without a fallback, would do there.
+WebSocket), with what kubectl ${KUBECTL_CLIENTS.filter((c) => c.id !== 'websocket-only')
+  .map((c) => c.label)
+  .join(', ')}, and clients without a fallback, would do there.
 
 Flags:
   --kubeconfig PATH     kubeconfig (default: $KUBECONFIG's files merged as kubectl merges them,
@@ -97,37 +87,6 @@ ${OUTPUT_HELP}
 
 ${EXIT_CODES_HELP}
 `;
-
-export interface RunSelection {
-  readonly operations: Operation[];
-  readonly transports: Transport[];
-  readonly keepalives: KeepaliveMode[];
-  readonly holdsSeconds: number[];
-  readonly transferBytes?: number;
-  readonly holdShapes?: HoldShape[];
-}
-
-export function selection(
-  values: {
-    ops?: string;
-    transports?: string;
-    hold?: string;
-    keepalive?: string;
-    transfer?: string;
-    'hold-shape'?: string;
-  },
-  defaultKeepalives: readonly KeepaliveMode[] = DEFAULT_MATRIX.keepalives,
-): RunSelection {
-  const transferBytes = values.transfer === undefined ? undefined : parseSize('--transfer', values.transfer);
-  return {
-    operations: list('ops', values.ops, OPERATIONS, DEFAULT_MATRIX.operations),
-    transports: list('transports', values.transports, TRANSPORTS, DEFAULT_MATRIX.transports),
-    keepalives: list('keepalive', values.keepalive, KEEPALIVES, defaultKeepalives),
-    holdsSeconds: holds('hold', values.hold, DEFAULT_MATRIX.holdsSeconds),
-    ...(transferBytes ? { transferBytes } : {}),
-    ...(values['hold-shape'] === undefined ? {} : { holdShapes: list('hold-shape', values['hold-shape'], HOLD_SHAPES, ['silent']) }),
-  };
-}
 
 /** 1 when a broken path was found (it wins: it is a finding); else 3 when something could not be measured; else 0. */
 export function exitCodeFor(reports: readonly ProbeReport[]): number {
@@ -189,7 +148,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   }
   const output = outputFormat(values.output);
   const publish = publishTarget(values.publish, values.pushgateway);
-  const sel = selection(values, READ_KEEPALIVES);
+  const sel = planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES });
   const redactor = new SecretRedactor();
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
   const wireLog = values['wire-log'] ? wireLogger((t) => io.err(t), redactor) : undefined;

@@ -19,23 +19,27 @@
  */
 import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import { taskRunSeconds } from '../config/lambda-limits.js';
+import { longestHold, planFlagValues, planTransferMs } from '../config/plan.js';
 import { prometheusRules } from '../metrics/prometheus-rules.js';
-import type { KeepaliveMode, Operation, Transport } from '../vocabulary.js';
+import { RESTRICTED_POD, restrictedContainer } from './pod-security.js';
+import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
 
 export const RUNNER_NAME = 'kube-stream-probe-runner';
 export type Mesh = 'none' | 'istio' | 'linkerd';
 
-export interface RunnerOptions {
+/** The runner's plan when its flags say nothing: a 65 s hold beside the 0 s one, past the common 60 s idle timers. */
+export const RUNNER_DEFAULT_PLAN: RunPlan = { ...DEFAULT_MATRIX, holdsSeconds: [0, 65] };
+
+/** A run's budget in the runner (its Job's activeDeadlineSeconds): the task runner's for its holds and transfers, plus a minute to pull and start. */
+export const runnerDeadlineSeconds = (plan: RunPlan): number => taskRunSeconds(longestHold(plan), planTransferMs(plan)) + 60;
+
+export interface RunnerOptions extends RunPlan {
   readonly namespace: string;
   readonly location: string;
   /** The cluster's name in results and metrics (in a pod, the context is only "in-cluster"). */
   readonly cluster: string;
   /** Seconds between runs: minutes dividing an hour, or hours dividing a day (a cron schedule exists for it). */
   readonly everySeconds: number;
-  readonly operations: readonly Operation[];
-  readonly transports: readonly Transport[];
-  readonly keepalives: readonly KeepaliveMode[];
-  readonly holdsSeconds: readonly number[];
   readonly perNode: boolean;
   readonly pushgateway: string;
   readonly image: string;
@@ -62,22 +66,11 @@ export function cronFor(everySeconds: number): string | { problem: string } {
   return { problem: 'a CronJob runs at even steps: give minutes that divide an hour (1m, 5m, 15m…) or hours that divide a day (1h, 6h, 24h)' };
 }
 
-const RESTRICTED = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  runAsNonRoot: true,
-  // The image's `node` user (uid 1000 in the official Node.js images the Dockerfile builds on).
-  runAsUser: 1000,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-};
-
 /** The ServiceAccount, ConfigMap, CronJob(s) and, when asked, the PrometheusRule. */
 export function runnerDocuments(o: RunnerOptions): unknown[] {
   const schedule = cronFor(o.everySeconds);
   if (typeof schedule !== 'string') throw new Error(schedule.problem);
   const labels = { 'app.kubernetes.io/name': RUNNER_NAME, 'app.kubernetes.io/part-of': 'kube-stream-probe' };
-  const longest = Math.max(...o.holdsSeconds);
   const meshLabels = o.mesh === 'istio' ? { 'sidecar.istio.io/inject': 'true' } : {};
   const meshAnnotations =
     o.mesh === 'istio'
@@ -85,13 +78,17 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
       : o.mesh === 'linkerd'
         ? { 'linkerd.io/inject': 'enabled', 'config.beta.linkerd.io/proxy-enable-native-sidecar': 'true' }
         : {};
+  // The plan as the run flags' values (config/plan.ts planFlagValues: `run` parses them back unchanged).
+  const flags = planFlagValues(o);
   const plan = {
     KSP_LOCATION: o.location,
     KSP_CLUSTER: o.cluster,
-    KSP_OPS: o.operations.join(','),
-    KSP_TRANSPORTS: o.transports.join(','),
-    KSP_KEEPALIVE: o.keepalives.join(','),
-    KSP_HOLD: o.holdsSeconds.map((h) => `${h}s`).join(','),
+    KSP_OPS: flags.operations,
+    KSP_TRANSPORTS: flags.transports,
+    KSP_KEEPALIVE: flags.keepalives,
+    KSP_HOLD: flags.holds,
+    KSP_TRANSFER: flags.transfer,
+    KSP_HOLD_SHAPE: flags.holdShapes,
     KSP_PUSHGATEWAY: o.pushgateway,
   };
   const cronJob = (name: string, extraArgs: string[]) => ({
@@ -108,7 +105,7 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
       jobTemplate: {
         spec: {
           backoffLimit: 0,
-          activeDeadlineSeconds: taskRunSeconds(longest) + 60,
+          activeDeadlineSeconds: runnerDeadlineSeconds(o),
           ttlSecondsAfterFinished: Math.max(600, o.everySeconds * 3),
           template: {
             metadata: { labels: { ...labels, ...meshLabels }, annotations: meshAnnotations },
@@ -116,7 +113,7 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
               serviceAccountName: RUNNER_NAME,
               restartPolicy: 'Never',
               enableServiceLinks: false,
-              securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+              securityContext: RESTRICTED_POD,
               containers: [
                 {
                   name: 'probe',
@@ -136,6 +133,10 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
                     '$(KSP_KEEPALIVE)',
                     '--hold',
                     '$(KSP_HOLD)',
+                    '--transfer',
+                    '$(KSP_TRANSFER)',
+                    '--hold-shape',
+                    '$(KSP_HOLD_SHAPE)',
                     '--publish',
                     'prometheus',
                     '--pushgateway',
@@ -146,7 +147,8 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
                     ...extraArgs,
                   ],
                   envFrom: [{ configMapRef: { name: RUNNER_NAME } }],
-                  securityContext: RESTRICTED,
+                  // The image's `node` user (uid 1000 in the official Node.js images the Dockerfile builds on).
+                  securityContext: restrictedContainer(1000),
                   resources: { requests: { cpu: '250m', memory: '128Mi' }, limits: { memory: '256Mi' } },
                 },
               ],

@@ -16,7 +16,8 @@ import { MAX_HOLD_SECONDS, parseDurationSeconds } from '../vocabulary.js';
 import { integer, parse } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
-import { RUN_OVERHEAD_SECONDS, answer, probeEndpoint, probeScrapeConfig } from './probe-endpoint.js';
+import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
+import { answer, probeEndpoint, probeScrapeConfig } from './probe-endpoint.js';
 
 export const SERVE_DEFAULT_PORT = 9465;
 

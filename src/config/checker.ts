@@ -2,7 +2,7 @@
  * The field checker the deployment config parser uses: every failure is CONFIG_INVALID naming the field's path
  * (`locations[1].vpc.subnetIds[0]`), unknown keys are refused with the nearest known name.
  */
-import { probeError } from '../errors.js';
+import { probeError, type ErrorCode } from '../errors.js';
 import { RULES, duplicateName } from './rules.js';
 
 export type Obj = Record<string, unknown>;
@@ -12,6 +12,8 @@ export const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 export const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
 export interface CheckerOptions {
+  /** USAGE for flags and `serve`'s query (exit 2, a 400); CONFIG_INVALID (the default) for files, events and props. */
+  readonly code?: ErrorCode;
   /**
    * A value not known until deploy (a CDK token such as a created secret's ARN): present, but its pattern is
    * checked by the service that resolves it. Only the construct passes this (Token.isUnresolved).
@@ -24,8 +26,9 @@ export class Checker {
     private readonly source: string,
     private readonly options: CheckerOptions = {},
   ) {}
+  /** `<source>: <path> <value> <rule>` (no source for flags, whose path is the flag). */
   fail(field: string, rule: string): never {
-    throw probeError('CONFIG_INVALID', `${this.source}: ${field} ${rule}`, { field });
+    throw probeError(this.options.code ?? 'CONFIG_INVALID', `${this.source ? `${this.source}: ` : ''}${field} ${rule}`, { field });
   }
   /** A shared rule (rules.ts) applied to a field. */
   check(field: string, problem: string | undefined): void {
@@ -41,15 +44,18 @@ export class Checker {
     if (!isObj(v)) this.fail(field, 'must be an object');
     return v;
   }
-  /** An object with only these keys: a misspelt one (`cadata`, `taget`) is refused with the nearest known name. */
-  only(v: unknown, field: string, keys: readonly string[]): Obj {
+  /**
+   * An object with only these keys: a misspelt one (`cadata`, `taget`) is refused with the nearest known name.
+   * `field` '' (or 'the document') is the top level: the key is then named alone.
+   */
+  only(v: unknown, field: string, keys: readonly string[], noun = 'field'): Obj {
     const o = this.obj(v, field);
     for (const k of Object.keys(o)) {
       if (o[k] === undefined || keys.includes(k)) continue;
       const near = nearest(k, keys);
       this.fail(
-        `${field === 'the document' ? '' : `${field}.`}${k}`,
-        `is not a known field${near ? `: did you mean "${near}"?` : ''} (known: ${keys.join(', ')})`,
+        `${field === 'the document' || field === '' ? '' : `${field}.`}${k}`,
+        `is not a known ${noun}${near ? `: did you mean "${near}"?` : ''} (known: ${keys.join(', ')})`,
       );
     }
     return o;
@@ -91,7 +97,7 @@ export class Checker {
   }
 }
 
-/** The known name closest to a misspelt one (case-insensitive edit distance ≤ 3, a swap of two letters counting one), if any. */
+/** The known name closest to a misspelt one (case-insensitive edit distance ≤ 1 per 3 letters, at most 3; a swap of two letters counting one), if any. */
 export function nearest(word: string, known: readonly string[]): string | undefined {
   const distance = (a: string, b: string): number => {
     const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
@@ -104,8 +110,11 @@ export function nearest(word: string, known: readonly string[]): string | undefi
     }
     return d[a.length]![b.length]!;
   };
-  const scored = known.map((k) => ({ k, n: distance(word.toLowerCase(), k.toLowerCase()) })).sort((x, y) => x.n - y.n);
-  return scored[0] && scored[0].n <= 3 ? scored[0].k : undefined;
+  // Flags are compared without their dashes; a short word may be one edit off, a longer one up to three.
+  const bare = (w: string) => w.replace(/^-+/, '').toLowerCase();
+  const scored = known.map((k) => ({ k, n: distance(bare(word), bare(k)) })).sort((x, y) => x.n - y.n);
+  const allowed = Math.min(3, Math.max(1, Math.floor(bare(word).length / 3)));
+  return scored[0] && scored[0].n <= allowed ? scored[0].k : undefined;
 }
 
 export function unique(c: Checker, items: readonly { name: string }[], field: string): void {

@@ -4,10 +4,11 @@
  * little. Free tiers are ignored (they would only lower the total).
  */
 import { TASK_MEMORY_MIB, TASK_VCPUS } from './location-size.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../vocabulary.js';
+import { OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { METRIC_KEEPALIVES } from '../metrics/contract.js';
 import { neededEndpointServices } from './aws-apis.js';
-import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
+import { RUN_OVERHEAD_SECONDS } from './lambda-limits.js';
+import { longestHold, runnerFor, transferSessions } from './plan.js';
 import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
 import { averageIntervalSeconds } from './schedule.js';
 
@@ -35,8 +36,6 @@ export const PRICES = {
   syntheticsCanaryRun: 0.0012,
 } as const;
 
-/** Seconds one run takes: the longest hold, plus handshakes, echoes and publishing. */
-export const RUN_OVERHEAD_SECONDS = 3;
 const SECONDS_PER_MONTH = 30 * 24 * 3600;
 
 export interface CostEstimate {
@@ -80,14 +79,13 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   for (const s of config.schedules) {
     const perMonth = SECONDS_PER_MONTH / averageIntervalSeconds(s.expression);
     // Out and back through every operation × transport, for each cluster.
-    if (s.transfer)
-      transferBytes += perMonth * clusters * 2 * (parseSize('transfer', s.transfer) ?? 0) * (s.operations ?? OPERATIONS).length * TRANSPORTS.length;
-    const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
+    transferBytes += perMonth * clusters * 2 * (s.transferBytes ?? 0) * transferSessions(s);
+    const longest = longestHold(s);
     runs += perMonth;
     // Holds longer than a Lambda run allows run as an ECS Fargate task (counted here with the compute).
     lambdaUsd +=
       perMonth *
-      (longest > LAMBDA_MAX_HOLD_SECONDS
+      (runnerFor(s) === 'task'
         ? taskCostPerRun(longest + RUN_OVERHEAD_SECONDS)
         : lambdaCostPerRun(longest + RUN_OVERHEAD_SECONDS, functionMemoryMb(config, location)));
   }
@@ -96,7 +94,7 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
   const otherUsd = (runs * PRICES.schedulerPerMillion) / 1e6 + ((runs * 2048) / 1e9) * PRICES.logsIngestPerGb;
   const alarmsUsd = alarms * PRICES.alarmPerMonth + composites * PRICES.compositeAlarmPerMonth;
   // A long-hold task in private subnets also needs ECR (api, dkr) and Logs endpoints (the S3 gateway endpoint is free).
-  const taskRunner = config.schedules.some((s) => Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h))) > LAMBDA_MAX_HOLD_SECONDS);
+  const taskRunner = config.schedules.some((s) => runnerFor(s) === 'task');
   const endpoints =
     location.vpc?.endpoints.mode === 'create'
       ? neededEndpointServices(runtimeConfigFor(config, location).clusters, { taskRunner }).length * location.vpc.subnetIds.length
@@ -136,16 +134,13 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
   let operations = 0;
   let transfers = false;
   for (const op of OPERATIONS) {
-    const covering = config.schedules.filter((s) => (s.operations ?? OPERATIONS).includes(op));
+    const covering = config.schedules.filter((s) => s.operations.includes(op));
     if (covering.length === 0) continue;
     operations++;
-    const holds = (k: string) =>
-      new Set(
-        covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holds.map((h) => parseDurationSeconds('hold', h)).filter((h) => h > 0)),
-      ).size;
+    const holds = (k: string) => new Set(covering.filter((s) => s.keepalives.includes(k as never)).flatMap((s) => s.holdsSeconds.filter((h) => h > 0))).size;
     const holdKeys = METRIC_KEEPALIVES.reduce((n, k) => n + holds(k), 0);
     const withoutPings = covering.some((s) => s.keepalives.includes('none')) ? 1 : 0;
-    const transfer = covering.some((s) => s.transfer) ? 1 : 0;
+    const transfer = covering.some((s) => s.transferBytes) ? 1 : 0;
     transfers ||= transfer === 1;
     metrics += TRANSPORTS.length * (2 + 2 * holdKeys + withoutPings + 2 * transfer) + 2;
     // upgrade per transport, a hold alarm per transport × alarmed hold, a transfer alarm per transport, kubectl-broken, silent-fallback.

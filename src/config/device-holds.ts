@@ -6,14 +6,14 @@
  * this, checked by test/unit/device-holds.test.ts.
  */
 import { IDLE_DEVICES, type IdleDevice } from '../probe/idle-devices.js';
-import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
-import { RUN_OVERHEAD_SECONDS, lambdaCostPerRun, taskCostPerRun } from './cost.js';
+import { RUN_OVERHEAD_SECONDS, runnerForHold, type Runner } from './lambda-limits.js';
+import { lambdaCostPerRun, taskCostPerRun } from './cost.js';
 
 export interface DeviceHold {
   readonly holdSeconds: number;
   readonly devices: readonly IdleDevice[];
   /** Where such a hold runs: a Lambda run, or (longer than LAMBDA_MAX_HOLD_SECONDS) the Fargate task. */
-  readonly runner: 'lambda' | 'task';
+  readonly runner: Runner;
   /** One run of a schedule whose longest hold this is, USD (512 MB Lambda; the task's size), as config/cost.ts prices it. */
   readonly costPerRunUsd: number;
 }
@@ -28,7 +28,7 @@ export function deviceHolds(memoryMb = 512): DeviceHold[] {
   const defaults = [...new Set(IDLE_DEVICES.map((d) => d.seconds).filter((s) => s < 3 * 3600))].sort((a, b) => a - b);
   return defaults.map((seconds) => {
     const holdSeconds = holdToCross(seconds);
-    const runner = holdSeconds > LAMBDA_MAX_HOLD_SECONDS ? 'task' : 'lambda';
+    const runner = runnerForHold(holdSeconds);
     const runSeconds = holdSeconds + RUN_OVERHEAD_SECONDS;
     return {
       holdSeconds,

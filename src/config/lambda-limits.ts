@@ -36,6 +36,13 @@ export const START_SLACK_MS = 2_000;
  */
 export const AWS_CLIENT_CONFIG = { maxAttempts: 2, requestHandler: { connectionTimeout: 2_000, requestTimeout: 4_000 } } as const;
 
+/**
+ * Seconds a run takes beyond its longest hold: looking up the pod, the RBAC preflight, both handshakes, the echoes
+ * before and after the hold, publishing. What a run costs (cost.ts) and what a scrape must allow (`serve`): a 0 s
+ * hold fits Prometheus' default scrape_timeout (10 s).
+ */
+export const RUN_OVERHEAD_SECONDS = 5;
+
 /** One Lambda session's own limit once it has dialled, ms. */
 function dialledSessionMs(holdSeconds: number): number {
   return sessionDeadlineMs(holdSeconds, LAMBDA_CONNECTION_TIMEOUTS, { echoTimeoutMs: LAMBDA_ECHO_TIMEOUT_MS });
@@ -68,6 +75,10 @@ export function lambdaRunSeconds(holdSeconds: number, transferMs = 0): number {
 
 /** The longest hold the Lambda runner can finish (MAX_HOLD_SECONDS bounds every runner). */
 export const LAMBDA_MAX_HOLD_SECONDS = Math.min(MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS - lambdaRunSeconds(0));
+
+export type Runner = 'lambda' | 'task';
+/** The one rule for which runner holds a hold: the Lambda up to LAMBDA_MAX_HOLD_SECONDS, the ECS task above (plan.ts runnerFor). */
+export const runnerForHold = (holdSeconds: number): Runner => (holdSeconds > LAMBDA_MAX_HOLD_SECONDS ? 'task' : 'lambda');
 
 /**
  * Holds longer than LAMBDA_MAX_HOLD_SECONDS run as a container task (ECS Fargate, functions/task.ts): up to

@@ -5,6 +5,11 @@ import { probeError } from '../errors.js';
 import { parseProbeConfig, type ProbeConfig } from './probe-config.js';
 
 export function loadProbeConfig(path: string): ProbeConfig {
+  return parseProbeConfig(readConfigDocument(path), path);
+}
+
+/** The file's document as written (JSON or YAML), not yet checked: what parseProbeConfig reads. */
+export function readConfigDocument(path: string): unknown {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -20,5 +25,5 @@ export function loadProbeConfig(path: string): ProbeConfig {
       file: path,
     });
   }
-  return parseProbeConfig(raw, path);
+  return raw;
 }

@@ -10,8 +10,7 @@
 import { LAMBDA_MB_PER_VCPU } from '../probe/cpu-share.js';
 import { expandPlan } from '../probe/plan-matrix.js';
 import { START_CPU_MS, UTILISATION, WINDOW_MS } from '../probe/start-pacer.js';
-import type { KeepaliveMode, Operation } from '../vocabulary.js';
-import { TRANSPORTS } from '../vocabulary.js';
+import type { RunPlan } from '../vocabulary.js';
 import { LAMBDA_MAX_NODES } from './lambda-limits.js';
 
 /**
@@ -34,17 +33,8 @@ export function defaultMemoryMb(starts: number): number {
   return MEMORY_STEPS_MB.find((mb) => startsPaced(mb) >= starts) ?? LAMBDA_MB_PER_VCPU;
 }
 
-/** What one run of a schedule does, in the terms both entry points have. */
-export interface SizedSchedule {
-  readonly operations: readonly Operation[];
-  readonly keepalives: readonly KeepaliveMode[];
-  readonly holdsSeconds: readonly number[];
-  readonly transferBytes?: number;
-}
-
-/** The sessions one run of `schedule` starts across `clusters` (per-node targets run the plan without transfers). */
-export function sessionStarts(clusters: readonly { readonly target: { readonly perNode?: boolean } }[], schedule: SizedSchedule): number {
-  const plan = { ...schedule, transports: TRANSPORTS };
+/** The sessions one run of `plan` starts across `clusters` (per-node targets run the plan without transfers). */
+export function sessionStarts(clusters: readonly { readonly target: { readonly perNode?: boolean } }[], plan: RunPlan): number {
   const main = expandPlan(plan).length;
   const perNode = expandPlan({ ...plan, transferBytes: undefined }).length * LAMBDA_MAX_NODES;
   return clusters.reduce((n, c) => n + main + (c.target.perNode ? perNode : 0), 0);

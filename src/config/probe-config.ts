@@ -6,15 +6,13 @@
  * (`locations[1].vpc.subnetIds: …`). The rules it shares with the construct are
  * in rules.ts; the shapes in types.ts.
  */
-import { KEEPALIVES, OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode } from '../vocabulary.js';
-import { TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
 import { Checker, EMAIL, REGION, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
-import type { EndpointsConfig, LocationConfig, ProbeConfig, ScheduleConfig } from './types.js';
+import type { EndpointsConfig, LocationConfig, ProbeConfig } from './types.js';
 import { ALARM_DEFAULTS, RULES } from './rules.js';
-import { scheduleIntervalSeconds } from './schedule.js';
 import { sessionStarts } from './location-size.js';
-import { sizedSchedule } from './runtime-config.js';
+import { longestHold, runnerFor } from './plan.js';
+import { parseSchedule } from './schedule-plan.js';
 
 /** The retention periods CloudWatch Logs accepts. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
@@ -105,70 +103,30 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
         c.check(`clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`, RULES.accessEntryRegion(cl.auth.region, l.region));
     }
   });
-  const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i): ScheduleConfig => {
-    const f = `schedules[${i}]`;
-    const o = c.only(v, f, ['name', 'expression', 'holds', 'keepalives', 'operations', 'transfer']);
-    if (o.transfer !== undefined) c.check(`${f}.transfer`, RULES.transfer(o.transfer));
-    const holds = c.strings(o, 'holds', f, 1);
-    holds.forEach((h, j) => {
-      let s: number;
-      try {
-        s = parseDurationSeconds('hold', h, 'CONFIG_INVALID');
-      } catch {
-        c.fail(`${f}.holds[${j}]`, `"${h}" is not a duration (0s, 65s, 6m)`);
-      }
-      // Longer than a Lambda run allows: the schedule runs as an ECS Fargate task (in the location's VPC), up to TASK_MAX_HOLD_SECONDS.
-      c.check(`${f}.holds[${j}]`, RULES.holdWithin(s, h, TASK_MAX_HOLD_SECONDS));
-    });
-    const keepalives = o.keepalives === undefined ? ['kubectl'] : c.oneOfEach(o, 'keepalives', f, KEEPALIVES);
-    const operations = o.operations === undefined ? undefined : c.oneOfEach(o, 'operations', f, OPERATIONS);
-    return {
-      name: c.name(o, f),
-      expression: (() => {
-        const e = c.str(
-          o,
-          'expression',
-          f,
-          /^(rate\(\d+ (minute|minutes|hour|hours|day|days)\)|cron\(.+\))$/,
-          'must be rate(N minutes|hours|days) or cron(...)',
-        );
-        scheduleIntervalSeconds(e, `${source}: ${f}.expression`); // a cron that cannot be alarmed on is refused here
-        return e;
-      })(),
-      holds,
-      keepalives: keepalives as KeepaliveMode[],
-      operations,
-      ...(o.transfer === undefined ? {} : { transfer: String(o.transfer) }),
-    };
-  });
-  unique(c, schedules, 'schedules');
   const alarms = root.alarms === undefined ? {} : c.only(root.alarms, 'alarms', ['evaluationPeriods', 'datapointsToAlarm', 'ticketHoldsWithoutPings']);
   const evaluationPeriods = (alarms.evaluationPeriods ?? ALARM_DEFAULTS.evaluationPeriods) as number;
   c.check('alarms.evaluationPeriods', RULES.evaluationPeriods(evaluationPeriods));
   const datapointsToAlarm = (alarms.datapointsToAlarm ?? ALARM_DEFAULTS.datapointsToAlarm) as number;
   c.check('alarms.datapointsToAlarm', RULES.datapointsToAlarm(datapointsToAlarm, evaluationPeriods));
-  schedules.forEach((s, i) => {
-    const f = `schedules[${i}]`;
-    c.check(`${f}.expression`, RULES.alarmable(s.expression, evaluationPeriods, `${source}: ${f}.expression`));
-    const longest = Math.max(...s.holds.map((h) => parseDurationSeconds('hold', h)));
-    c.check(`${f}.expression`, RULES.noOverlap(s.expression, longest, `${source}: ${f}.expression`));
-    if (s.transfer) c.check(`${f}.transfer`, RULES.transferFits(s.transfer, (s.operations ?? OPERATIONS).length * TRANSPORTS.length, longest));
+  // The construct's own schedule parser (schedule-plan.ts): the same plan, the same rules.
+  const schedules = c.arr(root, 'schedules', 'config', 1).map((v, i) => parseSchedule(c, v, i, { source, evaluationPeriods }));
+  unique(c, schedules, 'schedules');
+  for (const s of schedules) {
     // A long hold runs as a task in the location's VPC: every location that runs this schedule needs one.
     locations.forEach((l, k) =>
       c.check(
         `locations[${k}].vpc`,
-        l.vpc ? undefined : RULES.taskNeedsVpc(longest, false)?.replace(/^hold/, `is required: schedule "${s.name}" has a hold of`),
+        l.vpc ? undefined : RULES.taskNeedsVpc(longestHold(s), false)?.replace(/^hold/, `is required: schedule "${s.name}" has a hold of`),
       ),
     );
-  });
+  }
   const memoryMb = root.memoryMb;
   if (memoryMb !== undefined) c.check('memoryMb', RULES.memoryMb(memoryMb));
   // Every run must start its sessions at an honest pace (location-size.ts), in every location.
   locations.forEach((l, k) => {
     const here = clusters.filter((x) => !l.clusters || l.clusters.includes(x.name));
     schedules.forEach((s) => {
-      const sized = sizedSchedule(s);
-      const problem = RULES.sessionStarts(sessionStarts(here, sized), here.length, s.name, sized.runner, memoryMb as number | undefined);
+      const problem = RULES.sessionStarts(sessionStarts(here, s), here.length, s.name, runnerFor(s), memoryMb as number | undefined);
       if (problem) c.fail(`locations[${k}].clusters`, problem);
     });
   });

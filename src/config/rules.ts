@@ -4,8 +4,8 @@
  * field in its own terms (`clusters[0].endpoint` in either). A rule returns what is wrong, to follow the field's
  * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
  */
-import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, taskRunSeconds, transferChainMs } from './lambda-limits.js';
-import { parseSize } from '../vocabulary.js';
+import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, runnerForHold, taskRunSeconds, transferChainMs } from './lambda-limits.js';
+import { formatSize } from '../vocabulary.js';
 import { sessionStartsProblem } from './location-size.js';
 import { alarmLimitProblem, alarmPeriodSeconds, scheduleIntervalSeconds, shortestIntervalSeconds } from './schedule.js';
 
@@ -44,45 +44,35 @@ export const RULES = {
     const problem = alarmLimitProblem(alarmPeriodSeconds(scheduleIntervalSeconds(expression, source)), evaluationPeriods);
     return problem ? `"${expression}" ${problem} (alarms.evaluationPeriods is ${evaluationPeriods})` : undefined;
   },
-  holdWithin: (seconds: number, shown: string, taskMaxHoldSeconds: number): Problem =>
+  holdWithin: (seconds: number, taskMaxHoldSeconds: number): Problem =>
     seconds > taskMaxHoldSeconds
-      ? `${shown} is longer than the task runner's ${taskMaxHoldSeconds} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda, longer ones as an ECS task`
+      ? `${seconds} s is longer than the task runner's ${taskMaxHoldSeconds} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda, longer ones as an ECS task`
       : undefined,
   /** A long hold runs as a task: a run must end before the next starts (two tasks holding at once would measure each other's load). */
   noOverlap: (expression: string, longestHoldSeconds: number, source: string): Problem => {
-    if (longestHoldSeconds <= LAMBDA_MAX_HOLD_SECONDS) return undefined;
+    if (runnerForHold(longestHoldSeconds) === 'lambda') return undefined;
     const gap = shortestIntervalSeconds(expression, source);
     return taskRunSeconds(longestHoldSeconds) >= gap
       ? `"${expression}" starts a run every ${gap} s, but a run holding ${longestHoldSeconds} s lasts up to ${taskRunSeconds(longestHoldSeconds)} s: runs would overlap`
       : undefined;
   },
-  /** A schedule's transfer size ("8MiB"), by the one parser the CLI and the event use. */
-  transfer: (v: unknown): Problem => {
-    try {
-      parseSize('transfer', v, 'CONFIG_INVALID');
-      return undefined;
-    } catch {
-      return `${JSON.stringify(v)} is not a transfer size (8MiB, 64MiB, 512KiB; at most 1GiB)`;
-    }
-  },
   /**
    * A schedule run by the Lambda must fit its transfers, one after another (`sessions` of them), in one
    * invocation, at the transfer's floor rate: a size that cannot is refused with the largest one that can.
    */
-  transferFits: (transfer: string, sessions: number, longestHoldSeconds: number): Problem => {
-    if (longestHoldSeconds > LAMBDA_MAX_HOLD_SECONDS) return undefined; // a task run: no 15-minute cap
-    const bytes = parseSize('transfer', transfer, 'CONFIG_INVALID') ?? 0;
+  transferFits: (bytes: number, sessions: number, longestHoldSeconds: number): Problem => {
+    if (runnerForHold(longestHoldSeconds) === 'task') return undefined; // a task run: no 15-minute cap
     const fits = (b: number) => lambdaRunSeconds(longestHoldSeconds, transferChainMs(b, sessions)) <= LAMBDA_MAX_SECONDS;
     if (fits(bytes)) return undefined;
     let mib = 0;
     while (fits((mib + 1) * 1024 * 1024)) mib++;
-    return `"${transfer}" cannot finish in one Lambda run: ${sessions} transfers, one after another, may take up to ${Math.ceil(transferChainMs(bytes, sessions) / 1000)} s at the 256 KiB/s floor, and a run may last ${LAMBDA_MAX_SECONDS} s; use at most ${mib}MiB`;
+    return `"${formatSize(bytes)}" cannot finish in one Lambda run: ${sessions} transfers, one after another, may take up to ${Math.ceil(transferChainMs(bytes, sessions) / 1000)} s at the 256 KiB/s floor, and a run may last ${LAMBDA_MAX_SECONDS} s; use at most ${mib}MiB`;
   },
   /** One run's session starts, paced honestly by the function's (or the task's) CPU: location-size.ts. */
   sessionStarts: sessionStartsProblem,
   /** A long hold needs a VPC (Fargate's awsvpc networking). */
   taskNeedsVpc: (longestHoldSeconds: number, hasVpc: boolean): Problem =>
-    longestHoldSeconds > LAMBDA_MAX_HOLD_SECONDS && !hasVpc
+    runnerForHold(longestHoldSeconds) === 'task' && !hasVpc
       ? `hold ${longestHoldSeconds} s is longer than a Lambda run allows (${LAMBDA_MAX_HOLD_SECONDS} s): it runs as an ECS Fargate task, which needs vpc and subnets`
       : undefined,
 } as const;

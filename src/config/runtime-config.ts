@@ -6,10 +6,9 @@ import { brotliCompressSync, brotliDecompressSync, constants as zlibConstants } 
 import { probeError } from '../errors.js';
 import { Checker, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
-import type { ClusterConfig, LocationConfig, ProbeConfig, ScheduleConfig } from './types.js';
-import { LAMBDA_MAX_HOLD_SECONDS } from './lambda-limits.js';
-import { defaultMemoryMb, sessionStarts, type SizedSchedule } from './location-size.js';
-import { OPERATIONS, parseDurationSeconds, parseSize } from '../vocabulary.js';
+import type { ClusterConfig, LocationConfig, ProbeConfig } from './types.js';
+import { defaultMemoryMb, sessionStarts } from './location-size.js';
+import { runnerFor } from './plan.js';
 
 /**
  * Lambda memory for a location, chosen for CPU, not memory: Lambda gives CPU in proportion to memory (one vCPU at
@@ -24,25 +23,7 @@ export function functionMemoryMb(config: ProbeConfig, location: LocationConfig):
 /** The most sessions one Lambda run of this location starts (its largest schedule run by the Lambda). */
 export function locationSessionStarts(config: ProbeConfig, location: LocationConfig): number {
   const clusters = runtimeConfigFor(config, location).clusters;
-  return Math.max(
-    0,
-    ...config.schedules
-      .map(sizedSchedule)
-      .filter((s) => s.runner === 'lambda')
-      .map((s) => sessionStarts(clusters, s)),
-  );
-}
-
-/** A YAML schedule in the terms location-size.ts counts. */
-export function sizedSchedule(s: ScheduleConfig): SizedSchedule & { readonly runner: 'lambda' | 'task' } {
-  const holdsSeconds = s.holds.map((h) => parseDurationSeconds('hold', h, 'CONFIG_INVALID'));
-  return {
-    operations: s.operations ?? OPERATIONS,
-    keepalives: s.keepalives,
-    holdsSeconds,
-    ...(s.transfer ? { transferBytes: parseSize('transfer', s.transfer, 'CONFIG_INVALID') } : {}),
-    runner: Math.max(...holdsSeconds) > LAMBDA_MAX_HOLD_SECONDS ? 'task' : 'lambda',
-  };
+  return Math.max(0, ...config.schedules.filter((s) => runnerFor(s) === 'lambda').map((s) => sessionStarts(clusters, s)));
 }
 
 /** The part of the config one location's Lambda needs (baked into its environment). */

@@ -1,5 +1,5 @@
 /** The deployment configuration's shapes (probe-config.ts parses it; the runtime config is its per-location part). */
-import type { KeepaliveMode, Operation } from '../vocabulary.js';
+import type { RunPlan } from '../vocabulary.js';
 
 export type ClusterAuth =
   | {
@@ -68,15 +68,11 @@ export interface VpcPlacement {
   readonly endpoints: EndpointsConfig;
 }
 
-export interface ScheduleConfig {
+/** A schedule: its name, when it runs, and what each run does (the one RunPlan, config/plan.ts). */
+export interface ScheduleConfig extends RunPlan {
   readonly name: string;
   /** EventBridge Scheduler expression: rate(5 minutes) or cron(...). */
   readonly expression: string;
-  readonly holds: readonly string[];
-  readonly keepalives: readonly KeepaliveMode[];
-  readonly operations?: readonly Operation[];
-  /** Also stream this much through each operation × transport each run (`8MiB`): the kubectl cp path. */
-  readonly transfer?: string;
 }
 
 export interface ProbeConfig {

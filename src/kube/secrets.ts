@@ -16,7 +16,22 @@ export class SecretRedactor {
     for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
     return redactCredentialForms(out);
   }
+
+  /** A structured value (a result, a summary) with every string redacted, and any field named as a credential emptied. */
+  redactValue<T>(value: T): T {
+    const walk = (v: unknown, key?: string): unknown => {
+      if (typeof v === 'string') return key !== undefined && CREDENTIAL_KEY.test(key) ? '[REDACTED]' : this.redact(v);
+      if (Array.isArray(v)) return v.map((x) => walk(x));
+      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, k)]));
+      return v;
+    };
+    return walk(value) as T;
+  }
 }
+
+/** Field names that hold a credential, whatever their value looks like. */
+const CREDENTIAL_KEY =
+  /^(?:access|refresh|id|session|auth|bearer|api|client)?[_-]?(?:token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|client[_-]?secret)$/i;
 
 /**
  * Credentials in the forms they take in text we did not register (a failing exec plugin's stderr, a proxy URL, a

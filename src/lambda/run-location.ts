@@ -280,5 +280,5 @@ export async function runLocation(
       }),
     ),
   );
-  return JSON.parse(redactor.redact(JSON.stringify(summary))) as LocationSummary;
+  return redactor.redactValue(summary);
 }

@@ -23,7 +23,7 @@ export interface VerdictLogLine {
   readonly verdict: string;
   readonly spdy: string;
   readonly websocket: string;
-  /** Today's kubectl (1.31–1.37): works, works-via-fallback, breaks, unknown; not-modelled for holds without pings. */
+  /** Today's kubectl (TODAYS_KUBECTL): works, works-via-fallback, breaks, unknown; not-modelled for holds without pings. */
   readonly kubectl: string;
   /** Each diagnosis as `code: summary`, joined by " | "; null when clean. */
   readonly diagnosis: string | null;

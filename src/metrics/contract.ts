@@ -3,7 +3,8 @@
  * once and imported by the publisher, the EMF writer and the CDK alarms and
  * dashboard.
  */
-import type { KeepaliveMode } from '../vocabulary.js';
+import { TODAYS_KUBECTL_LABEL } from '../probe/kubectl-clients.js';
+import { BYTES_PER_MIB, type KeepaliveMode } from '../vocabulary.js';
 export const METRIC_NAMESPACE = 'KubeStreamProbe';
 
 /**
@@ -26,10 +27,16 @@ export type DimensionName = (typeof Dim)[keyof typeof Dim];
 export type MetricUnit = 'None' | 'Milliseconds' | 'Seconds' | 'Count';
 
 export interface MetricSpec {
+  /** CloudWatch's unit. */
   readonly unit: MetricUnit;
+  /** What the value is in, when CloudWatch's units cannot say it (it has no MiB): every exporter reads it here. */
+  readonly valueUnit?: 'MiB/s';
   readonly dimensions: readonly DimensionName[];
   readonly description: string;
 }
+
+/** Each value unit in bytes per second (probe/transfer.ts mibPerSecond computes it). */
+export const VALUE_UNIT_BYTES_PER_SECOND: Readonly<Record<NonNullable<MetricSpec['valueUnit']>, number>> = { 'MiB/s': BYTES_PER_MIB };
 
 const BASE = [Dim.Location, Dim.Cluster, Dim.Operation, Dim.Transport] as const;
 const HOLD = [...BASE, Dim.Keepalive, Dim.HoldSeconds] as const;
@@ -47,7 +54,7 @@ export const METRICS = {
   KubectlWorks: {
     unit: 'None',
     dimensions: [Dim.Location, Dim.Cluster, Dim.Operation],
-    description: "today's kubectl (1.31-1.37) works on this path, with its keepalive, through any hold: 1 (via its fallback too), else 0",
+    description: `today's kubectl (${TODAYS_KUBECTL_LABEL}) works on this path, with its keepalive, through any hold: 1 (via its fallback too), else 0`,
   },
   IdleTimeout: {
     unit: 'Seconds',
@@ -58,11 +65,11 @@ export const METRICS = {
   SilentFallback: {
     unit: 'None',
     dimensions: [Dim.Location, Dim.Cluster, Dim.Operation],
-    description:
-      "today's kubectl (1.31-1.37) works only because it falls back to SPDY (0/1): a hop refuses WebSocket, which WebSocket-only clients cannot survive and which from kubectl 1.38 (KEP-4006 GA) can no longer be worked around by forcing SPDY",
+    description: `today's kubectl (${TODAYS_KUBECTL_LABEL}) works only because it falls back to SPDY (0/1): a hop refuses WebSocket, which WebSocket-only clients cannot survive and which from kubectl 1.38 (KEP-4006 GA) can no longer be worked around by forcing SPDY`,
   },
   TransferThroughput: {
     unit: 'None',
+    valueUnit: 'MiB/s',
     dimensions: BASE,
     description:
       '--transfer (the kubectl cp path): MiB/s (2^20 bytes per second) that came back through the session, first byte written to last byte back; CloudWatch has no MiB unit, so the unit is None and the value is MiB/s',

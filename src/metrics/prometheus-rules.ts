@@ -2,8 +2,8 @@
  * Prometheus alerting rules with the CloudWatch alarms' meaning (infra/alarms.ts), over the metrics a run pushes
  * to a Pushgateway (prometheus.ts, pushgateway.ts):
  *
- * - PAGE `KubeStreamProbeKubectlBroken`, one alert per location × cluster: today's kubectl (1.31-1.37, with its
- *   keepalive) fails on this path for some operation. A cluster that cannot be measured (credentials) publishes no
+ * - PAGE `KubeStreamProbeKubectlBroken`, one alert per location × cluster: today's kubectl (TODAYS_KUBECTL_LABEL, with
+ *   its keepalive) fails on this path for some operation. A cluster that cannot be measured (credentials) publishes no
  *   `kubectl_works`, so it never pages.
  * - TICKETS, one alert per location each: `KubeStreamProbeGAReadiness` (works only through the silent fallback),
  *   `KubeStreamProbeTransfersBroken` (small sessions work, bulk transfers do not), `KubeStreamProbeNodesFailing`
@@ -21,6 +21,7 @@
  * eight pages). Replayed with
  * promtool: test/lab/prometheus-rules.test.ts.
  */
+import { TODAYS_KUBECTL_LABEL } from '../probe/kubectl-clients.js';
 import { PUSH_JOBS } from './pushgateway.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
 
@@ -96,8 +97,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       labels: { severity: 'page' },
       annotations: {
         summary: 'PAGE: kubectl exec or port-forward is broken from {{ $labels.location }} to {{ $labels.cluster }}',
-        description:
-          "Today's kubectl (1.31-1.37, with its keepalive) fails on this path: an upgrade failure it does not fall back from, or a session that dies during a hold. The dashboard's rows show which operation and transport; `kube-stream-probe run` from the same place prints the diagnosis.",
+        description: `Today's kubectl (${TODAYS_KUBECTL_LABEL}, with its keepalive) fails on this path: an upgrade failure it does not fall back from, or a session that dies during a hold. The dashboard's rows show which operation and transport; \`kube-stream-probe run\` from the same place prints the diagnosis.`,
       },
     },
     {

@@ -7,7 +7,7 @@
  * node dimension, so no node name can become a label (per-node results are counts).
  */
 import { Gauge, Registry } from 'prom-client';
-import { METRICS, type DimensionName, type MetricName } from './contract.js';
+import { METRICS, VALUE_UNIT_BYTES_PER_SECOND, type DimensionName, type MetricName, type MetricSpec } from './contract.js';
 import type { Datum } from './datums.js';
 
 export const PROMETHEUS_PREFIX = 'kube_stream_probe';
@@ -22,10 +22,11 @@ export interface PrometheusMetric {
 
 const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
-/** The unit suffix and scale per contract unit; TransferThroughput's unit is None in CloudWatch but MiB/s in value. */
+/** The unit suffix and scale per contract unit (its value unit first, where CloudWatch's unit cannot say it). */
 function unitOf(name: MetricName): { suffix: string; scale: number } {
-  if (name === 'TransferThroughput') return { suffix: '_bytes_per_second', scale: 2 ** 20 };
-  switch (METRICS[name].unit) {
+  const spec: MetricSpec = METRICS[name];
+  if (spec.valueUnit) return { suffix: '_bytes_per_second', scale: VALUE_UNIT_BYTES_PER_SECOND[spec.valueUnit] };
+  switch (spec.unit) {
     case 'Milliseconds':
       return { suffix: '_seconds', scale: 1 / 1000 };
     case 'Seconds':

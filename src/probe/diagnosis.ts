@@ -8,6 +8,7 @@ import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/
 import { clip } from '../text.js';
 import { OPERATION_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
+import { refusedByHopRule, upgradeStripped } from './upgrade-refusal.js';
 import { sessionWords } from './row-text.js';
 import { devicesAt, deviceList } from './idle-devices.js';
 import { forgotten } from './idle-bracket.js';
@@ -196,14 +197,14 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
         if (!u.kubernetesStatus) {
           const gist = u.bodyPrefix ? `: "${bodyGist(u.bodyPrefix)}"` : '';
           // 403/405 is a rule refusing the request; anything else a hop that cannot (or will not) carry the upgrade.
-          const byRule = u.status === 403 || u.status === 405;
+          const byRule = refusedByHopRule(u);
           return {
             code: 'hop-refused-upgrade',
             summary: `The ${what(r)} upgrade was answered with HTTP ${u.status} by ${hop ? `${hop.product.name} (${hop.evidence}), not the API server` : 'something that is not the API server'} (the body is not a Kubernetes Status${gist}).`,
             check: `A hop between here and the API server refuses the ${UPGRADE_LINE[r.transport]}${byRule ? ' by a rule' : ''}. ${hopFix(byRule ? 'rule' : 'upgrade', hop)}${context.proxy ? ` A forward proxy is configured: ${context.proxy}.` : ''}`,
           };
         }
-        if (u.status === 400 && /upgrade request required|missing upgrade headers/i.test(err)) {
+        if (upgradeStripped(u)) {
           return {
             code: 'hop-stripped-upgrade',
             summary: `The API server received the ${what(r)} request without its upgrade headers and answered 400 (${u.statusReason ?? 'BadRequest'})${hop ? `; the reply came through ${hop.product.name} (${hop.evidence})` : ''}.`,

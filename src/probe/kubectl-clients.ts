@@ -25,7 +25,8 @@ export const KUBECTL_CLIENTS = [
   {
     id: '1.38',
     label: '1.38 (GA)',
-    speaks: 'as 1.31–1.37 on the wire (the fallback stays), but KUBECTL_*_WEBSOCKETS are ignored and the server gates locked on: SPDY can no longer be forced',
+    speaks:
+      'as the versions before it on the wire (the fallback stays), but KUBECTL_*_WEBSOCKETS are ignored and the server gates locked on: SPDY can no longer be forced',
     source: `${KEP}, "GA" graduation criteria (env variables and gates locked on and deprecated; no criterion removes the fallback, and its version-skew section relies on it); GA PR kubernetes/enhancements#6364, milestone v1.38`,
   },
   {
@@ -40,6 +41,8 @@ export const KUBECTL_CLIENTS = [
 export type KubectlClient = (typeof KUBECTL_CLIENTS)[number]['id'];
 /** The client most users run today (kubectl's supported versions in December 2026). */
 export const TODAYS_KUBECTL: KubectlClient = '1.31-1.37';
+/** Its versions as every text names them (alarm descriptions, rules, help, diagnoses): when 1.38 ships, one edit. */
+export const TODAYS_KUBECTL_LABEL: string = KUBECTL_CLIENTS.find((c) => c.id === TODAYS_KUBECTL)!.label;
 
 export type KubectlOutcome = 'works' | 'works-via-fallback' | 'breaks' | 'unknown';
 

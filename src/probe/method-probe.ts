@@ -10,6 +10,7 @@ import type { RestClient } from '../kube/rest.js';
 import { errorMessage } from '../errors.js';
 import type { Operation } from '../vocabulary.js';
 import type { SessionResult } from './types.js';
+import { refusedByHopRule } from './upgrade-refusal.js';
 
 export interface MethodProbe {
   readonly operation: Operation;
@@ -20,18 +21,11 @@ export interface MethodProbe {
   readonly error?: string;
 }
 
-/** A WebSocket upgrade refused by a hop (not the API server) with 403 or 405. */
-export function refusedByHopRule(r: SessionResult | undefined): boolean {
-  return (
-    !!r && !r.upgrade.ok && r.upgrade.errorCode === 'UPGRADE_REJECTED' && !r.upgrade.kubernetesStatus && (r.upgrade.status === 403 || r.upgrade.status === 405)
-  );
-}
-
 /** The operations whose SPDY worked and whose WebSocket a hop refused by a rule, in some session. */
 export function operationsToProbe(results: readonly SessionResult[]): Operation[] {
   const ops = new Set<Operation>();
   for (const ws of results) {
-    if (ws.transport !== 'websocket' || !refusedByHopRule(ws)) continue;
+    if (ws.transport !== 'websocket' || !refusedByHopRule(ws.upgrade)) continue;
     if (results.some((s) => s.transport === 'spdy' && s.operation === ws.operation && s.upgrade.ok)) ops.add(ws.operation);
   }
   return [...ops];

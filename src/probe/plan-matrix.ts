@@ -2,13 +2,11 @@
  * The sessions of a plan: operation × keepalive × hold (× hold shape) × transport, and the transfers. The runner
  * runs them; the config counts them (location-size.ts: how many sessions one invocation starts).
  */
-import type { HoldShape } from '../vocabulary.js';
-import type { ProbePlan, SessionSpec } from './types.js';
+import type { HoldShape, RunPlan } from '../vocabulary.js';
+import type { SessionSpec } from './types.js';
 
 /** The sessions of a plan's matrix. */
-export function expandPlan(
-  plan: Pick<ProbePlan, 'operations' | 'transports' | 'keepalives' | 'holdsSeconds'> & Partial<Pick<ProbePlan, 'transferBytes' | 'holdShapes'>>,
-): SessionSpec[] {
+export function expandPlan(plan: RunPlan): SessionSpec[] {
   const specs: SessionSpec[] = [];
   // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo).
   const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] =>

@@ -15,6 +15,7 @@ import type { Readable, Writable } from 'node:stream';
 import { probeError, type ProbeError } from '../errors.js';
 import type { ExecExit } from '../streaming/types.js';
 import type { Clock } from '../timers.js';
+import { BYTES_PER_MIB } from '../vocabulary.js';
 
 /** client-go's stdin copy buffer (io.Copy, 32 KiB): one WebSocket message or SPDY DATA frame per piece. */
 export const TRANSFER_CHUNK_BYTES = 32 * 1024;
@@ -32,6 +33,11 @@ const STALL_POLL_MS = 100;
 const STALL_RESOLUTION_MS = 100;
 
 export type TransferEnd = 'complete' | 'truncated' | 'stalled' | 'mismatch' | 'timeout' | 'ended' | 'no-status';
+
+/** Bytes over milliseconds as MiB/s (2^20 bytes per second, the contract's TransferThroughput), to 0.01. */
+export function mibPerSecond(bytes: number, ms: number): number {
+  return ms > 0 ? Math.round((bytes / BYTES_PER_MIB / (ms / 1000)) * 100) / 100 : 0;
+}
 
 export interface TransferOutcome {
   readonly bytes: number;
@@ -160,7 +166,7 @@ export function runTransfer(channel: TransferChannel, options: TransferOptions):
           sentBytes: sent,
           receivedBytes: received,
           seconds: Math.round(ms) / 1000,
-          mibPerSecond: Math.round((received / 1048576 / (ms / 1000)) * 100) / 100,
+          mibPerSecond: mibPerSecond(received, ms),
           firstByteMs: firstByteAt === undefined ? null : Math.round((firstByteAt - t0) * 10) / 10,
           longestStallSeconds: r1(longestStallMs),
           longestStallAtBytes,

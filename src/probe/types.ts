@@ -4,7 +4,7 @@ import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
 import type { KubectlExperience } from './kubectl-clients.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
-import type { HoldShape } from '../vocabulary.js';
+import type { HoldShape, RunPlan } from '../vocabulary.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
 import type { OwnCpu } from './own-cpu.js';
@@ -27,17 +27,10 @@ export type TargetSpec = Omit<ClusterTarget, 'pod'> & {
   readonly selector?: string;
 };
 
-export interface ProbePlan {
+/** A run of the engine: the one RunPlan (vocabulary.ts), where, against which target. */
+export interface ProbePlan extends RunPlan {
   readonly location: string;
   readonly cluster: TargetSpec;
-  readonly operations: readonly Operation[];
-  readonly transports: readonly Transport[];
-  readonly keepalives: readonly KeepaliveMode[];
-  readonly holdsSeconds: readonly number[];
-  /** Also stream this many bytes through each operation × transport (`--transfer`): the `kubectl cp` path. */
-  readonly transferBytes?: number;
-  /** What moves during exec holds (`--hold-shape`), each its own row; default silent only. */
-  readonly holdShapes?: readonly HoldShape[];
   /** How long one echo may take, ms. */
   readonly echoTimeoutMs?: number;
 }
@@ -203,7 +196,7 @@ export interface Verdict {
   readonly spdy: SessionCell;
   readonly websocket: SessionCell;
   readonly verdict: VerdictName;
-  /** What each kubectl (≤1.29, 1.30, 1.31–1.37, 1.38) and a WebSocket-only client would experience; null for holds without kubectl's keepalive and when not measured. */
+  /** What each client of KUBECTL_CLIENTS (kubectl by version, a WebSocket-only client) would experience; null for holds without kubectl's keepalive and when not measured. */
   readonly kubectl: readonly KubectlExperience[] | null;
   readonly diagnosis: Diagnosis[];
 }

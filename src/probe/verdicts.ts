@@ -7,7 +7,9 @@
 import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
 import { explainFailure, type DiagnosisContext } from './diagnosis.js';
 import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
-import { refusedByHopRule, type MethodProbe } from './method-probe.js';
+import { TODAYS_KUBECTL_LABEL } from './kubectl-clients.js';
+import type { MethodProbe } from './method-probe.js';
+import { refusedByHopRule, upgradeStripped } from './upgrade-refusal.js';
 import { hopFix, identifyHop } from './hop-products.js';
 import { transferRateGap } from './transfer-diagnosis.js';
 import { rowKey, type AccessSummary, type Diagnosis, type SessionCell, type SessionResult, type SessionSpec, type Verdict, type VerdictName } from './types.js';
@@ -188,7 +190,7 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
     if (today?.outcome === 'works-via-fallback') {
       diagnosis.push({
         code: 'silent-fallback',
-        summary: `kubectl ${op} (1.31–1.37) works on this path today only through its silent fallback to SPDY: ${today.reason}.`,
+        summary: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}) works on this path today only through its silent fallback to SPDY: ${today.reason}.`,
         check:
           'Fix the hop above. kubectl 1.38 (KEP-4006 GA) keeps this fallback, so it still hides the hop, but ignores KUBECTL_*_WEBSOCKETS: nobody can force SPDY there any more. Clients without a fallback (browser terminals, SDK clients, tools on client-go ≥ 0.36) fail on this path now.',
       });
@@ -196,7 +198,7 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
       const env = first.operation === 'exec' ? 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false' : 'KUBECTL_PORT_FORWARD_WEBSOCKETS=false';
       diagnosis.push({
         code: 'kubectl-breaks-today',
-        summary: `kubectl ${op} (1.31–1.37) fails on this path today although SPDY works: ${today.reason}.`,
+        summary: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}) fails on this path today although SPDY works: ${today.reason}.`,
         check: `Fix the hop above. Until then, ${env} makes kubectl 1.30–1.37 use SPDY, which works here; kubectl 1.38 (KEP-4006 GA) ignores it, so only the fix helps there.`,
       });
     }
@@ -231,7 +233,7 @@ interface Signature {
 function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | undefined, context: VerdictContext): Signature[] {
   if (!spdy || !ws) return [];
   const out: Signature[] = [];
-  if (spdy.upgrade.ok && refusedByHopRule(ws)) {
+  if (spdy.upgrade.ok && refusedByHopRule(ws?.upgrade)) {
     const hop = identifyHop(ws.upgrade);
     const by = hop ? `${hop.product.name} (${hop.evidence})` : 'a hop, not the API server';
     const sub = `pods/${ws.operation === 'exec' ? 'exec' : 'portforward'}`;
@@ -259,13 +261,7 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
       });
     }
   }
-  if (
-    ws.upgrade.ok &&
-    spdy.upgrade.errorCode === 'UPGRADE_REJECTED' &&
-    spdy.upgrade.kubernetesStatus &&
-    spdy.upgrade.status === 400 &&
-    /upgrade request required|missing upgrade headers/i.test(spdy.upgrade.error ?? '')
-  ) {
+  if (ws.upgrade.ok && upgradeStripped(spdy.upgrade)) {
     const hop = identifyHop(spdy.upgrade);
     // A Via entry with protocol version 2 ("2 nghttpx", "2.0 envoy") is the HTTP/2 leg itself, named by the hop.
     const h2 = spdy.upgrade.via

@@ -8,6 +8,8 @@ export const WS_CLOSE = {
   NO_STATUS: 1005,
   /** The connection closed without a close frame (never sent on the wire). */
   ABNORMAL: 1006,
+  /** Data inconsistent with the message type (text that is not UTF-8). */
+  INVALID_PAYLOAD: 1007,
   /** A message too big to process. */
   MESSAGE_TOO_BIG: 1009,
 } as const;

@@ -14,6 +14,7 @@
  * the frame header that would pass it, before any of its bytes are kept (1009); text and a close reason are
  * valid UTF-8 (1007); a close code is one a peer may send (§7.4). After a close frame nothing more is read.
  */
+import { WS_CLOSE } from './ws-close-codes.js';
 import { isUtf8 } from 'node:buffer';
 import { ByteQueue } from './byte-queue.js';
 
@@ -64,7 +65,10 @@ const EMPTY = Buffer.alloc(0);
 
 /** A close code a peer may send (RFC 6455 §7.4.1-2; ws validation.js isValidStatusCode). */
 export function isValidCloseCode(code: number): boolean {
-  return (code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005 && code !== 1006) || (code >= 3000 && code <= 4999);
+  // 1004 is reserved; NO_STATUS and ABNORMAL are never sent on the wire (§7.4.1).
+  return (
+    (code >= WS_CLOSE.NORMAL && code <= 1014 && code !== 1004 && code !== WS_CLOSE.NO_STATUS && code !== WS_CLOSE.ABNORMAL) || (code >= 3000 && code <= 4999)
+  );
 }
 
 export class WsReceiver {
@@ -131,19 +135,19 @@ export class WsReceiver {
     const fin = (b0 & 0x80) !== 0;
     let opcode = b0 & 0x0f;
     const short = b1 & 0x7f;
-    if ((b0 & 0x30) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_2_3', 1002, 'RSV2 and RSV3 must be clear');
-    if ((b0 & 0x40) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_1', 1002, 'RSV1 must be clear');
+    if ((b0 & 0x30) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_2_3', WS_CLOSE.PROTOCOL_ERROR, 'RSV2 and RSV3 must be clear');
+    if ((b0 & 0x40) !== 0) return this.fail('WS_ERR_UNEXPECTED_RSV_1', WS_CLOSE.PROTOCOL_ERROR, 'RSV1 must be clear');
     if (opcode === OP_CONTINUATION) {
-      if (!this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', 1002, 'invalid opcode 0');
+      if (!this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', WS_CLOSE.PROTOCOL_ERROR, 'invalid opcode 0');
       opcode = this.fragmented;
     } else if (opcode === OP_TEXT || opcode === OP_BINARY) {
-      if (this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', 1002, `invalid opcode ${opcode}`);
+      if (this.fragmented) return this.fail('WS_ERR_INVALID_OPCODE', WS_CLOSE.PROTOCOL_ERROR, `invalid opcode ${opcode}`);
     } else if (opcode >= OP_CLOSE && opcode <= 0xa) {
-      if (!fin) return this.fail('WS_ERR_EXPECTED_FIN', 1002, 'FIN must be set');
+      if (!fin) return this.fail('WS_ERR_EXPECTED_FIN', WS_CLOSE.PROTOCOL_ERROR, 'FIN must be set');
       if (short > MAX_CONTROL_PAYLOAD || (opcode === OP_CLOSE && short === 1))
-        return this.fail('WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH', 1002, `invalid payload length ${short}`);
-    } else return this.fail('WS_ERR_INVALID_OPCODE', 1002, `invalid opcode ${opcode}`);
-    if ((b1 & 0x80) !== 0) return this.fail('WS_ERR_UNEXPECTED_MASK', 1002, 'MASK must be clear');
+        return this.fail('WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH', WS_CLOSE.PROTOCOL_ERROR, `invalid payload length ${short}`);
+    } else return this.fail('WS_ERR_INVALID_OPCODE', WS_CLOSE.PROTOCOL_ERROR, `invalid opcode ${opcode}`);
+    if ((b1 & 0x80) !== 0) return this.fail('WS_ERR_UNEXPECTED_MASK', WS_CLOSE.PROTOCOL_ERROR, 'MASK must be clear');
     if (this.queue.length < 2 + lengthBytes) return false;
     if (!fin && !this.fragmented) this.fragmented = opcode;
     let length = short;
@@ -153,13 +157,13 @@ export class WsReceiver {
       const l = this.queue.take(10).subarray(2);
       const high = l.readUInt32BE(0);
       if (high > MAX_LENGTH_HIGH_WORD)
-        return this.fail('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH', 1009, 'Unsupported WebSocket frame: payload length > 2^53 - 1', false);
+        return this.fail('WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH', WS_CLOSE.MESSAGE_TOO_BIG, 'Unsupported WebSocket frame: payload length > 2^53 - 1', false);
       length = high * 2 ** 32 + l.readUInt32BE(4);
     }
     if (length > 0 && opcode < OP_CLOSE) {
       this.messageBytes += length;
       if (this.maxMessageBytes > 0 && this.messageBytes > this.maxMessageBytes)
-        return this.fail('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', 1009, 'Max payload size exceeded', false);
+        return this.fail('WS_ERR_UNSUPPORTED_MESSAGE_LENGTH', WS_CLOSE.MESSAGE_TOO_BIG, 'Max payload size exceeded', false);
     }
     this.inFrame = true;
     this.fin = fin;
@@ -187,17 +191,17 @@ export class WsReceiver {
       return;
     }
     const text = join(fragments, length);
-    if (!isUtf8(text)) return void this.fail('WS_ERR_INVALID_UTF8', 1007, 'invalid UTF-8 sequence');
+    if (!isUtf8(text)) return void this.fail('WS_ERR_INVALID_UTF8', WS_CLOSE.INVALID_PAYLOAD, 'invalid UTF-8 sequence');
     this.events.message(text, false);
   }
 
   private control(opcode: number, data: Buffer): void {
     if (opcode === OP_CLOSE) {
-      if (data.length === 0) return this.conclude(1005, EMPTY);
+      if (data.length === 0) return this.conclude(WS_CLOSE.NO_STATUS, EMPTY);
       const code = data.readUInt16BE(0);
-      if (!isValidCloseCode(code)) return void this.fail('WS_ERR_INVALID_CLOSE_CODE', 1002, `invalid status code ${code}`);
+      if (!isValidCloseCode(code)) return void this.fail('WS_ERR_INVALID_CLOSE_CODE', WS_CLOSE.PROTOCOL_ERROR, `invalid status code ${code}`);
       const reason = data.subarray(2);
-      if (!isUtf8(reason)) return void this.fail('WS_ERR_INVALID_UTF8', 1007, 'invalid UTF-8 sequence');
+      if (!isUtf8(reason)) return void this.fail('WS_ERR_INVALID_UTF8', WS_CLOSE.INVALID_PAYLOAD, 'invalid UTF-8 sequence');
       return this.conclude(code, reason);
     }
     if (opcode === OP_PING) this.events.ping(data);

@@ -8,7 +8,7 @@ import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { perNodeDatums, reportDatums, type Datum } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
 import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
 import { OK_UPGRADE as SHARED_OK_UPGRADE, probeReport, session as sessionResult } from './sessions.js';
 
 export const HOUR = 3600;
@@ -100,7 +100,7 @@ export function historySchedules(config: ProbeConfig): HistorySchedule[] {
   return config.schedules.map((s) => {
     const every = s.expression === 'rate(5 minutes)' ? 300 : s.expression === 'rate(1 hour)' ? HOUR : NaN;
     if (!Number.isFinite(every)) throw new Error(`history: unsupported schedule ${s.expression}`);
-    return { every, holds: s.holds.map((h) => parseDurationSeconds('hold', h)), keepalives: s.keepalives };
+    return { every, holds: [...s.holdsSeconds], keepalives: s.keepalives };
   });
 }
 

@@ -14,7 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import { LocationStack } from '../../infra/location-stack.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 import { buildIntegApp } from '../integ/integ.location.js';
 import { specProblems } from '../helpers/cfn-spec.js';
@@ -22,7 +22,7 @@ import { specProblems } from '../helpers/cfn-spec.js';
 type Json = any;
 
 function taskRunner(endpoints: Json): Stack {
-  const c = structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as Json;
+  const c = readConfigDocument('infra/examples/private-vpc.yaml') as Json;
   c.schedules.push({ name: 'long', expression: 'rate(6 hours)', holds: ['30m'] });
   c.locations[0].vpc.endpoints = endpoints;
   const config = parseProbeConfig(c);

@@ -10,12 +10,12 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { LocationStack } from '../../infra/location-stack.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig, runtimeConfigFor, type ProbeConfig } from '../../src/config/probe-config.js';
 import { perNodeDatums, publishFailureDatum, reportDatums } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
 import { expandPlan } from '../../src/probe/runner.js';
-import { OPERATIONS, TRANSPORTS, parseDurationSeconds, parseSize } from '../../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS } from '../../src/vocabulary.js';
 import type { TransferOutcome } from '../../src/probe/transfer.js';
 import { OK_UPGRADE, probeReport, session } from '../helpers/sessions.js';
 
@@ -44,13 +44,7 @@ function publishedSeries(config: ProbeConfig): number {
   const add = (d: { name: string; dimensions: Record<string, string> }) => series.add(`${d.name}|${JSON.stringify(Object.entries(d.dimensions).sort())}`);
   for (const cluster of runtimeConfigFor(config, location).clusters) {
     for (const s of config.schedules) {
-      const specs = expandPlan({
-        operations: s.operations ?? OPERATIONS,
-        transports: TRANSPORTS,
-        keepalives: s.keepalives,
-        holdsSeconds: s.holds.map((h) => parseDurationSeconds('hold', h)),
-        transferBytes: s.transfer === undefined ? undefined : parseSize('transfer', s.transfer),
-      });
+      const specs = expandPlan(s);
       // Every hold is cut a second before its end: each session publishes all it can (a disconnect time, an idle timeout).
       const results = specs.map((spec) =>
         session(spec.transport, {
@@ -92,7 +86,7 @@ function publishedSeries(config: ProbeConfig): number {
 }
 
 function variant(example: string, mutate: (c: Json) => void = () => undefined): ProbeConfig {
-  const c = structuredClone(loadProbeConfig(`infra/examples/${example}.yaml`)) as Json;
+  const c = readConfigDocument(`infra/examples/${example}.yaml`) as Json;
   mutate(c);
   return parseProbeConfig(c);
 }

@@ -14,7 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import type { LocationStack } from '../../infra/location-stack.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 
 type Resources = Record<string, { Type: string; Properties: any; DeletionPolicy?: string }>;
@@ -142,7 +142,7 @@ describe('private subnets without NAT: endpoints and nothing but the egress the 
   });
 
   it('existing endpoints: egress only to their security groups', () => {
-    const c = structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as any;
+    const c = readConfigDocument('infra/examples/private-vpc.yaml') as any;
     c.locations[0].vpc.endpoints = { mode: 'existing', securityGroupIds: ['sg-0e1d2c3b4a5968778'] };
     const app = new App();
     const { LocationStack: LS } = { LocationStack: single.constructor as typeof LocationStack };
@@ -188,7 +188,7 @@ describe('what the account needs next', () => {
   });
 
   it('a secret under a customer-managed key: kms:Decrypt on that key, only through Secrets Manager in the secret region', () => {
-    const c = structuredClone(loadProbeConfig('infra/examples/multi-location.yaml')) as any;
+    const c = readConfigDocument('infra/examples/multi-location.yaml') as any;
     c.clusters[1].auth.kmsKeyArn = 'arn:aws:kms:eu-central-1:222222222222:key/0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
     const config = parseProbeConfig(c);
     const stack = new (single.constructor as typeof LocationStack)(new App(), 'kms', { config, location: config.locations[1]! });
@@ -201,7 +201,7 @@ describe('what the account needs next', () => {
 });
 
 describe('the config refuses what AWS would', () => {
-  const base = () => structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as any;
+  const base = () => readConfigDocument('infra/examples/private-vpc.yaml') as any;
   it.each([
     [
       'a function name over 64 characters',
@@ -233,7 +233,7 @@ describe('the config refuses what AWS would', () => {
 });
 
 describe('a misspelt key is refused at every level of the deployment config, naming it and the nearest known one', () => {
-  const base = () => structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as any;
+  const base = () => readConfigDocument('infra/examples/private-vpc.yaml') as any;
   it.each([
     ['the document', (c: any) => (c.schedule = c.schedules), /config: schedule is not a known field: did you mean "schedules"\?/],
     ['a cluster', (c: any) => (c.clusters[0].cadata = 'QQ=='), /clusters\[0\]\.cadata is not a known field: did you mean "caData"\?/],

@@ -25,7 +25,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
 import { LocationStack } from '../../infra/location-stack.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig, type LocationRuntimeConfig, type ProbeConfig } from '../../src/config/probe-config.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
@@ -323,7 +323,7 @@ const deploy = (stack: LocationStack, mutate?: (template: Json) => void): Deploy
 
 /** private-vpc.yaml with a long-hold schedule (a task) and the given endpoints; a secret cluster under its own key too. */
 function withTaskRunner(endpoints: Json): LocationStack {
-  const c = structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as Json;
+  const c = readConfigDocument('infra/examples/private-vpc.yaml') as Json;
   c.schedules.push({ name: 'long', expression: 'rate(6 hours)', holds: ['30m'], keepalives: ['kubectl', 'none'] });
   c.clusters.push({
     name: 'gitops',

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { stringify } from 'yaml';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { buildIntegApp } from '../integ/integ.location.js';
@@ -53,7 +53,7 @@ describe('the real-account integration test', () => {
   it('with a long-hold schedule in private subnets it also starts the task and waits for its clean stop', () => {
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-integ-')) });
     const dir = mkdtempSync(join(tmpdir(), 'ksp-integ-config-'));
-    const c = loadProbeConfig('infra/examples/private-vpc.yaml') as any;
+    const c = readConfigDocument('infra/examples/private-vpc.yaml') as any;
     const config = { ...c, schedules: [...c.schedules, { name: 'long', expression: 'rate(6 hours)', holds: ['30m'], keepalives: ['kubectl'] }] };
     config.locations[0].vpc.endpoints = { mode: 'create', routeTableIds: ['rtb-0a1b2c3d4e5f60718'], s3PrefixListId: 'pl-6da54004' };
     writeFileSync(join(dir, 'c.yaml'), stringify(config));

@@ -6,7 +6,7 @@
 import { App, Duration, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 
 type Json = any;
@@ -16,7 +16,7 @@ const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname
 const manyClusters = (first: Json, n: number) => Array.from({ length: n }, (_, i) => ({ ...first, name: `c${i}` }));
 
 const yaml = (mutate: (c: Json) => void) => () => {
-  const c = structuredClone(loadProbeConfig('infra/examples/single-location.yaml')) as Json;
+  const c = readConfigDocument('infra/examples/single-location.yaml') as Json;
   mutate(c);
   parseProbeConfig(c);
 };
@@ -62,7 +62,7 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       'a transfer size that is not binary, or too large',
       (c) => (c.schedules[0].transfer = '8MB'),
       (p) => (p.schedules[0].transfer = '8MB'),
-      /schedules\[0\]\.transfer "8MB" is not a transfer size \(8MiB, 64MiB, 512KiB; at most 1GiB\)/,
+      /schedules\[0\]\.transfer "8MB" is not a transfer size \(8MiB, 64MiB, 512KiB; 0 or off for none; at most 1GiB\)/,
     ],
     [
       'a transfer that cannot finish in one Lambda run',
@@ -173,7 +173,7 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       'a hold beyond the task runner',
       (c) => (c.schedules[1].holds = ['3h']),
       (p) => (p.schedules[1].holds = [Duration.hours(3)]),
-      /schedules\[1\]\.holds\[0\] 3 ?h(ours)? is longer than the task runner's 7200 s/,
+      /schedules\[1\]\.holds\[0\] 10800 s is longer than the task runner's 7200 s/,
     ],
     [
       'task runs that would overlap',

@@ -13,7 +13,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
 import { LocationStack, probePropsFromConfig } from '../../infra/location-stack.js';
 import { PROBE_RUNTIME, StreamProbe } from '../../infra/stream-probe.js';
 import { estimateMonthlyCost } from '../../src/config/cost.js';
@@ -89,8 +89,8 @@ describe('StreamProbe: what each location gets', () => {
     expect(schedules.map((s) => s.ScheduleExpression).sort()).toEqual(['rate(1 hour)', 'rate(5 minutes)']);
     const inputs = schedules.map((s) => JSON.parse(s.Target.Input)).sort((a, b) => a.schedule.localeCompare(b.schedule));
     expect(inputs).toEqual([
-      { schedule: 'long', holds: ['360s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'] },
-      { schedule: 'short', holds: ['0s', '65s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'] },
+      { schedule: 'long', holds: ['360s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'], transports: ['websocket', 'spdy'] },
+      { schedule: 'short', holds: ['0s', '65s'], keepalives: ['kubectl', 'none'], operations: ['exec', 'portforward'], transports: ['websocket', 'spdy'] },
     ]);
     for (const s of schedules) expect(s.Target.RetryPolicy.MaximumRetryAttempts).toBe(0);
     // In the location's own group, whose Scheduler metrics (TargetErrorCount…) the probe-health ticket watches.
@@ -315,7 +315,7 @@ describe('the bundled Lambda', () => {
 });
 
 describe('fails when…', () => {
-  const base = () => structuredClone(loadProbeConfig(EXAMPLES[1]!)) as any;
+  const base = () => readConfigDocument(EXAMPLES[1]!) as any;
   const parse = async (raw: unknown) => parseProbeConfig(raw, 'test.yaml');
   const cases: Array<[string, (c: any) => void, RegExp]> = [
     ['a location has a bad account id', (c) => (c.locations[0].account = '1234'), /locations\[0\]\.account "1234" must be a 12-digit AWS account id/],
@@ -340,11 +340,11 @@ describe('fails when…', () => {
     [
       'a hold longer than the task runner takes',
       (c) => (c.schedules[1].holds = ['3h']),
-      /schedules\[1\]\.holds\[0\] 3h is longer than the task runner's 7200 s \(taskMaxHold\); holds up to 820 s run in Lambda, longer ones as an ECS task/,
+      /schedules\[1\]\.holds\[0\] 10800 s is longer than the task runner's 7200 s \(taskMaxHold\); holds up to 820 s run in Lambda, longer ones as an ECS task/,
     ],
     ['a hold is not a duration', (c) => (c.schedules[0].holds = ['soon']), /schedules\[0\]\.holds\[0\] "soon" is not a duration/],
     ['a schedule expression is not one', (c) => (c.schedules[0].expression = 'every 5 minutes'), /schedules\[0\]\.expression "every 5 minutes" must be rate/],
-    ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" must be one of kubectl, none/],
+    ['a keepalive is unknown', (c) => (c.schedules[0].keepalives = ['tcp']), /schedules\[0\]\.keepalives\[0\] "tcp" is not one of kubectl, none, sdk/],
     [
       'datapointsToAlarm exceeds evaluationPeriods',
       (c) => (c.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
@@ -420,7 +420,7 @@ describe('fails when…', () => {
 
   it("the largest location one stack holds: 25 clusters (compressed config, memory that paces them), 26 refused by CloudFormation's limit; with transfers 12, 13 refused by the composite limit", async () => {
     const many = (example: string, n: number) => {
-      const c = structuredClone(loadProbeConfig(example)) as any;
+      const c = readConfigDocument(example) as any;
       c.clusters = Array.from({ length: n }, (_, i) => ({
         ...c.clusters[0],
         name: `prod-${i}`,

@@ -15,7 +15,7 @@ import { App } from 'aws-cdk-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocationStack } from '../../infra/location-stack.js';
 import { PROBE_RUNTIME } from '../../infra/stream-probe.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 
 type Json = any;
@@ -29,7 +29,7 @@ const files = (dir: string): string[] =>
 
 beforeAll(() => {
   outdir = mkdtempSync(join(tmpdir(), 'ksp-image-'));
-  const c = structuredClone(loadProbeConfig('infra/examples/private-vpc.yaml')) as Json;
+  const c = readConfigDocument('infra/examples/private-vpc.yaml') as Json;
   c.schedules.push({ name: 'long', expression: 'rate(6 hours)', holds: ['30m'] });
   c.locations[0].vpc.endpoints = { mode: 'none' };
   const config = parseProbeConfig(c);

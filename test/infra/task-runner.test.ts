@@ -55,6 +55,7 @@ describe('the task runner', () => {
       holds: ['3600s'],
       keepalives: ['kubectl', 'none'],
       operations: ['exec', 'portforward'],
+      transports: ['websocket', 'spdy'],
     });
     expect(Number(env.KSP_TASK_SECONDS)).toBe(3600 + 20 + 60);
     // The task's Node runs with glibc's trimming as the function's does (test/unit/process-env.test.ts).
@@ -177,7 +178,7 @@ describe('the task runner', () => {
       "a hold above the task runner's limit",
       [{ name: 'x', expression: 'rate(1 day)', holds: [Duration.hours(3)] }],
       true,
-      /schedules\[0\]\.holds\[0\] 3 hours is longer than the task runner's 7200 s \(taskMaxHold\)/,
+      /schedules\[0\]\.holds\[0\] 10800 s is longer than the task runner's 7200 s \(taskMaxHold\)/,
     ],
   ])('refuses %s', (_n, schedules, vpc, message) => {
     expect(() => build(schedules, vpc)).toThrow(message);

@@ -8,14 +8,14 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { LocationStack } from '../../infra/location-stack.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 import { parseProbeEvent } from '../../src/lambda/event.js';
 
 type Json = any;
 
 function synth(): Template {
-  const c = structuredClone(loadProbeConfig('infra/examples/single-location.yaml')) as Json;
+  const c = readConfigDocument('infra/examples/single-location.yaml') as Json;
   c.schedules.push({ name: 'cp', expression: 'rate(1 hour)', holds: ['0s'], transfer: '8MiB' });
   const config = parseProbeConfig(c);
   return Template.fromStack(new LocationStack(new App(), 'transfer', { config, location: config.locations[0]! }));

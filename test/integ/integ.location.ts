@@ -28,7 +28,7 @@ import { ExpectedResult, IntegTest, InvocationType } from '@aws-cdk/integ-tests-
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { LocationStack } from '../../infra/location-stack.js';
-import { loadProbeConfig } from '../../src/config/load.js';
+import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
 import { probeError } from '../../src/errors.js';
@@ -47,7 +47,10 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
   if (base.locations.length !== 1)
     throw probeError('CONFIG_INVALID', `${configPath}: the integration test deploys exactly one location`, { field: 'locations' });
   // Its own project name, and no e-mail: the queues below are its subscribers.
-  const config = parseProbeConfig({ ...structuredClone(base), project: `ksp-i${run}`, alarmEmail: undefined, ticketEmail: undefined }, configPath);
+  const config = parseProbeConfig(
+    { ...(readConfigDocument(configPath) as object), project: `ksp-i${run}`, alarmEmail: undefined, ticketEmail: undefined },
+    configPath,
+  );
   const location = config.locations[0]!;
   const cluster = config.clusters.find((c) => !location.clusters || location.clusters.includes(c.name))!;
   const stack = new LocationStack(app, `${config.project}-${location.name}`, { config, location });

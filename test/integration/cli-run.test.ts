@@ -83,7 +83,10 @@ describe('run -o json against the emulator', () => {
     expect(r.stdout).toContain('[transfer-tail-lost]');
     expect(r.stdout).toContain('"error: unexpected EOF"');
     const usage = await cli(['run', '--kubeconfig', lab.kubeconfig, '--transfer', '8MB']);
-    expect({ code: usage.code, err: usage.stderr.split('\n')[0] }).toMatchObject({ code: 2, err: expect.stringMatching(/--transfer: "8MB" is not a size/) });
+    expect({ code: usage.code, err: usage.stderr.split('\n')[0] }).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--transfer "8MB" is not a transfer size/),
+    });
   });
 
   it('the table output names the verdicts and the units', async () => {
@@ -99,9 +102,10 @@ describe('run -o json against the emulator', () => {
 
 describe('usage and configuration errors: one line naming what was wrong, exit 2', () => {
   const cases: Array<[string, () => string[], RegExp]> = [
-    ['unknown flag', () => ['run', '--bogus'], /Unknown option '--bogus'/],
-    ['bad --ops value', () => ['run', '--ops', 'exec,shell'], /--ops: "shell" is not one of exec, portforward/],
-    ['bad --hold value', () => ['run', '--hold', '5 minutes'], /--hold: "5 minutes" is not a duration/],
+    ['unknown flag', () => ['run', '--bogus'], /--bogus is not a known flag \(--help lists them\)/],
+    ['a misspelt flag', () => ['run', '--hlod', '5s'], /--hlod is not a known flag: did you mean "--hold"\?/],
+    ['bad --ops value', () => ['run', '--ops', 'exec,shell'], /--ops "shell" is not one of exec, portforward/],
+    ['bad --hold value', () => ['run', '--hold', '5 minutes'], /--hold "5 minutes" is not a duration/],
     ['unreadable kubeconfig', () => ['run', '--kubeconfig', join(dir, 'missing')], /kubeconfig .*missing cannot be read \(ENOENT\)/],
     ['malformed YAML', () => ['run', '--kubeconfig', writeConfig('clusters: [\n  - name: x\n   cluster: {')], /not valid YAML \(line \d+\)/],
     [

@@ -97,7 +97,7 @@ describe('invoke with the task runner', () => {
     });
     expect(code, stderr).toBe(0);
     expect(started).toHaveLength(1);
-    expect(JSON.parse(started[0]!.KSP_EVENT!)).toEqual({ operations: ['exec'], holds: ['2s'] });
+    expect(JSON.parse(started[0]!.KSP_EVENT!)).toEqual({ operations: ['exec'], transports: ['websocket', 'spdy'], keepalives: ['kubectl'], holds: ['2s'] });
     expect(Number(started[0]!.KSP_TASK_SECONDS)).toBeGreaterThan(2);
     expect(stderr).toMatch(/corp: task t1\d+ RUNNING, \d+ s of up to \d+ s/);
     const [outcome] = JSON.parse(stdout);

@@ -83,7 +83,7 @@ describe('invoke', () => {
   it('invokes every location in parallel with the overrides, and prints one combined table', async () => {
     const r = await cli(['invoke', '--config', configPath, '--ops', 'exec', '--hold', '0s'], process.env);
     expect(received.map((x) => x.name).sort()).toEqual(['ksp-lab-a', 'ksp-lab-b']);
-    expect(received[0]!.payload).toEqual({ operations: ['exec'], holds: ['0s'] });
+    expect(received[0]!.payload).toEqual({ operations: ['exec'], transports: ['websocket', 'spdy'], keepalives: ['kubectl'], holds: ['0s'] });
     expect(r.stdout).toMatch(/^LOCATION\s+CLUSTER\s+OPERATION/m);
     expect(r.stdout).toMatch(/^lab-a\s+lab\s+exec\s+kubectl\s+0s\s+ok\s+fail\s+ok\s+fallback\s+fallback\s+fallback\s+BREAKS\s+websocket-broken$/m);
     expect(r.stdout).toMatch(/^lab-b\s+.*ERROR ksp-lab-b failed \(Unhandled\)/m);
@@ -100,6 +100,6 @@ describe('invoke', () => {
   it('an unknown location is a usage error, exit 2', async () => {
     const r = await cli(['invoke', '--config', configPath, '--locations', 'nowhere']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('--locations: "nowhere" is not one of lab-a, lab-b');
+    expect(r.stderr).toContain('--locations "nowhere" is not one of lab-a, lab-b');
   });
 });

@@ -295,7 +295,7 @@ describe('the probe Lambda', () => {
       [{ clusters: ['nope'] }, 'event.clusters'],
       [{ clusters: [] }, 'event.clusters is empty'],
       [{ surprise: true }, 'event.surprise'],
-      ['just a string', 'the event'],
+      ['just a string', 'event must be an object'],
     ] as const) {
       const out = await handler(event, ctx(80_000));
       expect(out.ok).toBe(false);

@@ -101,11 +101,11 @@ describe('serve: /probe', () => {
     const cases: [string, number, RegExp][] = [
       ['/probe?target=nowhere', 10, /contexts has no entry named "nowhere"/],
       ['/probe?target=prod-eu&hold=65s', 10, /a 65 s hold needs about 70 s and the scrape allows 10 s.*scrape_timeout \(and scrape_interval\) to at least 71s/],
-      ['/probe?target=prod-eu&hold=soon', 10, /^hold: "soon" is not a duration/],
+      ['/probe?target=prod-eu&hold=soon', 10, /^hold "soon" is not a duration/],
       ['/probe?target=prod-eu&hold=20m', 1800, /longer than this server allows \(--max-hold 600 s\)/],
-      ['/probe?target=prod-eu&module=http_2xx', 10, /unknown parameter "module"/],
-      ['/probe?target=prod-eu&ops=exec&ops=portforward', 10, /ops: given 2 times/],
-      ['/probe?target=prod-eu&transports=http3', 10, /^transports: /],
+      ['/probe?target=prod-eu&module=http_2xx', 10, /^module is not a known parameter/],
+      ['/probe?target=prod-eu&ops=exec&ops=portforward', 10, /^ops is given 2 times; give it once \(a list is comma-separated\)/],
+      ['/probe?target=prod-eu&transports=http3', 10, /^transports "http3" is not one of websocket, spdy/],
     ];
     for (const [path, timeout, message] of cases) {
       const r = await get(path, timeout);

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { countMetricsAndAlarms, lambdaCostPerRun, PRICES, RUN_OVERHEAD_SECONDS } from '../../src/config/cost.js';
+import { countMetricsAndAlarms, lambdaCostPerRun, PRICES } from '../../src/config/cost.js';
+import { RUN_OVERHEAD_SECONDS } from '../../src/config/lambda-limits.js';
 import { deviceHolds, holdToCross } from '../../src/config/device-holds.js';
 import { loadProbeConfig } from '../../src/config/load.js';
 import { averageIntervalSeconds } from '../../src/config/schedule.js';
-import { parseDurationSeconds } from '../../src/vocabulary.js';
 
 const readme = readFileSync('README.md', 'utf8');
 const row = (h: ReturnType<typeof deviceHolds>[number]) =>
@@ -27,7 +27,7 @@ describe('which holds catch which device', () => {
   it("the example's devices schedule holds every Lambda hold of the table, without pings", () => {
     const config = loadProbeConfig('infra/examples/multi-location.yaml');
     const devices = config.schedules.find((s) => s.name === 'devices')!;
-    expect(devices.holds.map((h) => parseDurationSeconds('hold', h))).toEqual(
+    expect(devices.holdsSeconds).toEqual(
       deviceHolds()
         .filter((h) => h.runner === 'lambda')
         .map((h) => h.holdSeconds),

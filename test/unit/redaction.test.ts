@@ -38,4 +38,20 @@ describe('redactCredentialForms', () => {
     r.add(SECRET);
     expect(r.redact(`plain ${SECRET} and ${SECRET}`)).toBe('plain [REDACTED] and [REDACTED]');
   });
+
+  it('a structured value keeps its shape: every string redacted, a field named as a credential emptied (SecretRedactor.redactValue)', () => {
+    const r = new SecretRedactor();
+    r.add(SECRET);
+    const summary = { ok: false, count: 3, error: { message: `denied for ${SECRET}` }, lines: [`Bearer ${SECRET}`], auth: { token: 'short1', tokens: 2 } };
+    const out = r.redactValue(summary);
+    expect(out).toEqual({
+      ok: false,
+      count: 3,
+      error: { message: 'denied for [REDACTED]' },
+      lines: ['Bearer [REDACTED]'],
+      auth: { token: '[REDACTED]', tokens: 2 },
+    });
+    expect(JSON.stringify(out)).not.toContain(SECRET);
+    expect(summary.error.message).toContain(SECRET); // the original is not changed
+  });
 });

@@ -1,0 +1,157 @@
+/**
+ * One Plan (src/config/plan.ts): every plan field, broken the same way, through every entry point — `run`'s flags,
+ * `invoke`'s flags, the in-cluster runner's flags (`manifest --runner cronjob`), `serve`'s query, the Lambda event,
+ * the deployment YAML and the StreamProbe construct's props — is refused with the same words: the path as that
+ * entry point names it, the value, the rule (and the nearest known name for a misspelt one).
+ */
+import { App, Duration, Stack } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
+import { probeRequest } from '../../src/cli/probe-endpoint.js';
+import { readConfigDocument } from '../../src/config/load.js';
+import { PLAN_NAMES, type PlanField, parsePlan, planEvent, planFlagValues } from '../../src/config/plan.js';
+import { Checker } from '../../src/config/checker.js';
+import { parseProbeConfig } from '../../src/config/probe-config.js';
+import { errorMessage } from '../../src/errors.js';
+import { parseProbeEvent } from '../../src/lambda/event.js';
+import type { RunPlan } from '../../src/vocabulary.js';
+import { cli } from '../helpers/cli.js';
+
+type Json = any;
+const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname;
+const EXAMPLE = 'infra/examples/single-location.yaml';
+const RUNNER = ['manifest', '--runner', 'cronjob', '--runner-image', 'registry.example/ksp:1', '--pushgateway', 'http://pg:9091', '--cluster', 'prod'];
+const FLAG = Object.fromEntries(Object.entries(PLAN_NAMES.flags).map(([f, n]) => [f, n])) as Record<PlanField, string>;
+
+const thrown = (f: () => unknown): string => {
+  try {
+    f();
+  } catch (err) {
+    return errorMessage(err);
+  }
+  return '(nothing thrown)';
+};
+
+const constructWith = (mutate: (p: Json) => void) => () => {
+  const stack = new Stack(new App(), 'Plan', { env: { account: '111111111111', region: 'eu-west-1' } });
+  const props: Json = {
+    locationName: 'eu-west-1-public',
+    clusters: [
+      {
+        name: 'prod-eu',
+        endpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+        auth: { type: 'eks', clusterName: 'prod-eu' },
+        target: { namespace: 'kube-stream-probe' },
+      },
+    ],
+    schedules: [{ name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)] }],
+    entry: ENTRY_STUB,
+  };
+  mutate(props);
+  new StreamProbe(stack, 'Probe', props as StreamProbeProps);
+};
+
+/** The message each entry point gives for `field` set to `good,bad` (flags, query) or [good, bad] (documents). */
+async function messages(field: PlanField, good: string, bad: string): Promise<Record<string, string>> {
+  const comma = good ? `${good},${bad}` : bad;
+  const list = good ? [good, bad] : [bad];
+  const flag = FLAG[field];
+  const firstLine = (t: string) => t.split('\n')[0]!.replace(/^kube-stream-probe \w+: /, '');
+  const out: Record<string, string> = {};
+  out.run = firstLine((await cli(['run', flag, comma])).stderr);
+  out.invoke = firstLine((await cli(['invoke', '--config', EXAMPLE, flag, comma])).stderr);
+  out.runner = firstLine((await cli([...RUNNER, flag, comma])).stderr);
+  const url = new URL(`http://exporter/probe?${PLAN_NAMES.query[field]}=${encodeURIComponent(comma)}`);
+  const answer = probeRequest(url, {}, { maxHoldSeconds: 600, defaultTimeoutSeconds: 120 } as never);
+  out.serve = 'body' in answer ? answer.body.trim() : '(accepted)';
+  const value = field === 'transfer' ? bad : list;
+  out.event = thrown(() => parseProbeEvent({ [field]: value }));
+  out.yaml = thrown(() => {
+    const c = readConfigDocument(EXAMPLE) as Json;
+    c.schedules[0][field] = value;
+    parseProbeConfig(c, 'config.yaml');
+  });
+  if (field !== 'holds') out.construct = thrown(constructWith((p) => (p.schedules[0][field] = value)));
+  return out;
+}
+
+/** Where each entry point names the bad item: the flag or parameter alone, or the document path with the item's index. */
+function expectedPaths(field: PlanField, index: number): Record<string, string> {
+  const item = field === 'transfer' ? '' : `[${index}]`;
+  return {
+    run: FLAG[field],
+    invoke: FLAG[field],
+    runner: FLAG[field],
+    serve: PLAN_NAMES.query[field],
+    event: `event.${field}${item}`,
+    yaml: `config.yaml: schedules[0].${field}${item}`,
+    construct: `StreamProbe props: schedules[0].${field}${item}`,
+  };
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe('every plan field, broken the same way, is refused with the same words at every entry point', () => {
+  it.each<[PlanField, string, string, string]>([
+    ['operations', 'exec', 'shell', '"shell" is not one of exec, portforward'],
+    ['keepalives', 'none', 'kubeclt', '"kubeclt" is not one of kubectl, none, sdk: did you mean "kubectl"?'],
+    ['holds', '0s', '6x', '"6x" is not a duration (examples: 0s, 65s, 6m, 1h)'],
+    ['holds', '0s', '7h', '"7h" is longer than the longest hold any runner accepts (6 h)'],
+    ['transfer', '', '8MB', '"8MB" is not a transfer size (8MiB, 64MiB, 512KiB; 0 or off for none; at most 1GiB)'],
+    ['holdShapes', 'silent', 'loud', '"loud" is not one of silent, output, input'],
+  ])('%s: %s,%s', async (field, good, bad, rule) => {
+    const got = await messages(field, good, bad);
+    const want = expectedPaths(field, 1);
+    for (const [entry, message] of Object.entries(got)) expect(message, entry).toMatch(new RegExp(`^${escape(want[entry]!)} ${escape(rule)}`));
+    expect(Object.keys(got)).toEqual(['run', 'invoke', 'runner', 'serve', 'event', 'yaml', ...(field === 'holds' ? [] : ['construct'])]);
+  });
+
+  it('transports: refused in a schedule (the A/B and its alarms need both), checked like the rest elsewhere', async () => {
+    const got = await messages('transports', 'spdy', 'http');
+    for (const entry of ['run', 'invoke', 'runner', 'serve', 'event'])
+      expect(got[entry], entry).toMatch(new RegExp(`^${escape(expectedPaths('transports', 1)[entry]!)} "http" is not one of websocket, spdy`));
+    for (const entry of ['yaml', 'construct'])
+      expect(got[entry], entry).toMatch(/schedules\[0\]\.transports is not a schedule field: a schedule probes both transports/);
+  });
+
+  it('a misspelt name is refused with the nearest known one at every entry point', async () => {
+    expect((await cli(['run', '--hlod', '5s'])).stderr).toMatch(/--hlod is not a known flag: did you mean "--hold"\?/);
+    expect((await cli([...RUNNER, '--keepalives', 'none'])).stderr).toMatch(/--keepalives is not a known flag: did you mean "--keepalive"\?/);
+    const answer = probeRequest(new URL('http://exporter/probe?hold_shap=output'), {}, { maxHoldSeconds: 600, defaultTimeoutSeconds: 120 } as never);
+    expect('body' in answer && answer.body).toMatch(/^hold_shap is not a known parameter: did you mean "hold_shape"\?/);
+    expect(thrown(() => parseProbeEvent({ hold: ['0s'] }))).toMatch(/^event\.hold is not a known field: did you mean "holds"\?/);
+    expect(
+      thrown(() => {
+        const c = readConfigDocument(EXAMPLE) as Json;
+        c.schedules[0].holdShape = ['output'];
+        parseProbeConfig(c, 'config.yaml');
+      }),
+    ).toMatch(/^config\.yaml: schedules\[0\]\.holdShape is not a known field: did you mean "holdShapes"\?/);
+    expect(thrown(constructWith((p) => (p.schedules[0].keepalive = ['none'])))).toMatch(
+      /^StreamProbe props: schedules\[0\]\.keepalive is not a known field: did you mean "keepalives"\?/,
+    );
+  });
+});
+
+describe('a plan written by one entry point is read back unchanged by the next', () => {
+  const plans: RunPlan[] = [
+    { operations: ['exec', 'portforward'], transports: ['websocket', 'spdy'], keepalives: ['kubectl'], holdsSeconds: [0] },
+    { operations: ['portforward'], transports: ['spdy'], keepalives: ['none', 'sdk'], holdsSeconds: [0, 65, 360], transferBytes: 8 * 1024 ** 2 },
+    {
+      operations: ['exec'],
+      transports: ['websocket', 'spdy'],
+      keepalives: ['kubectl'],
+      holdsSeconds: [12.5],
+      transferBytes: 1536,
+      holdShapes: ['output', 'input'],
+    },
+  ];
+  it.each(plans.map((p) => [JSON.stringify(p), p] as const))('%s', (_name, plan) => {
+    const c = new Checker('test');
+    // The schedule's event (infra/schedules.ts) as the Lambda reads it.
+    expect(parsePlan({ checker: c, names: PLAN_NAMES.document }, planEvent(plan))).toEqual(plan);
+    expect(parseProbeEvent(planEvent(plan))).toMatchObject(plan);
+    // The runner's ConfigMap as `run`'s flags read it.
+    expect(parsePlan({ checker: c, names: PLAN_NAMES.flags, commaLists: true }, planFlagValues(plan))).toEqual(plan);
+  });
+});
