@@ -2,12 +2,12 @@
  * What the emulator does to a connection after its 101: the faults (an idle cut, a node's cut or black hole, a
  * kubelet streaming error) and how it ends a TCP connection (FIN or RST).
  */
+import { SpdyServerSession } from './spdy-server-session.js';
 import type net from 'node:net';
 import type { WebSocket } from 'ws';
 import { Channel, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
 import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
-import { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import type { EmulatorFaults, NodeFault, UpgradeRecord } from './options.js';
@@ -68,7 +68,7 @@ export function watchIdle(faults: EmulatorFaults | undefined, socket: net.Socket
 export function streamError(ws: WebSocket, protocol: string, sub: string): void {
   const message = `Internal error occurred: error sending request: Post "//[::]:35431/cri/${sub}/RJ3qzW1x": http: server gave HTTP response to HTTPS client`;
   if (sub === 'portforward' && protocol === TUNNEL_PROTOCOL) {
-    const session = new SpdySession(new WebSocketByteStream(ws), { role: 'server' });
+    const session = new SpdyServerSession(new WebSocketByteStream(ws));
     session.on('stream', (stream: SpdyStream) => {
       stream.reply({});
       if (headerValue(stream.headers, 'streamtype') === 'error') stream.end(message);

@@ -4,7 +4,7 @@
  * reply to each stream at once, wait for the expected set, run the command,
  * FIN stdout/stderr, write the status on the error stream, FIN it.
  */
-import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
+import { encodeExecStatus } from './exec-status.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
 import type { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import type WebSocket from 'ws';
 import { Channel, ExecSubprotocol, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
 import { readClientChannelMessage } from './ws-channel-server.js';
-import { encodeExecStatus } from '../../src/streaming/channel/exec-status.js';
+import { encodeExecStatus } from './exec-status.js';
 import type { ExecRequest } from './exec-spdy-server.js';
 import { runCommand } from './processes.js';
 import { FaultySink } from './stream-faults.js';

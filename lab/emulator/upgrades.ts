@@ -4,11 +4,11 @@
  * WebSocket (the subprotocols the translator or the tunnel accept; `ws` does the handshake), then the exec or
  * port-forward server behind it, with the faults that act after the 101.
  */
+import { SpdyServerSession } from './spdy-server-session.js';
 import type { IncomingMessage } from 'node:http';
 import type net from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
-import { SpdySession } from '../../src/streaming/spdy/session.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import { afterUpgradeFaults, streamError, watchIdle, type Ended } from './connection-faults.js';
 import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
@@ -52,7 +52,7 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
   socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`);
   rec.wrote101At = performance.now();
   // The kubelet's port-forward holds the client back when the pod's side does not keep up (readBackpressure).
-  const session = new SpdySession(socket, { role: 'server', head, readBackpressure: sub === 'portforward' });
+  const session = new SpdyServerSession(socket, { head, readBackpressure: sub === 'portforward' });
   session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
   const ended: Ended = host.ended;
   watchIdle(host.options.faults, socket, rec, ended, () => session.destroy());
@@ -99,7 +99,7 @@ export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket
       if (protocol === TUNNEL_PROTOCOL) {
         // Frames of one tick in one message, written without joining them: a lighter server for the throughput
         // benchmark (clients must not care where message boundaries fall).
-        const session = new SpdySession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { role: 'server', readBackpressure: true });
+        const session = new SpdyServerSession(new WebSocketByteStream(sendingPieces(ws), { coalesce: true }), { readBackpressure: true });
         session.on('ping', (id: number) => id % 2 === 1 && rec.pingsReceived++);
         serveSpdyPortForward(session, host.forwardTarget(), (h) => rec.streams.push(h));
       } else {

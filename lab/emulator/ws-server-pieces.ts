@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import { probeError } from '../../src/errors.js';
 import type { WsLike } from '../../src/streaming/ws-client.js';
-import { writeUnmaskedBinaryFrame } from '../../src/streaming/ws-frame.js';
+import { headerBytes, total, writeHeader } from '../../src/streaming/ws-frame.js';
 
 export function sendingPieces(ws: WebSocket): WsLike {
   const socket = (ws as unknown as { _socket: Socket })._socket;
@@ -18,4 +18,23 @@ export function sendingPieces(ws: WebSocket): WsLike {
     writeUnmaskedBinaryFrame(socket, pieces, cb);
   };
   return like;
+}
+
+/**
+ * Writes one unmasked binary frame holding `pieces` to a server's socket: the header and the pieces as they are,
+ * in one writev. `cb` runs when the last piece has been handed to the kernel.
+ */
+export function writeUnmaskedBinaryFrame(socket: Socket, pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void {
+  const length = total(pieces);
+  const header = Buffer.allocUnsafe(headerBytes(length, false));
+  writeHeader(header, length, undefined);
+  socket.cork();
+  socket.write(header);
+  const last = pieces.length - 1;
+  pieces.forEach((p, i) => {
+    if (i === last) socket.write(p, cb);
+    else if (p.length > 0) socket.write(p);
+  });
+  if (last < 0) socket.write(Buffer.alloc(0), cb);
+  socket.uncork();
 }

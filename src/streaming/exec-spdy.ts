@@ -21,7 +21,7 @@ export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v
 export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   const up = await upgradeSpdy(config, { path: execPath(opts), what: 'SPDY exec', protocols: SPDY_EXEC_PROTOCOLS, emptyMeans: ExecSubprotocol.V1 });
   const protocol = up.protocol;
-  const session = new SpdySession(up.socket, { role: 'client', head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY exec') });
+  const session = new SpdySession(up.socket, { head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY exec') });
   const tty = opts.tty === true;
   const wantStdout = opts.stdout ?? true;
   const wantStderr = (opts.stderr ?? !tty) && !tty;

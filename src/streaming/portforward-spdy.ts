@@ -94,7 +94,7 @@ function spdyPortForward(parts: SpdyPortForwardParts): PortForwardSession {
 export async function openSpdyPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
   // kubectl fails with "unable to negotiate protocol" unless the 101 selects exactly this one.
   const up = await upgradeSpdy(config, { path: podPath(opts, 'portforward'), what: 'SPDY port-forward', protocols: [PORTFORWARD_PROTOCOL] });
-  const session = new SpdySession(up.socket, { role: 'client', head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY port-forward') });
+  const session = new SpdySession(up.socket, { head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY port-forward') });
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, SPDY_PING_PERIOD_MS);
   const ended = spdyEnd(session, up.raw);
   void ended.then(() => keepalive?.stop());
@@ -117,7 +117,7 @@ export async function openTunnelPortForward(config: ConnectionConfig, opts: Port
   // client-go runs no WebSocket heartbeat for the tunnel: only SPDY pings inside it.
   const conn = new WebSocketConnection(up.ws, up.raw, undefined);
   const bytes = new WebSocketByteStream(up.ws);
-  const session = new SpdySession(bytes, { role: 'client', onControlFrame: spdyWireLog(config, up.conn, 'WebSocket port-forward (SPDY inside)') });
+  const session = new SpdySession(bytes, { onControlFrame: spdyWireLog(config, up.conn, 'WebSocket port-forward (SPDY inside)') });
   up.ws.start();
   const keepalive = opts.keepalive === 'none' ? undefined : startSpdyKeepalive(session, TUNNEL_PING_PERIOD_MS);
   // The WebSocket tells how the connection died; SPDY adds GOAWAY and garbage inside the tunnel.

@@ -5,12 +5,12 @@
  *
  * A client masks: the pieces are masked straight into one new buffer, header
  * included (one pass over the bytes, the only copy masking allows, since the
- * pieces belong to the caller). A server does not mask: its header and the
- * pieces go to the socket as they are, in one writev.
+ * pieces belong to the caller). A server does not mask: the emulator's writer
+ * (lab/emulator/ws-server-pieces.ts) sends its header and the pieces as they
+ * are, in one writev, with the header helpers exported here.
  */
 import { randomFillSync } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Socket } from 'node:net';
 import { endianness } from 'node:os';
 import { frameBuffer, type FrameBuffer } from './frame-pool.js';
 
@@ -55,12 +55,12 @@ export const mask: MaskFn = (() => {
 })();
 
 /** Bytes of the frame header for a payload of `length` bytes, with the 4-byte masking key when masked. */
-function headerBytes(length: number, masked: boolean): number {
+export function headerBytes(length: number, masked: boolean): number {
   return (length < 126 ? 2 : length < 65536 ? 4 : 10) + (masked ? 4 : 0);
 }
 
 /** Writes a FIN binary frame header at `out[0..]`; returns its length. */
-function writeHeader(out: Buffer, length: number, maskKey: Buffer | undefined): number {
+export function writeHeader(out: Buffer, length: number, maskKey: Buffer | undefined): number {
   out[0] = FIN | OPCODE_BINARY;
   const m = maskKey ? MASK_BIT : 0;
   let at: number;
@@ -102,7 +102,7 @@ function nextMaskKey(): Buffer {
 
 const rotated = Buffer.alloc(4);
 
-function total(pieces: readonly Buffer[]): number {
+export function total(pieces: readonly Buffer[]): number {
   let n = 0;
   for (const p of pieces) n += p.length;
   return n;
@@ -128,23 +128,4 @@ export function maskedBinaryFrame(pieces: readonly Buffer[]): FrameBuffer {
     payloadAt += piece.length;
   }
   return frame;
-}
-
-/**
- * Writes one unmasked binary frame holding `pieces` to a server's socket: the header and the pieces as they are,
- * in one writev. `cb` runs when the last piece has been handed to the kernel.
- */
-export function writeUnmaskedBinaryFrame(socket: Socket, pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void {
-  const length = total(pieces);
-  const header = Buffer.allocUnsafe(headerBytes(length, false));
-  writeHeader(header, length, undefined);
-  socket.cork();
-  socket.write(header);
-  const last = pieces.length - 1;
-  pieces.forEach((p, i) => {
-    if (i === last) socket.write(p, cb);
-    else if (p.length > 0) socket.write(p);
-  });
-  if (last < 0) socket.write(Buffer.alloc(0), cb);
-  socket.uncork();
 }

@@ -5,9 +5,9 @@
  */
 import { IDLE_MARK_SECONDS } from '../../src/probe/idle-devices.js';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, readFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
@@ -311,6 +311,21 @@ describe('the bundled Lambda', () => {
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
     expect(out).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID' } });
     expect(out.error.message).toContain('event.holds[0]');
+  });
+
+  it('carries no server half of any protocol: nothing of the lab, no SPDY server role, no exec status writer, no unmasked frame writer', () => {
+    const { app } = apps.get(EXAMPLES[0]!)!;
+    const assembly = app.synth();
+    const assetDir = readdirSync(assembly.directory).find((d) => d.startsWith('asset.') && existsSync(join(assembly.directory, d, 'index.mjs')))!;
+    const code = readFileSync(join(assembly.directory, assetDir, 'index.mjs'), 'utf8');
+    const sources: string[] = JSON.parse(readFileSync(join(assembly.directory, assetDir, 'index.mjs.map'), 'utf8')).sources;
+    const ours = sources.filter((f) => !f.includes('node_modules')).map((f) => relative(process.cwd(), resolve(assembly.directory, assetDir, f)));
+    // The client's own layers are there (the check reads the right map)...
+    expect(ours).toEqual(expect.arrayContaining(['src/streaming/spdy/session.ts', 'src/streaming/ws-frame.ts', 'src/streaming/channel/exec-status.ts']));
+    // ...and nothing the emulator alone needs.
+    expect(ours.filter((f) => f.startsWith('lab/'))).toEqual([]);
+    expect(code).toContain('NonZeroExitCode'); // the client reads exec's status
+    for (const serverOnly of ['command terminated with non-zero exit code', 'readBackpressure', 'SpdyServerSession']) expect(code).not.toContain(serverOnly);
   });
 });
 

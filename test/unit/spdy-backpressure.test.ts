@@ -4,6 +4,7 @@
  * frame handler does; without it, the session reads everything into memory. Directly on TCP and inside the
  * WebSocket tunnel (ws's server, as the emulator runs it).
  */
+import { SpdyServerSession } from '../../lab/emulator/spdy-server-session.js';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -88,10 +89,10 @@ async function tcpPair(readBackpressure: boolean): Promise<Pair> {
   const c = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
   const s = await accepted;
   cleanups.push(() => (c.destroy(), s.destroy(), srv.close()));
-  const server = new SpdySession(s, { role: 'server', readBackpressure });
+  const server = new SpdyServerSession(s, { readBackpressure });
   return {
     server,
-    client: new SpdySession(c, { role: 'client' }),
+    client: new SpdySession(c),
     serverSocket: s,
     serverBytesRead: () => s.bytesRead,
     nextServerStream: serverStreams(server),
@@ -106,11 +107,11 @@ async function tunnelPair(readBackpressure: boolean): Promise<Pair> {
   await new Promise((r) => c.once('open', r));
   const s = await accepted;
   cleanups.push(() => (c.terminate(), s.terminate(), wss.close()));
-  const server = new SpdySession(new WebSocketByteStream(s, { coalesce: true }), { role: 'server', readBackpressure });
+  const server = new SpdyServerSession(new WebSocketByteStream(s, { coalesce: true }), { readBackpressure });
   const raw = (s as unknown as { _socket: net.Socket })._socket;
   return {
     server,
-    client: new SpdySession(new WebSocketByteStream(c), { role: 'client' }),
+    client: new SpdySession(new WebSocketByteStream(c)),
     serverSocket: raw,
     serverBytesRead: () => raw.bytesRead,
     nextServerStream: serverStreams(server),

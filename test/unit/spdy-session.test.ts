@@ -3,6 +3,7 @@
  * Go vectors or hand-built bytes, and frames we send are decoded by a
  * separate parser, never compared with the serializer's own output.
  */
+import { SpdyServerSession } from '../../lab/emulator/spdy-server-session.js';
 import { Duplex, PassThrough } from 'node:stream';
 import pako from 'pako';
 import { describe, expect, it } from 'vitest';
@@ -57,7 +58,7 @@ function peerSynStreams() {
 describe('SpdySession', () => {
   it('client stream ids are odd from 1, and a SYN_REPLY resolves the stream', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     const a = s.openStream({ streamtype: 'error' });
     const b = s.openStream({ streamtype: 'stdout' });
     expect([a.id, b.id]).toEqual([1, 3]);
@@ -72,7 +73,7 @@ describe('SpdySession', () => {
 
   it('echoes a peer PING unchanged and times its own', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     p.inject(hex('80 03 00 06 00 00 00 04 00 00 00 02')); // server ping id 2
     await tick();
     expect(p.sent()).toEqual([{ type: 'PING', id: 2 }]);
@@ -84,7 +85,7 @@ describe('SpdySession', () => {
 
   it('answers a SYN_STREAM with a lower id than the last with RST_STREAM(PROTOCOL_ERROR)', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'server' });
+    const s = new SpdyServerSession(p.transport);
     const got: number[] = [];
     s.on('stream', (st: SpdyStream) => got.push(st.id));
     const synStream = peerSynStreams();
@@ -96,7 +97,7 @@ describe('SpdySession', () => {
 
   it('refuses a SYN_STREAM with the wrong parity (a client must use odd ids)', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'server' });
+    const s = new SpdyServerSession(p.transport);
     s.on('stream', () => expect.fail('even id accepted from a client'));
     p.inject(peerSynStreams()(2));
     await tick();
@@ -105,7 +106,7 @@ describe('SpdySession', () => {
 
   it('maxConcurrentStreams: the limit is accepted, one more is refused (REFUSED_STREAM)', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'server', limits: { maxConcurrentStreams: 2 } });
+    const s = new SpdyServerSession(p.transport, { limits: { maxConcurrentStreams: 2 } });
     const got: number[] = [];
     s.on('stream', (st: SpdyStream) => got.push(st.id));
     const synStream = peerSynStreams();
@@ -114,14 +115,14 @@ describe('SpdySession', () => {
     expect(got).toEqual([1, 3]);
     expect(p.sent()).toEqual([{ type: 'RST_STREAM', streamId: 5, status: 3 }]);
     // and on our side, opening past the limit is a typed error
-    const c = new SpdySession(pipe().transport, { role: 'client', limits: { maxConcurrentStreams: 1 } });
+    const c = new SpdySession(pipe().transport, { limits: { maxConcurrentStreams: 1 } });
     c.openStream({ streamtype: 'error' });
     expect(() => c.openStream({ streamtype: 'stdout' })).toThrow(expect.objectContaining({ code: 'SPDY_STREAM_LIMIT' }));
   });
 
   it('ignores SETTINGS and WINDOW_UPDATE and enforces no window: 1 MiB of DATA is delivered', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     const st = s.openStream({ streamtype: 'data' });
     p.inject(hex('80 03 00 02 00 00 00 14 00 00 00 01 78 f9 e3 c6 a7 c2 62 60 60 60 00 00 00 00 ff ff'));
     p.inject(hex('80 03 00 04 00 00 00 0c 00 00 00 01 00 00 00 07 00 01 00 00'));
@@ -138,7 +139,7 @@ describe('SpdySession', () => {
 
   it('writes DATA in chunks of at most 32 KiB, as client-go does', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     const st = s.openStream({ streamtype: 'stdin' });
     p.sent();
     st.write(Buffer.alloc(100 * 1024));
@@ -149,7 +150,7 @@ describe('SpdySession', () => {
 
   it('close() as kubectl: RST(CANCEL) for streams not FIN-ed, then GOAWAY(0, OK)', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     const a = s.openStream({ streamtype: 'error' });
     const b = s.openStream({ streamtype: 'stdin' });
     b.end();
@@ -165,14 +166,14 @@ describe('SpdySession', () => {
 
   it('a GOAWAY from the peer ends the session with cause goaway', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     p.inject(hex('80 03 00 07 00 00 00 08 00 00 00 00 00 00 00 02'));
     expect(await s.closed).toMatchObject({ cause: 'goaway', error: { code: 'SPDY_GOAWAY', context: { status: 2 } } });
   });
 
   it('a malformed frame sends GOAWAY(PROTOCOL_ERROR) and ends with protocol-error', async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     p.inject(hex('80 03 00 05 00 00 00 00')); // unknown control type 5
     expect(await s.closed).toMatchObject({ cause: 'protocol-error', error: expect.objectContaining({ code: 'SPDY_UNKNOWN_CONTROL_TYPE' }) });
     expect(p.sent()).toEqual([{ type: 'GOAWAY', lastGoodStreamId: 0, status: 1 }]);
@@ -185,7 +186,7 @@ describe('SpdyStream reply and end waits', () => {
 
   it('awaitReply and replied settle on the SYN_REPLY, before and after it arrives', async () => {
     const p = pipe();
-    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const st = new SpdySession(p.transport).openStream({ streamtype: 'error' });
     const waits = [st.awaitReply(5_000), st.awaitReply(5_000), st.replied];
     p.inject(REPLY_1);
     await expect(Promise.all(waits)).resolves.toEqual([undefined, undefined, {}]);
@@ -195,7 +196,7 @@ describe('SpdyStream reply and end waits', () => {
 
   it("a peer's RST rejects every wait with the reset, and later waits at once", async () => {
     const p = pipe();
-    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const st = new SpdySession(p.transport).openStream({ streamtype: 'error' });
     const wait = st.awaitReply(5_000);
     const replied = st.replied;
     p.inject(RST_1_REFUSED);
@@ -208,7 +209,7 @@ describe('SpdyStream reply and end waits', () => {
 
   it('no reply within the timeout: SPDY_REPLY_TIMEOUT naming the stream; a reply after it still resolves replied', async () => {
     const p = pipe();
-    const st = new SpdySession(p.transport, { role: 'client' }).openStream({ streamtype: 'error' });
+    const st = new SpdySession(p.transport).openStream({ streamtype: 'error' });
     const t0 = performance.now();
     await expect(st.awaitReply(30)).rejects.toMatchObject({ code: 'SPDY_REPLY_TIMEOUT', message: 'no SYN_REPLY for stream 1 within 30 ms' });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(25);
@@ -219,7 +220,7 @@ describe('SpdyStream reply and end waits', () => {
 
   it("the session's end rejects a pending reply wait and ends the peer's side", async () => {
     const p = pipe();
-    const s = new SpdySession(p.transport, { role: 'client' });
+    const s = new SpdySession(p.transport);
     const st = s.openStream({ streamtype: 'stdout' });
     const wait = st.awaitReply(5_000);
     const ended = st.remoteEnded;

@@ -8,7 +8,8 @@ import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import * as wsModule from 'ws';
 import { createRequire } from 'node:module';
-import { mask, maskInJs, maskedBinaryFrame, writeUnmaskedBinaryFrame } from '../../src/streaming/ws-frame.js';
+import { writeUnmaskedBinaryFrame } from '../../lab/emulator/ws-server-pieces.js';
+import { mask, maskInJs, maskedBinaryFrame } from '../../src/streaming/ws-frame.js';
 
 const { Receiver } = wsModule as unknown as { Receiver: new (o: object) => NodeJS.WritableStream & { on(e: string, l: (...a: any[]) => void): void } };
 

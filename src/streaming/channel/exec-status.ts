@@ -39,15 +39,3 @@ export function decodeExecStatus(text: string, protocol: string): ExecExit {
   }
   return { exitCode: undefined, status, error: probeError('EXEC_STATUS', `unknown error stream status "${String(status.status)}"`, ctx) };
 }
-
-/** Go's json.Marshal(metav1.Status) bytes for an exit code, as the kubelet/translator write them. */
-export function encodeExecStatus(exitCode: number): string {
-  if (exitCode === 0) return '{"metadata":{},"status":"Success"}';
-  return JSON.stringify({
-    metadata: {},
-    status: 'Failure',
-    message: `command terminated with non-zero exit code: error executing command [exit ${exitCode}], exit code ${exitCode}`,
-    reason: 'NonZeroExitCode',
-    details: { causes: [{ reason: 'ExitCode', message: String(exitCode) }] },
-  });
-}

@@ -8,16 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
 import type { SpdySessionEndCause } from '../end-cause.js';
-import {
-  DEFAULT_SPDY_LIMITS,
-  FLAG_FIN,
-  GOAWAY_STATUS_NAMES,
-  GoAwayStatus,
-  HELD_STREAM_BYTES,
-  RstStatus,
-  SEND_QUEUE_BYTES,
-  type SpdyLimits,
-} from './constants.js';
+import { DEFAULT_SPDY_LIMITS, FLAG_FIN, GOAWAY_STATUS_NAMES, GoAwayStatus, RstStatus, SEND_QUEUE_BYTES, type SpdyLimits } from './constants.js';
 import { describeFrame, type SpdyFrame, type SpdyHeaders } from './frames.js';
 import { HeaderBlockEncoder, type DeflateTuning } from './header-block.js';
 import { SpdyFrameParser } from './parser.js';
@@ -34,21 +25,10 @@ export interface SessionEnd {
 }
 
 export interface SpdySessionOptions {
-  readonly role: SpdyRole;
   readonly limits?: Partial<SpdyLimits>;
   readonly deflate?: DeflateTuning;
   /** Bytes that arrived with the 101 and belong to the session. */
   readonly head?: Buffer;
-  /**
-   * Stop reading the connection while any stream's unread data is past its high-water mark, and read again
-   * once its reader asks for more: the kubelet's side of port-forward. There spdystream's reader hands each frame
-   * to a queue of 50 that blocks when full (moby/spdystream priority.go Push), and the queue's handler blocks in
-   * handleDataFrame on `stream.dataChan <- frame.Data`, an unbuffered channel, until the stream's reader (io.Copy
-   * to the pod's port) takes it (connection.go); TCP then holds the sender back. So one stream that is never read
-   * stalls the whole session there too, which is why our client leaves this off: a probe that ignores a
-   * command's output must still get its exit status. @default false
-   */
-  readonly readBackpressure?: boolean;
   /** Told of every control frame sent and received (the wire log); DATA frames are not reported. */
   readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void;
 }
@@ -75,10 +55,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private readonly parser: SpdyFrameParser;
   private encoder: HeaderBlockEncoder | undefined;
   private readonly streams = new Map<number, SpdyStream>();
-  /** Streams past their high-water mark while readBackpressure holds the connection's reading. */
-  private full: Set<SpdyStream> | undefined;
-  /** Streams' high-water mark: HELD_STREAM_BYTES with readBackpressure, else Node's default. */
-  private readonly streamHighWaterMark: number | undefined;
+  /** The high-water mark of streams the peer opens: Node's default here (a server's may hold less). */
+  protected streamHighWaterMark: number | undefined;
   private readonly pings = new Map<number, { sentAt: number; resolve: (rttMs: number) => void; reject: (e: Error) => void }>();
   private nextStreamId: number;
   private nextPingId: number;
@@ -88,12 +66,17 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   /** Set when the transport takes messages (the WebSocket tunnel): every frame is written through it. */
   private readonly messages: MessageTransport | undefined;
 
+  /**
+   * A client session (ours, as kubectl's). `role` is 'server' only for the emulator's kubelet side
+   * (lab/emulator/spdy-server-session.ts), which adds what only a server does.
+   */
   constructor(
-    private readonly transport: Duplex,
-    private readonly options: SpdySessionOptions,
+    protected readonly transport: Duplex,
+    private readonly options: SpdySessionOptions = {},
+    role: SpdyRole = 'client',
   ) {
     super();
-    this.role = options.role;
+    this.role = role;
     this.limits = { ...DEFAULT_SPDY_LIMITS, ...options.limits };
     // DATA is handed to its stream as it arrives, never copied to join the socket reads a frame spans.
     this.parser = new SpdyFrameParser(this.limits, { streamData: true });
@@ -102,7 +85,6 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.nextPingId = this.role === 'client' ? 1 : 2;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
     this.messages = isMessageTransport(transport) ? transport : undefined;
-    this.streamHighWaterMark = options.readBackpressure ? HELD_STREAM_BYTES : undefined;
 
     transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
     transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
@@ -204,17 +186,10 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     if (stream.finished) this.streamWantsData(stream);
   }
 
-  streamFull(stream: SpdyStream): void {
-    if (!this.options.readBackpressure || this.end) return;
-    this.full ??= new Set();
-    if (this.full.size === 0) this.transport.pause();
-    this.full.add(stream);
-  }
+  /** A stream past its high-water mark: a client reads on regardless (a probe that ignores output still gets its exit status). */
+  streamFull(_stream: SpdyStream): void {}
 
-  streamWantsData(stream: SpdyStream): void {
-    if (!this.full?.delete(stream) || this.full.size > 0 || this.end) return;
-    this.transport.resume();
-  }
+  streamWantsData(_stream: SpdyStream): void {}
 
   // ---- internals --------------------------------------------------------------
 
