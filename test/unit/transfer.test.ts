@@ -80,6 +80,46 @@ describe('runTransfer', () => {
     expect(failure!.message).toBe('exit status 0 came with 1044480 of 1048576 bytes back: the last 4096 bytes were lost');
   });
 
+  it('exit 0 before the last 4096 bytes, which then all arrive: complete, and the exit said to have come first', async () => {
+    const bytes = MiB;
+    let exit!: (e: ExecExit) => void;
+    const exitP = new Promise<ExecExit>((r) => (exit = r));
+    // The server's side: stdout minus its last 4096 bytes, then the status, then (20 ms later, within the
+    // tail's grace) the held-back tail, and only then the end of stdout.
+    const reader = new PassThrough();
+    const held: Buffer[] = [];
+    let at = 0;
+    const writer = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        const keep = Math.max(0, Math.min(chunk.length, bytes - 4096 - at));
+        at += chunk.length;
+        if (keep < chunk.length) held.push(chunk.subarray(keep));
+        done(null, chunk.subarray(0, keep));
+      },
+      flush(done) {
+        exit({ exitCode: 0 });
+        setTimeout(() => (reader.end(Buffer.concat(held)), done()), 20);
+      },
+    });
+    writer.pipe(reader, { end: false });
+    const { outcome, failure } = await runTransfer({ writer, reader, exit: exitP, lost: never }, { bytes, clock: systemClock });
+    expect(failure).toBeUndefined();
+    expect(outcome).toMatchObject({ end: 'complete', receivedBytes: bytes, lostTailBytes: 0, exitBeforeLastByte: true, exitCode: 0 });
+  });
+
+  it('every byte back, then a non-zero exit: not complete (truncated, the status named), though no byte was lost', async () => {
+    const bytes = MiB;
+    let exit!: (e: ExecExit) => void;
+    const exitP = new Promise<ExecExit>((r) => (exit = r));
+    const p = pipe((c, at) => {
+      if (at + c.length >= bytes) setTimeout(() => exit({ exitCode: 2 }), 20);
+      return c;
+    });
+    const { outcome, failure } = await runTransfer({ ...p, exit: exitP, lost: never }, { bytes, clock: systemClock });
+    expect(outcome).toMatchObject({ end: 'truncated', receivedBytes: bytes, exitBeforeLastByte: false, exitCode: 2 });
+    expect(failure!.message).toBe('exit status 2 after all 1048576 bytes came back');
+  });
+
   it('every byte back and no exit status: ends no-status after the 3 s grace, not at the transfer limit', async () => {
     const p = pipe((c) => c);
     const t0 = performance.now();
