@@ -6,6 +6,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { probeError } from '../errors.js';
 import { Checker, nearest } from '../config/checker.js';
 import { PLAN_NAMES, parsePlan } from '../config/plan.js';
+import { NAME_RULES } from '../config/rules.js';
 import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -36,6 +37,24 @@ export function list<T extends string>(flag: string, value: string | undefined, 
   for (const item of items)
     if (!(allowed as readonly string[]).includes(item)) throw probeError('USAGE', `--${flag} "${item}" is not one of ${allowed.join(', ')}`, { field: flag });
   return [...new Set(items as T[])];
+}
+
+/**
+ * A flag that names something by one of the config's rules (config/rules.ts NAME_RULES): `--namespace`, `--pod`,
+ * `--selector`, `--location`, `--cluster-name`, refused with the words the YAML and the construct use.
+ */
+export function named(flag: string, value: string | undefined, rule: (v: string) => string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const problem = rule(value);
+  if (problem) throw probeError('USAGE', `--${flag} ${problem}`, { field: flag });
+  return value;
+}
+
+/** The target flags run and audit share, each by the config's own rule. */
+export function targetFlags(values: { namespace?: string; pod?: string; selector?: string }): void {
+  named('namespace', values.namespace, NAME_RULES.namespace);
+  named('pod', values.pod, NAME_RULES.pod);
+  named('selector', values.selector, NAME_RULES.selector);
 }
 
 /** The plan flags' values as parseArgs gives them (MATRIX_FLAGS). */

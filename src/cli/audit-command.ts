@@ -8,7 +8,7 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
-import { PLAN_FLAGS, integer, parse, planFromFlags } from './args.js';
+import { PLAN_FLAGS, integer, parse, planFromFlags, targetFlags } from './args.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES } from '../vocabulary.js';
 import { emit, outputFormat } from './output.js';
 
@@ -56,6 +56,7 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
   }
   const output = outputFormat(values.output);
   const redactor = new SecretRedactor();
+  targetFlags(values);
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
   const connection = await connectionFor(ctx, { env: io.env, redactor });
   const report = await runAudit(ctx, connection, {

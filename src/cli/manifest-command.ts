@@ -16,7 +16,8 @@ import { longestHold } from '../config/plan.js';
 import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
 import { parseDurationSeconds } from '../vocabulary.js';
-import { MATRIX_FLAGS, integer, oneOf, parse, planFromFlags } from './args.js';
+import { MATRIX_FLAGS, integer, named, oneOf, parse, planFromFlags } from './args.js';
+import { NAME_RULES } from '../config/rules.js';
 import { RUNNER_DEFAULT_PLAN, RUNNER_NAME, cronFor, runnerDocuments, runnerDeadlineSeconds, type RunnerOptions } from './runner-manifest.js';
 import type { CommandIO } from './io.js';
 
@@ -219,13 +220,10 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
   }
   const namespace = values.namespace ?? TARGET_DEFAULTS.namespace;
   const name = values.name ?? TARGET_DEFAULTS.name;
-  for (const [flag, v] of [
-    ['namespace', namespace],
-    ['name', name],
-  ] as const) {
-    if (!DNS_LABEL.test(v))
-      throw probeError('USAGE', `--${flag}: "${v}" is not a valid Kubernetes name (lower-case letters, digits and '-', at most 63)`, { field: flag });
-  }
+  named('namespace', namespace, NAME_RULES.namespace);
+  named('name', name, (v) =>
+    DNS_LABEL.test(v) ? undefined : `"${v}" is not a StatefulSet name for the target (lower-case letters, digits and '-', at most 61: its pods add "-0")`,
+  );
   const chosen = [values.group, values.user, values['service-account']].filter((v) => v !== undefined);
   if (chosen.length > 1) throw probeError('USAGE', 'give only one of --group, --user, --service-account', { field: 'subject' });
   const runner = runnerOptions(values, namespace);
@@ -299,12 +297,10 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
     );
   if (values.pushgateway === undefined) throw probeError('USAGE', '--runner cronjob needs --pushgateway URL (where its metrics go)', { field: 'pushgateway' });
   parsePushgatewayUrl(values.pushgateway);
-  if (values.cluster === undefined || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(values.cluster))
-    throw probeError('USAGE', '--runner cronjob needs --cluster NAME: this cluster\'s name in the metrics (letters, digits, ".", "_", "-")', {
-      field: 'cluster',
-    });
-  const location = values.location ?? 'in-cluster';
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(location)) throw probeError('USAGE', `--location: "${location}" is not a location name`, { field: 'location' });
+  if (values.cluster === undefined)
+    throw probeError('USAGE', "--runner cronjob needs --cluster NAME: this cluster's name in the metrics", { field: 'cluster' });
+  named('cluster', values.cluster, NAME_RULES.label);
+  const location = named('location', values.location, NAME_RULES.label) ?? 'in-cluster';
   const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
   const schedule = cronFor(everySeconds);
   if (typeof schedule !== 'string') throw probeError('USAGE', `--every ${values.every}: ${schedule.problem}`, { field: 'every' });

@@ -1,7 +1,6 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
 import { KUBECTL_CLIENTS } from '../probe/kubectl-clients.js';
 import { hostname } from 'node:os';
-import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
@@ -12,7 +11,8 @@ import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES, parseDurationSeconds } from '../vocabulary.js';
-import { PLAN_FLAGS, integer, parse, planFromFlags } from './args.js';
+import { PLAN_FLAGS, integer, named, parse, planFromFlags, targetFlags } from './args.js';
+import { NAME_RULES } from '../config/rules.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { liveProgress } from './progress.js';
@@ -150,13 +150,16 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const publish = publishTarget(values.publish, values.pushgateway);
   const sel = planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES });
   const redactor = new SecretRedactor();
+  targetFlags(values);
+  const location = named('location', values.location, NAME_RULES.label) ?? hostname();
+  const clusterLabel = named('cluster-name', values['cluster-name'], NAME_RULES.label);
   const ctx = loadKubeconfigFor(values.kubeconfig, io.env, { context: values.context, namespace: values.namespace });
   const wireLog = values['wire-log'] ? wireLogger((t) => io.err(t), redactor) : undefined;
   const connection = { ...(await connectionFor(ctx, { env: io.env, redactor })), ...(wireLog ? { wireLog } : {}) };
   const plan: ProbePlan = {
-    location: values.location ?? hostname(),
+    location,
     cluster: {
-      name: clusterName(values['cluster-name']) ?? ctx.contextName,
+      name: clusterLabel ?? ctx.contextName,
       connection: { ...connection, upgradeTimeoutMs: integer('upgrade-timeout', values['upgrade-timeout'], 100, 600_000) },
       namespace: ctx.namespace,
       pod: values.pod,
@@ -191,14 +194,6 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   }
   const delivered = await publishDatums(io, publish, reportDatums(report), plan);
   return withPublishOutcome(findings(exitCodeFor([report])), delivered);
-}
-
-/** `--cluster-name`: a Kubernetes-style name, as the metrics' Cluster dimension and label carry it. */
-function clusterName(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(value))
-    throw probeError('USAGE', `--cluster-name: "${value}" is not a cluster name (letters, digits, '.', '_', '-'; at most 100)`, { field: 'cluster-name' });
-  return value;
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */

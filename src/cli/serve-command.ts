@@ -13,7 +13,8 @@ import { errorMessage, probeError } from '../errors.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { PROMETHEUS_PREFIX } from '../metrics/prometheus.js';
 import { MAX_HOLD_SECONDS, parseDurationSeconds } from '../vocabulary.js';
-import { integer, parse } from './args.js';
+import { integer, named, parse } from './args.js';
+import { NAME_RULES } from '../config/rules.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
@@ -111,7 +112,7 @@ export async function serveCommand(argv: readonly string[], io: CommandIO, onLis
   const probe = probeEndpoint({
     kubeconfig: values.kubeconfig,
     env: io.env,
-    location: values.location ?? hostname(),
+    location: named('location', values.location, NAME_RULES.label) ?? hostname(),
     namespace: values.namespace,
     pod: values.pod,
     selector: values.selector,

@@ -66,6 +66,15 @@ export class Checker {
     if (pattern && !pattern.test(v) && !this.options.unresolved?.(v)) this.fail(`${field}.${key}`, `"${v}" ${rule ?? `must match ${pattern}`}`);
     return v;
   }
+  /** A string field that must meet a rule (rules.ts NAME_RULES), required unless `optional`. */
+  ruled(o: Obj, key: string, field: string, rule: (v: string) => string | undefined): string;
+  ruled(o: Obj, key: string, field: string, rule: (v: string) => string | undefined, optional: true): string | undefined;
+  ruled(o: Obj, key: string, field: string, rule: (v: string) => string | undefined, optional = false): string | undefined {
+    if (optional && o[key] === undefined) return undefined;
+    const v = this.str(o, key, field);
+    if (!this.options.unresolved?.(v)) this.check(`${field}.${key}`, rule(v));
+    return v;
+  }
   optStr(o: Obj, key: string, field: string, pattern?: RegExp, rule?: string): string | undefined {
     return o[key] === undefined ? undefined : this.str(o, key, field, pattern, rule);
   }

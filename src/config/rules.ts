@@ -19,6 +19,35 @@ export const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, tick
 
 type Problem = string | undefined;
 
+/** A rule that is a pattern: what is wrong with `v`, or undefined. */
+const matching =
+  (pattern: RegExp, what: string) =>
+  (v: string): Problem =>
+    pattern.test(v) ? undefined : `"${v}" ${what}`;
+
+/**
+ * Kubernetes' own name rules (apimachinery validation: a namespace is a DNS-1123 label, a pod name a DNS-1123
+ * subdomain) and the other names a cluster's config carries: the YAML, the construct, the function's runtime
+ * config (clusters.ts) and the CLI's flags apply these same functions.
+ */
+export const NAME_RULES = {
+  namespace: matching(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'is not a namespace name'),
+  pod: matching(/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/, 'is not a pod name'),
+  selector: matching(/^[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*(,[A-Za-z0-9./_-]+=[A-Za-z0-9._-]*)*$/, 'is not a label selector (k=v,k2=v2)'),
+  /** EKS CreateCluster's name pattern. */
+  eksClusterName: matching(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'is not an EKS cluster name'),
+  kubernetesGroup: matching(/^[a-z0-9]([-a-z0-9.:]{0,61}[a-z0-9])?$/, 'is not a Kubernetes group name'),
+  caData: matching(/^[A-Za-z0-9+/=\s]+$/, 'must be base64'),
+  secretArn: matching(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN'),
+  kmsKeyArn: matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/, 'is not a KMS key ARN'),
+  region: matching(/^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region'),
+  /**
+   * A location's or cluster's name where it is only a label (the CLI's `--location`, `--cluster-name`, the in-cluster
+   * runner's): CloudWatch dimension and Prometheus label values. Deployed names follow RULES.name (they name AWS resources).
+   */
+  label: matching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "is not a name (letters, digits, '.', '_', '-'; at most 100)"),
+} as const;
+
 export const RULES = {
   name: (v: string): Problem => (NAME_PATTERN.test(v) ? undefined : `"${v}" must be lower-case letters, digits and "-" (at most 40)`),
   functionName: (project: string, location: string): Problem => {

@@ -155,3 +155,29 @@ describe('a plan written by one entry point is read back unchanged by the next',
     expect(parsePlan({ checker: c, names: PLAN_NAMES.flags, commaLists: true }, planFlagValues(plan))).toEqual(plan);
   });
 });
+
+describe("a cluster's target and names, broken the same way, are refused with the same words by the CLI, the YAML and the construct", () => {
+  it.each<[string, string, string, string]>([
+    ['namespace', '--namespace', 'Bad_NS', '"Bad_NS" is not a namespace name'],
+    ['pod', '--pod', 'Probe_Target', '"Probe_Target" is not a pod name'],
+    ['selector', '--selector', 'app', '"app" is not a label selector (k=v,k2=v2)'],
+  ])('target.%s', async (field, flag, bad, rule) => {
+    for (const command of ['run', 'audit']) expect((await cli([command, flag, bad])).stderr, command).toContain(`${flag} ${rule}`);
+    expect(
+      thrown(() => {
+        const c = readConfigDocument(EXAMPLE) as Json;
+        c.clusters[0].target[field] = bad;
+        parseProbeConfig(c, 'config.yaml');
+      }),
+    ).toBe(`config.yaml: clusters[0].target.${field} ${rule}`);
+    expect(thrown(constructWith((p) => (p.clusters[0].target[field] = bad)))).toBe(`StreamProbe props: clusters[0].target.${field} ${rule}`);
+  });
+
+  it('a location or cluster label: run, serve and the runner by one rule', async () => {
+    const rule = `"a b" is not a name (letters, digits, '.', '_', '-'; at most 100)`;
+    expect((await cli(['run', '--location', 'a b'])).stderr).toContain(`--location ${rule}`);
+    expect((await cli(['run', '--cluster-name', 'a b'])).stderr).toContain(`--cluster-name ${rule}`);
+    expect((await cli(['serve', '--location', 'a b'])).stderr).toContain(`--location ${rule}`);
+    expect((await cli([...RUNNER.filter((a) => a !== 'prod'), 'a b'])).stderr).toContain(`--cluster ${rule}`);
+  });
+});
