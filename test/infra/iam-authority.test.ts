@@ -316,7 +316,8 @@ function unreachable(t: DeployedTemplate, mode: 'create' | 'existing'): string[]
 }
 
 const deploy = (stack: LocationStack, mutate?: (template: Json) => void): DeployedTemplate => {
-  const template = Template.fromStack(stack).toJSON();
+  // A copy: Template.fromStack caches its JSON, and a mutation must not reach the next test's template.
+  const template = structuredClone(Template.fromStack(stack).toJSON());
   mutate?.(template);
   return deployedTemplate(template, { account: stack.account, region: stack.region, stackName: stack.stackName });
 };
@@ -480,6 +481,61 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
         },
       }),
     ).toMatch(/ImplicitlyDenied/);
+  });
+
+  // The topics' scope, by the evaluator (not a snapshot): this location's alarms and its own task's rule, no one else.
+  const sameAccountAlarm = (t: DeployedTemplate, name: string) => ({
+    principal: 'cloudwatch.amazonaws.com',
+    context: { 'aws:SourceArn': `arn:aws:cloudwatch:eu-west-1:${t.account}:alarm:${name}`, 'aws:SourceAccount': t.account },
+  });
+  const otherRule = (t: DeployedTemplate) => ({
+    principal: 'events.amazonaws.com',
+    context: { 'aws:SourceArn': `arn:aws:events:eu-west-1:${t.account}:rule/someone-elses-rule`, 'aws:SourceAccount': t.account },
+  });
+  /** The template with the conditions on `key` removed from the topic policies and the topics' key policy (the mutation). */
+  const without = (key: string) => (template: Json) => {
+    for (const r of Object.values<Json>(template.Resources)) {
+      const statements =
+        r.Type === 'AWS::SNS::TopicPolicy' ? r.Properties.PolicyDocument.Statement : r.Type === 'AWS::KMS::Key' ? r.Properties.KeyPolicy.Statement : [];
+      for (const st of statements)
+        for (const [name, op] of Object.entries<Json>(st.Condition ?? {})) {
+          delete op[key];
+          if (Object.keys(op).length === 0) delete st.Condition[name];
+        }
+    }
+  };
+
+  it("an alarm of this account but not this location's is refused (aws:SourceArn on the alarm names); without that condition it is let in", async () => {
+    const stack = stacks.get('single-location#0')!;
+    const t = deploy(stack);
+    const topic = t.ofType('AWS::SNS::Topic')[0]!.arn!;
+    expect(await publishRefusal(t, topic, sameAccountAlarm(t, 'another-project-prod-eu-kubectl-broken'))).toMatch(/ImplicitlyDenied/);
+    // This location's own alarms are let in (the check can pass).
+    const own = t.ofType('AWS::CloudWatch::Alarm')[0]!;
+    expect(
+      await publishRefusal(t, topic, { principal: 'cloudwatch.amazonaws.com', context: { 'aws:SourceArn': own.arn!, 'aws:SourceAccount': t.account } }),
+    ).toBeUndefined();
+    const loose = deploy(stack, without('aws:SourceArn'));
+    expect(
+      await publishRefusal(loose, loose.ofType('AWS::SNS::Topic')[0]!.arn!, sameAccountAlarm(loose, 'another-project-prod-eu-kubectl-broken')),
+    ).toBeUndefined();
+  });
+
+  it("an EventBridge rule other than the task's own is refused (aws:SourceArn on the rule); without that condition it is let in", async () => {
+    const stack = stacks.get('task, endpoints create')!;
+    const t = deploy(stack);
+    const ruleTopics = t.ofType('AWS::Events::Rule').flatMap((r) => (r.props.Targets ?? []).map((x: Json) => t.resolve(x.Arn) as string));
+    expect(ruleTopics.length).toBeGreaterThan(0);
+    for (const topic of ruleTopics) expect(await publishRefusal(t, topic, otherRule(t))).toMatch(/ImplicitlyDenied/);
+    const loose = deploy(stack, without('aws:SourceArn'));
+    const looseTopics = loose.ofType('AWS::Events::Rule').flatMap((r) => (r.props.Targets ?? []).map((x: Json) => loose.resolve(x.Arn) as string));
+    expect(await publishRefusal(loose, looseTopics[0]!, otherRule(loose))).toBeUndefined();
+  });
+
+  it('a service that is no publisher of this location is refused', async () => {
+    const t = deploy(stacks.get('single-location#0')!);
+    const topic = t.ofType('AWS::SNS::Topic')[0]!.arn!;
+    expect(await publishRefusal(t, topic, { principal: 's3.amazonaws.com', context: { 'aws:SourceAccount': t.account } })).toMatch(/ImplicitlyDenied/);
   });
 
   it('without the ECR dkr endpoint, the task cannot pull its image', () => {
