@@ -179,8 +179,13 @@ export function manifestYaml(o: ManifestOptions): string {
   return yamlDocuments(manifestDocuments(o));
 }
 
+/**
+ * The documents as kubectl reads them: written as YAML 1.1, whose booleans (`on`, `off`, `yes`, `no`) kubectl's
+ * parser (sigs.k8s.io/yaml over go-yaml) still honours, so a string such as `--transfer off` in the ConfigMap is
+ * quoted and stays a string (found by the emulator's Strict validation: "data.KSP_TRANSFER: must be string").
+ */
 function yamlDocuments(docs: readonly unknown[]): string {
-  return docs.map((d) => YAML.stringify(d, { aliasDuplicateObjects: false })).join('---\n');
+  return docs.map((d) => YAML.stringify(d, { aliasDuplicateObjects: false, version: '1.1' })).join('---\n');
 }
 
 export async function manifestCommand(argv: readonly string[], io: CommandIO): Promise<number> {
