@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { LATEST_VERDICTS_QUERY } from '../../src/lambda/verdict-log.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LocationSummary } from '../../src/lambda/run-location.js';
 import { METRICS } from '../../src/metrics/contract.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
@@ -14,7 +14,19 @@ import { parseRuntimeConfig } from '../../src/config/probe-config.js';
 import { awsDeps } from '../../src/lambda/aws-deps.js';
 import { AccessCache } from '../../src/lambda/cluster-access.js';
 import { runLocation } from '../../src/lambda/run-location.js';
-import { runPlan } from '../../src/probe/runner.js';
+
+/** The real engine, except that probing the cluster named here throws (as a bug would): the module, not a hook in the function's API. */
+const failing = vi.hoisted(() => ({ cluster: undefined as string | undefined }));
+vi.mock('../../src/probe/runner.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/probe/runner.js')>();
+  return {
+    ...real,
+    runPlan: ((plan, o) =>
+      plan.cluster.name === failing.cluster
+        ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')"))
+        : real.runPlan(plan, o)) as typeof real.runPlan,
+  };
+});
 
 const TOKEN = 'lambda-secret-token-5e6f7a8b9c';
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:lab-cluster-AbCdEf';
@@ -249,15 +261,15 @@ describe('the probe Lambda', () => {
     const before = aws.puts.length;
     const lines: string[] = [];
     const config = parseRuntimeConfig(process.env.KSP_LOCATION_CONFIG);
-    // The real engine, except that probing the cluster "lab" throws (as a bug would).
-    const deps = {
-      ...awsDeps('eu-west-1', (l: string) => lines.push(l)),
-      runPlan: ((plan, o) =>
-        plan.cluster.name === 'lab'
-          ? Promise.reject(new TypeError("Cannot read properties of undefined (reading 'pod')"))
-          : runPlan(plan, o)) as typeof runPlan,
-    };
-    const out = await runLocation({ clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] }, () => 80_000, config, deps, new AccessCache());
+    const deps = awsDeps('eu-west-1', (l: string) => lines.push(l));
+    failing.cluster = 'lab';
+    const out = await runLocation(
+      { clusters: ['lab', 'nodes-none'], holds: ['0s'], operations: ['exec'] },
+      () => 80_000,
+      config,
+      deps,
+      new AccessCache(),
+    ).finally(() => (failing.cluster = undefined));
     expect(out.ok).toBe(true);
     const boom = out.reports.find((r) => r.cluster === 'lab');
     const lab2 = out.reports.find((r) => r.cluster === 'nodes-none');

@@ -1,0 +1,40 @@
+/**
+ * The event's plan cut to the time an invocation has: a hold runs only if its whole session fits before publishing,
+ * the transfers (one after another, alongside the holds) only if their chain does; what does not fit is refused up
+ * front, with why, in the run's summary.
+ */
+import { lambdaSessionMs } from '../config/lambda-limits.js';
+import { planTransferMs, transferSessions } from '../config/plan.js';
+import type { RefusedHold } from '../metrics/location-summary.js';
+import { TRANSFER_FLOOR_BYTES_PER_SECOND } from '../probe/transfer.js';
+import type { RunPlan } from '../vocabulary.js';
+
+export function fitToBudget(plan: RunPlan, sessionBudgetMs: number): { plan: RunPlan; refused: RefusedHold[] } {
+  const left = `only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`;
+  const refused: RefusedHold[] = [];
+  const holdsSeconds: number[] = [];
+  for (const h of plan.holdsSeconds) {
+    const needs = lambdaSessionMs(h);
+    if (needs <= sessionBudgetMs) holdsSeconds.push(h);
+    else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; ${left}` });
+  }
+  let transferBytes = plan.transferBytes;
+  const needs = planTransferMs(plan);
+  if (transferBytes && needs > sessionBudgetMs) {
+    refused.push({
+      holdSeconds: 0,
+      transferBytes,
+      reason: `${transferSessions(plan)} transfers of ${transferBytes} bytes, one after another, may need up to ${Math.ceil(needs / 1000)}s (each limit assumes ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s); ${left}`,
+    });
+    transferBytes = undefined;
+  }
+  const fitted: RunPlan = {
+    operations: plan.operations,
+    transports: plan.transports,
+    keepalives: plan.keepalives,
+    holdsSeconds,
+    ...(transferBytes ? { transferBytes } : {}),
+    ...(plan.holdShapes ? { holdShapes: plan.holdShapes } : {}),
+  };
+  return { plan: fitted, refused };
+}
