@@ -136,181 +136,192 @@ export type TransferFailure = ProbeError<
 
 /** Streams `bytes` through the channel and back; always resolves, with the outcome and (when not complete) why. */
 export function runTransfer(channel: TransferChannel, options: TransferOptions): Promise<{ outcome: TransferOutcome; failure?: TransferFailure }> {
-  const { bytes, clock } = options;
-  const stallMs = DEFAULT_STALL_SECONDS * 1000;
-  const pattern = new Pattern();
-  const t0 = clock.now();
-  let sent = 0;
-  let received = 0;
-  let firstByteAt: number | undefined;
-  let lastByteAt = t0;
-  let longestStallMs = 0;
-  let longestStallAtBytes = 0;
-  let exitAt: number | undefined;
-  let exit: ExecExit | undefined;
-  let mismatchAt = -1;
-  let finished = false;
+  return new TransferRun(channel, options).run();
+}
 
-  return new Promise((resolve) => {
-    const cancels: (() => void)[] = [];
-    const finish = (end: TransferEnd, failure?: TransferFailure) => {
-      if (finished) return;
-      finished = true;
-      for (const c of cancels) c();
-      channel.reader.off('data', onData);
-      const last = end === 'complete' ? lastByteAt : clock.now();
-      const ms = Math.max(1, last - t0);
-      resolve({
-        outcome: {
-          bytes,
-          sentBytes: sent,
-          receivedBytes: received,
-          seconds: Math.round(ms) / 1000,
-          mibPerSecond: mibPerSecond(received, ms),
-          firstByteMs: firstByteAt === undefined ? null : Math.round((firstByteAt - t0) * 10) / 10,
-          longestStallSeconds: r1(longestStallMs),
-          longestStallAtBytes,
-          exitBeforeLastByte: channel.exit ? exitAt !== undefined && (received < bytes || exitAt < lastByteAt) : null,
-          exitCode: exit?.exitCode ?? null,
-          lostTailBytes: end === 'complete' || end === 'mismatch' ? 0 : Math.max(0, sent - received),
-          end,
-        },
-        ...(failure ? { failure } : {}),
-      });
-    };
-    const noteGap = (now: number) => {
-      if (firstByteAt === undefined) return;
-      const gap = now - lastByteAt;
-      if (gap >= STALL_RESOLUTION_MS && gap > longestStallMs) {
-        longestStallMs = gap;
-        longestStallAtBytes = received;
-      }
-    };
-    let waitingForStatus = false;
-    const complete = () => {
-      if (received < bytes) return;
-      // exec: the transfer is done when both the last byte and the exit status are in (in whichever order).
-      if (channel.exit && exitAt === undefined) {
-        if (!waitingForStatus) {
-          waitingForStatus = true;
-          cancels.push(
-            clock.after(STATUS_GRACE_MS, () =>
-              finish(
-                'no-status',
-                probeError('EXEC_NO_STATUS', `all ${received} bytes came back, but no exit status within ${STATUS_GRACE_MS / 1000} s`, { cause: 'timeout' }),
-              ),
+type TransferResult = { outcome: TransferOutcome; failure?: TransferFailure };
+
+/** One transfer's state: the bytes out and back, the exit status, the gaps; it ends once, at the first end reached. */
+class TransferRun {
+  private readonly bytes: number;
+  private readonly clock: Clock;
+  private readonly pattern = new Pattern();
+  private readonly t0: number;
+  private sent = 0;
+  private received = 0;
+  private firstByteAt: number | undefined;
+  private lastByteAt: number;
+  private longestStallMs = 0;
+  private longestStallAtBytes = 0;
+  private exitAt: number | undefined;
+  private exit: ExecExit | undefined;
+  private mismatchAt = -1;
+  private finished = false;
+  private waitingForStatus = false;
+  private readonly cancels: (() => void)[] = [];
+  private resolve!: (r: TransferResult) => void;
+  private readonly onData = (chunk: Buffer) => this.data(chunk);
+
+  constructor(
+    private readonly channel: TransferChannel,
+    options: TransferOptions,
+  ) {
+    this.bytes = options.bytes;
+    this.clock = options.clock;
+    this.t0 = this.clock.now();
+    this.lastByteAt = this.t0;
+  }
+
+  run(): Promise<TransferResult> {
+    return new Promise((resolve) => {
+      this.resolve = resolve;
+      const { channel, clock } = this;
+      channel.reader.on('data', this.onData);
+      void channel.exit?.then((e) => this.exited(e));
+      void channel.lost.then((end) => this.lost(end));
+      this.cancels.push(clock.after(STALL_POLL_MS, () => this.watch()));
+      const limitMs = transferLimitMs(this.bytes);
+      this.cancels.push(
+        clock.after(limitMs, () =>
+          this.finish(
+            'timeout',
+            probeError(
+              'TRANSFER_TIMEOUT',
+              `${this.received} of ${this.bytes} bytes came back within the limit of ${limitMs / 1000} s (below ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s)`,
+              { receivedBytes: this.received, limitSeconds: limitMs / 1000 },
             ),
-          );
-        }
-        return;
-      }
-      if (channel.exit && exit?.exitCode !== 0) return endWithExit();
-      finish('complete');
-    };
-    const onData = (chunk: Buffer) => {
-      const now = clock.now();
-      if (firstByteAt === undefined) firstByteAt = now;
-      else noteGap(now);
-      lastByteAt = now;
-      if (received + chunk.length > bytes) {
-        mismatchAt = received + Math.max(0, bytes - received);
-      } else if (mismatchAt < 0) {
-        mismatchAt = pattern.firstDifference(chunk, received);
-      }
-      received += chunk.length;
-      if (mismatchAt >= 0) {
-        return finish(
-          'mismatch',
-          probeError('TRANSFER_MISMATCH', `the transfer came back different from what was sent, from byte ${mismatchAt} on`, { offset: mismatchAt }),
-        );
-      }
-      complete();
-    };
-    /** The exit status is in and the bytes are not all back: wait the grace for the last of them, then call it. */
-    const endWithExit = () => {
-      if (received >= bytes && exit?.exitCode === 0) return finish('complete');
-      const lost = Math.max(0, sent - received);
-      const status = exit?.exitCode === undefined ? 'no exit status' : `exit status ${exit.exitCode}`;
-      finish(
-        'truncated',
-        probeError(
-          'TRANSFER_TRUNCATED',
-          lost > 0
-            ? `${status} came with ${received} of ${sent} bytes back: the last ${lost} bytes were lost`
-            : `${status} after all ${received} bytes came back`,
-          { sentBytes: sent, receivedBytes: received, lostBytes: lost },
-        ),
-      );
-    };
-    channel.reader.on('data', onData);
-    void channel.exit?.then((e) => {
-      if (finished) return;
-      exit = e;
-      exitAt = clock.now();
-      if (received >= bytes) return complete();
-      cancels.push(clock.after(TAIL_GRACE_MS, endWithExit));
-    });
-    void channel.lost.then((end) => {
-      if (finished) return;
-      // exec: the status may be a moment behind the end it came with; it decides truncated vs ended.
-      cancels.push(
-        clock.after(channel.exit ? 200 : 0, () => {
-          if (finished) return;
-          if (exitAt !== undefined) return endWithExit();
-          finish(
-            'ended',
-            probeError('TRANSFER_ENDED', `the connection ended (${end.cause}) with ${received} of ${bytes} bytes back`, {
-              receivedBytes: received,
-              cause: end.cause,
-            }),
-          );
-        }),
-      );
-    });
-    const watch = () => {
-      const now = clock.now();
-      const quietMs = now - (firstByteAt === undefined ? t0 : lastByteAt);
-      if (received < bytes && exitAt === undefined && quietMs >= stallMs) {
-        if (quietMs > longestStallMs) {
-          longestStallMs = quietMs;
-          longestStallAtBytes = received;
-        }
-        return finish(
-          'stalled',
-          probeError(
-            'TRANSFER_STALLED',
-            `no byte came back for ${r1(quietMs)} s after ${received} of ${bytes} bytes (${sent} sent): something on the path holds the stream`,
-            { receivedBytes: received, stallSeconds: r1(quietMs) },
-          ),
-        );
-      }
-      cancels.push(clock.after(STALL_POLL_MS, watch));
-    };
-    cancels.push(clock.after(STALL_POLL_MS, watch));
-    const limitMs = transferLimitMs(bytes);
-    cancels.push(
-      clock.after(limitMs, () =>
-        finish(
-          'timeout',
-          probeError(
-            'TRANSFER_TIMEOUT',
-            `${received} of ${bytes} bytes came back within the limit of ${limitMs / 1000} s (below ${TRANSFER_FLOOR_BYTES_PER_SECOND / 1024} KiB/s)`,
-            { receivedBytes: received, limitSeconds: limitMs / 1000 },
           ),
         ),
-      ),
+      );
+      channel.writer.on('error', () => undefined);
+      this.pump();
+    });
+  }
+
+  /** Write as client-go does, waiting for the stream's flow control; exec then ends stdin (EOF for cat). */
+  private pump(): void {
+    const { channel } = this;
+    while (!this.finished && this.sent < this.bytes) {
+      const n = Math.min(TRANSFER_CHUNK_BYTES, this.bytes - this.sent);
+      const more = channel.writer.write(this.pattern.slice(this.sent, n));
+      this.sent += n;
+      if (!more) return void channel.writer.once('drain', () => this.pump());
+    }
+    if (!this.finished && channel.exit) channel.writer.end();
+  }
+
+  private data(chunk: Buffer): void {
+    const now = this.clock.now();
+    if (this.firstByteAt === undefined) this.firstByteAt = now;
+    else this.noteGap(now);
+    this.lastByteAt = now;
+    if (this.received + chunk.length > this.bytes) this.mismatchAt = this.received + Math.max(0, this.bytes - this.received);
+    else if (this.mismatchAt < 0) this.mismatchAt = this.pattern.firstDifference(chunk, this.received);
+    this.received += chunk.length;
+    if (this.mismatchAt >= 0) {
+      const offset = this.mismatchAt;
+      return this.finish(
+        'mismatch',
+        probeError('TRANSFER_MISMATCH', `the transfer came back different from what was sent, from byte ${offset} on`, { offset }),
+      );
+    }
+    this.complete();
+  }
+
+  private noteGap(now: number): void {
+    if (this.firstByteAt === undefined) return;
+    const gap = now - this.lastByteAt;
+    if (gap >= STALL_RESOLUTION_MS && gap > this.longestStallMs) {
+      this.longestStallMs = gap;
+      this.longestStallAtBytes = this.received;
+    }
+  }
+
+  /** Every byte is back: exec is done when the exit status is in too (in whichever order), and only a zero one completes it. */
+  private complete(): void {
+    if (this.received < this.bytes) return;
+    if (this.channel.exit && this.exitAt === undefined) {
+      if (this.waitingForStatus) return;
+      this.waitingForStatus = true;
+      const message = `all ${this.received} bytes came back, but no exit status within ${STATUS_GRACE_MS / 1000} s`;
+      this.cancels.push(this.clock.after(STATUS_GRACE_MS, () => this.finish('no-status', probeError('EXEC_NO_STATUS', message, { cause: 'timeout' }))));
+      return;
+    }
+    if (this.channel.exit && this.exit?.exitCode !== 0) return this.endWithExit();
+    this.finish('complete');
+  }
+
+  private exited(e: ExecExit): void {
+    if (this.finished) return;
+    this.exit = e;
+    this.exitAt = this.clock.now();
+    if (this.received >= this.bytes) return this.complete();
+    this.cancels.push(this.clock.after(TAIL_GRACE_MS, () => this.endWithExit()));
+  }
+
+  /** The exit status is in and the bytes are not all back (after the tail's grace), or it was not zero. */
+  private endWithExit(): void {
+    const { received, sent } = this;
+    if (received >= this.bytes && this.exit?.exitCode === 0) return this.finish('complete');
+    const lost = Math.max(0, sent - received);
+    const status = this.exit?.exitCode === undefined ? 'no exit status' : `exit status ${this.exit.exitCode}`;
+    const message =
+      lost > 0 ? `${status} came with ${received} of ${sent} bytes back: the last ${lost} bytes were lost` : `${status} after all ${received} bytes came back`;
+    this.finish('truncated', probeError('TRANSFER_TRUNCATED', message, { sentBytes: sent, receivedBytes: received, lostBytes: lost }));
+  }
+
+  /** The connection ended. exec: the status may be a moment behind the end it came with; it decides truncated vs ended. */
+  private lost(end: { cause: string }): void {
+    if (this.finished) return;
+    this.cancels.push(
+      this.clock.after(this.channel.exit ? 200 : 0, () => {
+        if (this.finished) return;
+        if (this.exitAt !== undefined) return this.endWithExit();
+        const message = `the connection ended (${end.cause}) with ${this.received} of ${this.bytes} bytes back`;
+        this.finish('ended', probeError('TRANSFER_ENDED', message, { receivedBytes: this.received, cause: end.cause }));
+      }),
     );
-    // Write as client-go does, waiting for the stream's flow control; exec then ends stdin (EOF for cat).
-    const pump = () => {
-      while (!finished && sent < bytes) {
-        const n = Math.min(TRANSFER_CHUNK_BYTES, bytes - sent);
-        const more = channel.writer.write(pattern.slice(sent, n));
-        sent += n;
-        if (!more) return void channel.writer.once('drain', pump);
+  }
+
+  /** The stall watch: no byte back for the stall limit, while bytes are still due, ends the transfer. */
+  private watch(): void {
+    const now = this.clock.now();
+    const quietMs = now - (this.firstByteAt === undefined ? this.t0 : this.lastByteAt);
+    if (this.received < this.bytes && this.exitAt === undefined && quietMs >= DEFAULT_STALL_SECONDS * 1000) {
+      if (quietMs > this.longestStallMs) {
+        this.longestStallMs = quietMs;
+        this.longestStallAtBytes = this.received;
       }
-      if (!finished && channel.exit) channel.writer.end();
+      const message = `no byte came back for ${r1(quietMs)} s after ${this.received} of ${this.bytes} bytes (${this.sent} sent): something on the path holds the stream`;
+      return this.finish('stalled', probeError('TRANSFER_STALLED', message, { receivedBytes: this.received, stallSeconds: r1(quietMs) }));
+    }
+    this.cancels.push(this.clock.after(STALL_POLL_MS, () => this.watch()));
+  }
+
+  private finish(end: TransferEnd, failure?: TransferFailure): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const c of this.cancels) c();
+    this.channel.reader.off('data', this.onData);
+    this.resolve({ outcome: this.outcome(end), ...(failure ? { failure } : {}) });
+  }
+
+  private outcome(end: TransferEnd): TransferOutcome {
+    const { bytes, sent, received, exitAt } = this;
+    const ms = Math.max(1, (end === 'complete' ? this.lastByteAt : this.clock.now()) - this.t0);
+    return {
+      bytes,
+      sentBytes: sent,
+      receivedBytes: received,
+      seconds: Math.round(ms) / 1000,
+      mibPerSecond: mibPerSecond(received, ms),
+      firstByteMs: this.firstByteAt === undefined ? null : Math.round((this.firstByteAt - this.t0) * 10) / 10,
+      longestStallSeconds: r1(this.longestStallMs),
+      longestStallAtBytes: this.longestStallAtBytes,
+      exitBeforeLastByte: this.channel.exit ? exitAt !== undefined && (received < bytes || exitAt < this.lastByteAt) : null,
+      exitCode: this.exit?.exitCode ?? null,
+      lostTailBytes: end === 'complete' || end === 'mismatch' ? 0 : Math.max(0, sent - received),
+      end,
     };
-    channel.writer.on('error', () => undefined);
-    pump();
-  });
+  }
 }
