@@ -84,57 +84,88 @@ export class StreamProbe extends Construct {
     const stack = Stack.of(this);
     this.plan = validate(props, stack.region);
     this.props = props;
-    const { project, clusters } = this.plan;
     this.locationName = props.locationName;
-    const location = props.locationName;
-    const runtimeConfig: LocationRuntimeConfig = { project, location, region: stack.region, clusters };
-    // As JSON while it fits, compressed past that (a 50-cluster location): parseRuntimeConfig reads either.
+    this.envJson = this.runtimeEnvironment(stack);
+    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold, this.plan.longestTransferMs)));
+    // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
+    // name would make the next deploy fail on the log group left behind.
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
+    this.role = this.probeRole();
+    this.network = props.vpc ? this.probeNetwork() : undefined;
+    this.function = this.probeFunction(timeout);
+    this.scheduleGroup = this.schedules(stack);
+    const topics = this.topics(stack);
+    this.pageTopic = topics.page;
+    this.ticketTopic = topics.ticket;
+    this.taskRunner?.failureTickets(this.ticketTopic, !props.ticketTopic);
+    this.failedRunsTicketed();
+    this.alarms = this.plan.alarms ? this.probeAlarms(this.plan.alarms, timeout) : undefined;
+    this.dashboard = props.dashboard !== false ? this.probeDashboard() : undefined;
+    this.outputs();
+    // A location too large for one stack is refused here, naming the fix, rather than by CloudFormation at deploy.
+    checkResourceCount(this, this.plan.clusters.length);
+  }
+
+  /** KSP_LOCATION_CONFIG: as JSON while it fits, compressed past that (a 50-cluster location); parseRuntimeConfig reads either. */
+  private runtimeEnvironment(stack: Stack): string {
+    const { project, clusters } = this.plan;
+    const runtimeConfig: LocationRuntimeConfig = { project, location: this.locationName, region: stack.region, clusters };
     const envJson = encodeRuntimeConfig(runtimeConfig, MAX_ENV_BYTES);
-    this.envJson = envJson;
     if (Buffer.byteLength(envJson) > MAX_ENV_BYTES) {
       throw invalid(
         'clusters',
         `are ${Buffer.byteLength(JSON.stringify(runtimeConfig))} bytes of configuration (${Buffer.byteLength(envJson)} compressed); Lambda allows about ${MAX_ENV_BYTES} of environment. Drop caData (it is read with eks:DescribeCluster) or split the clusters over locations`,
       );
     }
-    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold, this.plan.longestTransferMs)));
+    return envJson;
+  }
 
-    // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
-    // name would make the next deploy fail on the log group left behind.
-    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
-
-    this.role = new iam.Role(this, 'Role', {
+  private probeRole(): iam.Role {
+    const role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `kube-stream-probe ${location}: metrics for its namespace, its secrets, its clusters`,
+      description: `kube-stream-probe ${this.locationName}: metrics for its namespace, its secrets, its clusters`,
     });
-    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
-    grantProbeAccess(this, props, this.role, 'AccessEntry');
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] }));
+    grantProbeAccess(this, this.props, role, 'AccessEntry');
+    // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+      reason:
+        "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
+    });
+    return role;
+  }
 
-    let vpcProps: Partial<lambda.FunctionProps> = {};
-    if (props.vpc) {
-      this.network = new ProbeNetwork(this, 'Network', {
-        locationName: location,
-        vpc: props.vpc,
-        subnets: props.subnets!,
-        clusters,
-        securityGroups: props.securityGroups,
-        apiServerPeers: props.apiServerPeers,
-        interfaceEndpoints: props.interfaceEndpoints,
-        taskRunner: this.plan.schedules.some((s) => s.runner === 'task'),
-        s3Gateway: this.plan.s3Gateway,
-      });
-      vpcProps = { vpc: props.vpc, vpcSubnets: { subnets: [...props.subnets!] }, securityGroups: this.network.securityGroups };
-      // CDK adds this policy only to roles it creates; without it CreateFunction fails: the role cannot make the function's network interfaces.
-      this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
-      Validations.of(this.role).acknowledge({
-        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-        reason:
-          'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
-      });
-    }
+  private probeNetwork(): ProbeNetwork {
+    const props = this.props;
+    const network = new ProbeNetwork(this, 'Network', {
+      locationName: this.locationName,
+      vpc: props.vpc!,
+      subnets: props.subnets!,
+      clusters: this.plan.clusters,
+      securityGroups: props.securityGroups,
+      apiServerPeers: props.apiServerPeers,
+      interfaceEndpoints: props.interfaceEndpoints,
+      taskRunner: this.plan.schedules.some((s) => s.runner === 'task'),
+      s3Gateway: this.plan.s3Gateway,
+    });
+    // CDK adds this policy only to roles it creates; without it CreateFunction fails: the role cannot make the function's network interfaces.
+    this.role.addManagedPolicy(iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'));
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+      reason:
+        'AWSLambdaVPCAccessExecutionRole is what Lambda needs to create its network interfaces in the location VPC; those EC2 actions take no resource scope.',
+    });
+    return network;
+  }
 
-    this.function = new NodejsFunction(this, 'Function', {
-      functionName: `${project}-${location}`,
+  private probeFunction(timeout: Duration): NodejsFunction {
+    const { props, network, locationName: location } = this;
+    const vpcProps: Partial<lambda.FunctionProps> = network
+      ? { vpc: props.vpc, vpcSubnets: { subnets: [...props.subnets!] }, securityGroups: network.securityGroups }
+      : {};
+    return new NodejsFunction(this, 'Function', {
+      functionName: `${this.plan.project}-${location}`,
       description: `kube-stream-probe for location ${location}: exec and port-forward over SPDY and WebSocket`,
       entry: props.entry ?? fileURLToPath(new URL('../functions/probe.ts', import.meta.url)),
       handler: 'handler',
@@ -144,7 +175,7 @@ export class StreamProbe extends Construct {
       timeout,
       role: this.role,
       logGroup: this.logGroup,
-      environment: { KSP_LOCATION_CONFIG: envJson, NODE_OPTIONS: '--enable-source-maps', ...PROBE_PROCESS_ENV },
+      environment: { KSP_LOCATION_CONFIG: this.envJson, NODE_OPTIONS: '--enable-source-maps', ...PROBE_PROCESS_ENV },
       bundling: {
         format: OutputFormat.ESM,
         target: 'node20',
@@ -158,8 +189,10 @@ export class StreamProbe extends Construct {
       },
       ...vpcProps,
     });
+  }
 
-    this.scheduleGroup = probeSchedules(this, {
+  private schedules(stack: Stack): scheduler.ScheduleGroup {
+    return probeSchedules(this, {
       stack,
       project: this.plan.project,
       locationName: this.locationName,
@@ -177,25 +210,33 @@ export class StreamProbe extends Construct {
           envJson: this.envJson,
         })).target(s.name, event, Math.max(...s.holdsSeconds), role, s.transferMs),
     });
+  }
 
+  /**
+   * The page and ticket topics (the props' own, or encrypted ones made here) and their policies: enforceSSL makes CDK
+   * write a TopicPolicy, which *replaces* SNS's default policy, so every service that publishes must be admitted by
+   * name (infra/topic-access.ts).
+   */
+  private topics(stack: Stack): { page: sns.ITopic; ticket: sns.ITopic } {
+    const { props, locationName: location } = this;
+    const { project } = this.plan;
     const key =
       !props.pageTopic || !props.ticketTopic
         ? topicKey(this, { project, location, alarms: this.plan.alarms !== false, eventBridge: this.taskRunner !== undefined })
         : undefined;
-    this.pageTopic = props.pageTopic ?? encryptedTopic(this, 'PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
-    this.ticketTopic = props.ticketTopic ?? encryptedTopic(this, 'TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
-    // The topic policies: enforceSSL makes CDK write a TopicPolicy, which *replaces* SNS's default policy, so every
-    // service that publishes must be admitted by name (infra/topic-access.ts).
+    const page = props.pageTopic ?? encryptedTopic(this, 'PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
+    const ticket = props.ticketTopic ?? encryptedTopic(this, 'TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
     const alarmArns = this.plan.alarms ? alarmArnPattern(stack, project, location) : undefined;
     if (alarmArns) {
-      admitPublisher(this, this.pageTopic, !props.pageTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
-      admitPublisher(this, this.ticketTopic, !props.ticketTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
+      admitPublisher(this, page, !props.pageTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
+      admitPublisher(this, ticket, !props.ticketTopic, cloudWatchAlarmsPublisher(stack, alarmArns));
     }
+    return { page, ticket };
+  }
 
-    this.taskRunner?.failureTickets(this.ticketTopic, !props.ticketTopic);
-
-    // Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one.
-    // A failed run is a ticket instead (CDK grants the role sns:Publish and the key).
+  /** Scheduler invokes asynchronously: Lambda would retry a failed run twice, overlapping the next one. A failed run is a ticket instead. */
+  private failedRunsTicketed(): void {
+    // CDK grants the role sns:Publish and the key.
     this.function.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.hours(1), onFailure: new destinations.SnsDestination(this.ticketTopic) });
     Validations.of(this.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
@@ -207,37 +248,41 @@ export class StreamProbe extends Construct {
       reason:
         "Each run's timings are its product and are published as metrics and structured log lines; X-Ray would add cost per run and CPU inside the function whose handshake latency it measures.",
     });
+  }
 
-    const perNodeClusters = clusters.filter((c) => c.target.perNode).map((c) => c.name);
-    if (this.plan.alarms) {
-      this.alarms = new ProbeAlarms(this, 'Alarms', {
-        project,
-        locationName: location,
-        clusterNames: clusters.map((c) => c.name),
-        perNodeClusters,
-        schedules: this.plan.schedules,
-        ...this.plan.alarms,
-        fn: this.function,
-        timeout,
-        scheduleGroupName: this.scheduleGroup.scheduleGroupName,
-        pageTopic: this.pageTopic,
-        ticketTopic: this.ticketTopic,
-      });
-    }
-    if (props.dashboard !== false) {
-      this.dashboard = new ProbeDashboard(this, 'Dashboard', {
-        dashboardName: `${project}-${location}`,
-        locationName: location,
-        clusterNames: clusters.map((c) => c.name),
-        holds: this.holdsRun(),
-        period: this.periodOf(this.plan.schedules),
-        logGroup: this.logGroup,
-        alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
-        perNodeClusters,
-        transfers: this.plan.schedules.some((s) => s.transferBytes),
-      }).dashboard;
-    }
+  private probeAlarms(options: Exclude<Plan['alarms'], false>, timeout: Duration): ProbeAlarms {
+    const { clusters } = this.plan;
+    return new ProbeAlarms(this, 'Alarms', {
+      project: this.plan.project,
+      locationName: this.locationName,
+      clusterNames: clusters.map((c) => c.name),
+      perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
+      schedules: this.plan.schedules,
+      ...options,
+      fn: this.function,
+      timeout,
+      scheduleGroupName: this.scheduleGroup.scheduleGroupName,
+      pageTopic: this.pageTopic,
+      ticketTopic: this.ticketTopic,
+    });
+  }
 
+  private probeDashboard(): cloudwatch.Dashboard {
+    const { clusters } = this.plan;
+    return new ProbeDashboard(this, 'Dashboard', {
+      dashboardName: `${this.plan.project}-${this.locationName}`,
+      locationName: this.locationName,
+      clusterNames: clusters.map((c) => c.name),
+      holds: this.holdsRun(),
+      period: this.periodOf(this.plan.schedules),
+      logGroup: this.logGroup,
+      alarms: this.alarms ? [...this.alarms.pages, ...this.alarms.tickets] : [],
+      perNodeClusters: clusters.filter((c) => c.target.perNode).map((c) => c.name),
+      transfers: this.plan.schedules.some((s) => s.transferBytes),
+    }).dashboard;
+  }
+
+  private outputs(): void {
     new CfnOutput(this, 'RoleArn', {
       value: this.role.roleArn,
       description: 'The probe role: map it to a Kubernetes group (EKS access entry or aws-auth), see README step 4',
@@ -245,16 +290,6 @@ export class StreamProbe extends Construct {
     new CfnOutput(this, 'FunctionName', { value: this.function.functionName, description: 'The probe function, for aws lambda invoke' });
     new CfnOutput(this, 'PageTopicArn', { value: this.pageTopic.topicArn, description: 'Pages: kubectl is broken from this location' });
     new CfnOutput(this, 'TicketTopicArn', { value: this.ticketTopic.topicArn, description: 'Tickets: GA readiness and probe health' });
-
-    // A location too large for one stack is refused here, naming the fix, rather than by CloudFormation at deploy.
-    checkResourceCount(this, clusters.length);
-
-    // Findings cdk-nag (AwsSolutions) raises on purpose, each with its reason.
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      reason:
-        "A failed run is sent to the ticket topic, whose customer-managed key it must use to encrypt; GenerateDataKey* covers SNS's data-key calls, on that one key only.",
-    });
   }
 
   /** UpgradeSuccess (0/1: upgraded and echoed) of one operation over one transport to one cluster. */
