@@ -34,7 +34,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { alarmPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
-import { OPERATIONS, TRANSPORTS, formatSize, type Operation, type RunPlan } from '../src/vocabulary.js';
+import { OPERATIONS, TRANSPORTS, formatSize, type Operation, type RunPlan, type Transport } from '../src/vocabulary.js';
 import { functionHealthAlarms } from './health-alarms.js';
 import { checkCompositeSize } from './stack-limits.js';
 import { transfersTicket, type TransferPair } from './transfer-ticket.js';
@@ -70,124 +70,152 @@ export class ProbeAlarms extends Construct {
   /** The ticketing alarms (composites, and hold tickets when asked for). */
   readonly tickets: cloudwatch.IAlarm[] = [];
 
+  /** The alarms' components, gathered per cluster, that the location's tickets combine. */
+  private readonly fallbacks: cloudwatch.IAlarm[] = [];
+  /** Per cluster × operation × transport with a transfer: its TransferComplete alarm and its UpgradeSuccess alarm. */
+  private readonly transfers: TransferPair[] = [];
+  private readonly nodes: cloudwatch.IAlarm[] = [];
+  private readonly health: cloudwatch.IAlarm[] = [];
+  private readonly ticket: cwActions.SnsAction;
+  private readonly page: cwActions.SnsAction;
+
   constructor(
     scope: Construct,
     id: string,
     private readonly props: ProbeAlarmsProps,
   ) {
     super(scope, id);
-    const p = props;
-    const name = (...parts: (string | number)[]) => [p.project, p.locationName, ...parts].join('-');
-    const ticket = new cwActions.SnsAction(p.ticketTopic);
-    const page = new cwActions.SnsAction(p.pageTopic);
-    const fallbacks: cloudwatch.IAlarm[] = [];
-    /** Per cluster × operation × transport with a transfer: its TransferComplete alarm and its UpgradeSuccess alarm. */
-    const transfers: TransferPair[] = [];
-    const nodes: cloudwatch.IAlarm[] = [];
-    const health: cloudwatch.IAlarm[] = [];
+    this.ticket = new cwActions.SnsAction(props.ticketTopic);
+    this.page = new cwActions.SnsAction(props.pageTopic);
+    for (const cluster of props.clusterNames) this.clusterAlarms(cluster);
+    this.functionHealth();
+    this.ticketComposites();
+  }
 
-    for (const cluster of p.clusterNames) {
-      const dims = (op: string) => ({ Location: p.locationName, Cluster: cluster, Operation: op });
-      const kubectl: cloudwatch.IAlarm[] = [];
-      const kubectlOps: string[] = [];
-      for (const op of OPERATIONS) {
-        const covering = p.schedules.filter((s) => s.operations.includes(op));
-        if (covering.length === 0) continue;
-        for (const transport of TRANSPORTS) {
-          const upgrade = this.alarm(`upgrade/${cluster}/${op}/${transport}`, {
-            alarmName: name(cluster, op, transport, 'upgrade'),
-            alarmDescription: `${transport} ${op} to ${cluster} from ${p.locationName} did not upgrade and echo in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods, or the probe stopped reporting. Shown on the dashboard; it notifies no one (kubectl may still work through its fallback: KubectlWorks decides the page).`,
-            metric: probeMetric('UpgradeSuccess', { ...dims(op), Transport: transport }, { statistic: 'Minimum', period: this.period(covering) }),
-            threshold: 1,
-            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-            treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-          });
-          const transferCovering = covering.filter((s) => s.transferBytes);
-          if (transferCovering.length) {
-            const sizes = [...new Set(transferCovering.map((s) => formatSize(s.transferBytes ?? 0)))].join(', ');
-            transfers.push({
-              upgrade,
-              transfer: this.alarm(`transfer/${cluster}/${op}/${transport}`, {
-                alarmName: name(cluster, op, transport, 'transfer'),
-                alarmDescription: `A ${sizes} transfer through ${transport} ${op} to ${cluster} from ${p.locationName} did not come back whole (a lost tail, a stall, a cut or a corruption) in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods: \`kubectl cp\` breaks on this path. The function's verdict log line says which (transfer-tail-lost, transfer-stalled, transfer-cut, transfer-slow).`,
-                metric: probeMetric('TransferComplete', { ...dims(op), Transport: transport }, { statistic: 'Minimum', period: this.period(transferCovering) }),
-                threshold: 1,
-                comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                // Missing when the upgrade itself failed, which UpgradeSuccess (and the page) already say.
-                treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-              }),
-            });
-          }
-          for (const keepalive of ['kubectl', 'none'] as const) {
-            if (keepalive === 'none' && !p.ticketHoldsWithoutPings) continue;
-            for (const hold of [...new Set(covering.filter((s) => s.keepalives.includes(keepalive)).flatMap((s) => s.holdsSeconds))].filter((h) => h > 0)) {
-              const holdCovering = covering.filter((s) => s.keepalives.includes(keepalive) && s.holdsSeconds.includes(hold));
-              const a = this.alarm(`hold/${cluster}/${op}/${transport}/${keepalive}/${hold}`, {
-                alarmName: name(cluster, op, transport, keepalive, `hold${hold}s`),
-                alarmDescription: `${transport} ${op} to ${cluster} did not survive a ${hold} s idle hold with keepalive "${keepalive}".${keepalive === 'none' ? " Holds without pings measure the path's idle timeout (see IdleTimeout)." : ' A component; KubectlWorks decides whether kubectl itself is broken.'}`,
-                metric: probeMetric(
-                  'HoldSurvived',
-                  { ...dims(op), Transport: transport, Keepalive: keepalive, HoldSeconds: String(hold) },
-                  { statistic: 'Minimum', period: this.period(holdCovering) },
-                ),
-                threshold: 1,
-                comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-              });
-              if (keepalive === 'none') {
-                a.addAlarmAction(ticket);
-                this.tickets.push(a);
-              }
-            }
-          }
-        }
-        kubectlOps.push(op);
-        kubectl.push(
-          this.alarm(`kubectl/${cluster}/${op}`, {
-            alarmName: name(cluster, op, 'kubectl-broken'),
-            alarmDescription: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}, with its keepalive) fails from ${p.locationName} to ${cluster}: an upgrade failure it does not fall back from, or a session that dies during a hold.`,
-            metric: probeMetric('KubectlWorks', dims(op), { statistic: 'Minimum', period: this.period(covering) }),
-            threshold: 1,
-            comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          }),
-        );
-        fallbacks.push(
-          this.alarm(`fallback/${cluster}/${op}`, {
-            alarmName: name(cluster, op, 'silent-fallback'),
-            alarmDescription: `kubectl ${op} to ${cluster} works from ${p.locationName} only through its silent fallback to SPDY: WebSocket-only clients (browser terminals, SDKs) fail there now, and from kubectl 1.38 (KEP-4006 GA) SPDY can no longer be forced.`,
-            metric: probeMetric('SilentFallback', dims(op), { statistic: 'Maximum', period: this.period(covering) }),
-            threshold: 1,
-            comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-          }),
-        );
-      }
-      if (p.perNodeClusters?.includes(cluster)) this.nodeAlarms(cluster, name, nodes, health);
-      const probeError = this.alarm(`probe-error/${cluster}`, {
-        alarmName: name(cluster, 'not-measured'),
+  /** `<project>-<location>-<parts…>`: every alarm's name. */
+  private name(...parts: (string | number)[]): string {
+    return [this.props.project, this.props.locationName, ...parts].join('-');
+  }
+
+  /** One cluster's alarms: per operation and transport, kubectl's, the fallback's, its nodes', its not-measured; and its page. */
+  private clusterAlarms(cluster: string): void {
+    const p = this.props;
+    const kubectl: cloudwatch.IAlarm[] = [];
+    const kubectlOps: string[] = [];
+    for (const op of OPERATIONS) {
+      const covering = p.schedules.filter((s) => s.operations.includes(op));
+      if (covering.length === 0) continue;
+      for (const transport of TRANSPORTS) this.transportAlarms(cluster, op, transport, covering);
+      kubectlOps.push(op);
+      kubectl.push(this.kubectlAlarm(cluster, op, covering));
+      this.fallbacks.push(this.fallbackAlarm(cluster, op, covering));
+    }
+    if (p.perNodeClusters?.includes(cluster)) this.nodeAlarms(cluster, (...parts) => this.name(...parts), this.nodes, this.health);
+    this.health.push(
+      this.alarm(`probe-error/${cluster}`, {
+        alarmName: this.name(cluster, 'not-measured'),
         alarmDescription: `The probe could not measure ${cluster} from ${p.locationName} (its credentials, target or port: see the function's log for the reason and the fix), or it stopped reporting (see the function's errors and the Scheduler).`,
         metric: probeMetric('ProbeError', { Location: p.locationName, Cluster: cluster }, { statistic: 'Maximum', period: this.period(p.schedules) }),
         threshold: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         // Every run that gets as far as the cluster publishes it (0 when it measured): missing means not reporting.
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-      });
-      health.push(probeError);
-      const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
-        compositeAlarmName: name(cluster, 'PAGE'),
-        alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive). The dashboard ${name()} shows which operation and transport, with the diagnosis.`,
-        alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
-      });
-      composite.addAlarmAction(page);
-      composite.addOkAction(page);
-      this.pages.push(composite);
-      this.byKey.set(`page/${cluster}`, composite);
-    }
+      }),
+    );
+    const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
+      compositeAlarmName: this.name(cluster, 'PAGE'),
+      alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive). The dashboard ${this.name()} shows which operation and transport, with the diagnosis.`,
+      alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
+    });
+    composite.addAlarmAction(this.page);
+    composite.addOkAction(this.page);
+    this.pages.push(composite);
+    this.byKey.set(`page/${cluster}`, composite);
+  }
 
-    // The probe's own health: publishing, the function, the Scheduler (health-alarms.ts).
-    for (const h of functionHealthAlarms(p, name, Duration.seconds(this.period(p.schedules).toSeconds())))
-      health.push(
+  private dims(cluster: string, op: string) {
+    return { Location: this.props.locationName, Cluster: cluster, Operation: op };
+  }
+
+  /** One operation over one transport: its UpgradeSuccess alarm, its transfer's, its holds'. */
+  private transportAlarms(cluster: string, op: Operation, transport: Transport, covering: readonly AlarmedSchedule[]): void {
+    const p = this.props;
+    const dims = { ...this.dims(cluster, op), Transport: transport };
+    const upgrade = this.alarm(`upgrade/${cluster}/${op}/${transport}`, {
+      alarmName: this.name(cluster, op, transport, 'upgrade'),
+      alarmDescription: `${transport} ${op} to ${cluster} from ${p.locationName} did not upgrade and echo in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods, or the probe stopped reporting. Shown on the dashboard; it notifies no one (kubectl may still work through its fallback: KubectlWorks decides the page).`,
+      metric: probeMetric('UpgradeSuccess', dims, { statistic: 'Minimum', period: this.period(covering) }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const transferCovering = covering.filter((s) => s.transferBytes);
+    if (transferCovering.length) {
+      const sizes = [...new Set(transferCovering.map((s) => formatSize(s.transferBytes ?? 0)))].join(', ');
+      this.transfers.push({
+        upgrade,
+        transfer: this.alarm(`transfer/${cluster}/${op}/${transport}`, {
+          alarmName: this.name(cluster, op, transport, 'transfer'),
+          alarmDescription: `A ${sizes} transfer through ${transport} ${op} to ${cluster} from ${p.locationName} did not come back whole (a lost tail, a stall, a cut or a corruption) in ${p.datapointsToAlarm} of ${p.evaluationPeriods} periods: \`kubectl cp\` breaks on this path. The function's verdict log line says which (transfer-tail-lost, transfer-stalled, transfer-cut, transfer-slow).`,
+          metric: probeMetric('TransferComplete', dims, { statistic: 'Minimum', period: this.period(transferCovering) }),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+          // Missing when the upgrade itself failed, which UpgradeSuccess (and the page) already say.
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        }),
+      });
+    }
+    for (const keepalive of ['kubectl', 'none'] as const) {
+      if (keepalive === 'none' && !p.ticketHoldsWithoutPings) continue;
+      const withKeepalive = covering.filter((s) => s.keepalives.includes(keepalive));
+      for (const hold of [...new Set(withKeepalive.flatMap((s) => s.holdsSeconds))].filter((h) => h > 0)) {
+        const a = this.alarm(`hold/${cluster}/${op}/${transport}/${keepalive}/${hold}`, {
+          alarmName: this.name(cluster, op, transport, keepalive, `hold${hold}s`),
+          alarmDescription: `${transport} ${op} to ${cluster} did not survive a ${hold} s idle hold with keepalive "${keepalive}".${keepalive === 'none' ? " Holds without pings measure the path's idle timeout (see IdleTimeout)." : ' A component; KubectlWorks decides whether kubectl itself is broken.'}`,
+          metric: probeMetric(
+            'HoldSurvived',
+            { ...dims, Keepalive: keepalive, HoldSeconds: String(hold) },
+            { statistic: 'Minimum', period: this.period(withKeepalive.filter((s) => s.holdsSeconds.includes(hold))) },
+          ),
+          threshold: 1,
+          comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+          treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+        });
+        if (keepalive === 'none') {
+          a.addAlarmAction(this.ticket);
+          this.tickets.push(a);
+        }
+      }
+    }
+  }
+
+  private kubectlAlarm(cluster: string, op: Operation, covering: readonly AlarmedSchedule[]): cloudwatch.Alarm {
+    return this.alarm(`kubectl/${cluster}/${op}`, {
+      alarmName: this.name(cluster, op, 'kubectl-broken'),
+      alarmDescription: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}, with its keepalive) fails from ${this.props.locationName} to ${cluster}: an upgrade failure it does not fall back from, or a session that dies during a hold.`,
+      metric: probeMetric('KubectlWorks', this.dims(cluster, op), { statistic: 'Minimum', period: this.period(covering) }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  private fallbackAlarm(cluster: string, op: Operation, covering: readonly AlarmedSchedule[]): cloudwatch.Alarm {
+    return this.alarm(`fallback/${cluster}/${op}`, {
+      alarmName: this.name(cluster, op, 'silent-fallback'),
+      alarmDescription: `kubectl ${op} to ${cluster} works from ${this.props.locationName} only through its silent fallback to SPDY: WebSocket-only clients (browser terminals, SDKs) fail there now, and from kubectl 1.38 (KEP-4006 GA) SPDY can no longer be forced.`,
+      metric: probeMetric('SilentFallback', this.dims(cluster, op), { statistic: 'Maximum', period: this.period(covering) }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** The probe's own health: publishing, the function, the Scheduler (health-alarms.ts). */
+  private functionHealth(): void {
+    const p = this.props;
+    for (const h of functionHealthAlarms(p, (...parts) => this.name(...parts), Duration.seconds(this.period(p.schedules).toSeconds())))
+      this.health.push(
         this.alarm(h.key, {
           alarmName: h.alarmName,
           alarmDescription: h.description,
@@ -199,11 +227,15 @@ export class ProbeAlarms extends Construct {
           datapointsToAlarm: 1,
         }),
       );
+  }
 
-    const clusterCount = p.clusterNames.length;
+  /** The location's tickets: transfers, GA readiness, nodes, probe health; each a composite of its components. */
+  private ticketComposites(): void {
+    const clusterCount = this.props.clusterNames.length;
+    const { transfers, ticket } = this;
     if (transfers.length) {
       checkCompositeSize('transfers ticket', 2 * transfers.length, (2 * transfers.length) / clusterCount, clusterCount);
-      const composite = transfersTicket(this, name('transfers'), transfers);
+      const composite = transfersTicket(this, this.name('transfers'), transfers);
       composite.addAlarmAction(ticket);
       this.tickets.push(composite);
       this.byKey.set('ticket/transfers', composite);
@@ -211,20 +243,20 @@ export class ProbeAlarms extends Construct {
     for (const [key, components, label] of [
       [
         'ticket/ga-readiness',
-        fallbacks,
+        this.fallbacks,
         'GA readiness: kubectl works only through its silent fallback to SPDY on some paths: a hop refuses WebSocket. WebSocket-only clients (browser terminals, SDKs, client-go >= 0.36 tools) fail there now; kubectl 1.38 (KEP-4006 GA) still falls back but ignores KUBECTL_*_WEBSOCKETS, so SPDY can no longer be forced.',
       ],
       [
         'ticket/nodes',
-        nodes,
+        this.nodes,
         'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).',
       ],
-      ['ticket/probe-health', health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
+      ['ticket/probe-health', this.health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
     ] as const) {
       if (components.length === 0) continue;
       checkCompositeSize(`${key.split('/')[1]} ticket`, components.length, Math.ceil(components.length / clusterCount), clusterCount);
       const composite = new cloudwatch.CompositeAlarm(this, key.replace('/', '-'), {
-        compositeAlarmName: name(key.split('/')[1]!),
+        compositeAlarmName: this.name(key.split('/')[1]!),
         alarmDescription: `TICKET, ${label}`,
         alarmRule: cloudwatch.AlarmRule.anyOf(...components.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
       });
