@@ -5,6 +5,8 @@
  * a `proxy`, the CA to trust), and its idle timer when it has one a test can outwait.
  */
 import type { Emulator } from '../../lab/emulator/server.js';
+import { runPlan } from '../../src/probe/runner.js';
+import type { ProbeReport } from '../../src/probe/types.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { startApache, startNghttpx, startPrivoxy, startVarnish } from '../../lab/real-hops/products.js';
 import { startDante, startMitmproxy, startSquid, startTinyproxy } from '../../lab/real-hops/proxies.js';
@@ -86,3 +88,26 @@ export const HOP_PATHS = {
     route: (h, e) => ({ ...viaProxy(h, e), ca: (h as RealHop & { caPem(): string }).caPem() }),
   },
 } satisfies Record<string, HopPath>;
+
+/** Our probe through a path: exec and port-forward over both transports, kubectl's keepalive, one hold. */
+export function probeThrough(route: Route, name: string, holdSeconds: number): Promise<ProbeReport> {
+  const { server, proxy } = route;
+  return runPlan(
+    {
+      location: 'lab',
+      cluster: {
+        name,
+        connection: { server, proxy: proxy ? { url: proxy } : undefined, upgradeTimeoutMs: 4000 },
+        namespace: 'default',
+        pod: 'probe-target',
+        port: 8080,
+      },
+      operations: ['exec', 'portforward'],
+      transports: ['websocket', 'spdy'],
+      keepalives: ['kubectl'],
+      holdsSeconds: [holdSeconds],
+      echoTimeoutMs: 3000,
+    },
+    { skipPreflight: true },
+  );
+}

@@ -4,9 +4,7 @@
  * the deployment YAML and the StreamProbe construct's props — is refused with the same words: the path as that
  * entry point names it, the value, the rule (and the nearest known name for a misspelt one).
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
 import { probeRequest } from '../../src/cli/probe-endpoint.js';
 import { readConfigDocument } from '../../src/config/load.js';
 import { PLAN_NAMES, type PlanField, parsePlan, planEvent, planFlagValues } from '../../src/config/plan.js';
@@ -16,9 +14,9 @@ import { errorMessage } from '../../src/errors.js';
 import { parseProbeEvent } from '../../src/lambda/event.js';
 import type { RunPlan } from '../../src/vocabulary.js';
 import { cli } from '../helpers/cli.js';
+import { constructWith } from '../helpers/construct-props.js';
 
 type Json = any;
-const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname;
 const EXAMPLE = 'infra/examples/single-location.yaml';
 const RUNNER = ['manifest', '--runner', 'cronjob', '--runner-image', 'registry.example/ksp:1', '--pushgateway', 'http://pg:9091', '--cluster', 'prod'];
 const FLAG = Object.fromEntries(Object.entries(PLAN_NAMES.flags).map(([f, n]) => [f, n])) as Record<PlanField, string>;
@@ -30,25 +28,6 @@ const thrown = (f: () => unknown): string => {
     return errorMessage(err);
   }
   return '(nothing thrown)';
-};
-
-const constructWith = (mutate: (p: Json) => void) => () => {
-  const stack = new Stack(new App(), 'Plan', { env: { account: '111111111111', region: 'eu-west-1' } });
-  const props: Json = {
-    locationName: 'eu-west-1-public',
-    clusters: [
-      {
-        name: 'prod-eu',
-        endpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-        auth: { type: 'eks', clusterName: 'prod-eu' },
-        target: { namespace: 'kube-stream-probe' },
-      },
-    ],
-    schedules: [{ name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)] }],
-    entry: ENTRY_STUB,
-  };
-  mutate(props);
-  new StreamProbe(stack, 'Probe', props as StreamProbeProps);
 };
 
 /** The message each entry point gives for `field` set to `good,bad` (flags, query) or [good, bad] (documents). */

@@ -3,14 +3,13 @@
  * deployment YAML (parseProbeConfig) and the StreamProbe construct's props. Each row breaks the same rule in
  * each, and both must refuse it with the same words, naming the field.
  */
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
 import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
+import { constructWith } from '../helpers/construct-props.js';
 
 type Json = any;
-const ENTRY_STUB = new URL('../../functions/probe.ts', import.meta.url).pathname;
 
 /** `n` clusters like `first`, named c0, c1, … */
 const manyClusters = (first: Json, n: number) => Array.from({ length: n }, (_, i) => ({ ...first, name: `c${i}` }));
@@ -21,27 +20,7 @@ const yaml = (mutate: (c: Json) => void) => () => {
   parseProbeConfig(c);
 };
 
-const construct = (mutate: (p: Json) => void) => () => {
-  const stack = new Stack(new App(), 'Rules', { env: { account: '111111111111', region: 'eu-west-1' } });
-  const props: Json = {
-    locationName: 'eu-west-1-public',
-    clusters: [
-      {
-        name: 'prod-eu',
-        endpoint: 'https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-        auth: { type: 'eks', clusterName: 'prod-eu' },
-        target: { namespace: 'kube-stream-probe', port: 8080 },
-      },
-    ],
-    schedules: [
-      { name: 'short', expression: 'rate(5 minutes)', holds: [Duration.seconds(0), Duration.seconds(65)] },
-      { name: 'long', expression: 'rate(1 hour)', holds: [Duration.minutes(6)] },
-    ],
-    entry: ENTRY_STUB,
-  };
-  mutate(props);
-  new StreamProbe(stack, 'Probe', props as StreamProbeProps);
-};
+const construct = constructWith;
 
 describe('each rule refuses the same thing in the YAML and in the construct props, with the same words', () => {
   it.each<[string, (c: Json) => void, (p: Json) => void, RegExp]>([

@@ -20,10 +20,9 @@ import { kubectlExecHolding, kubectlPortForwardHolding } from '../../lab/kubectl
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import type { KubectlClient, KubectlOutcome } from '../../src/probe/kubectl-model.js';
 import { reportDatums } from '../../src/metrics/datums.js';
-import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport } from '../../src/probe/types.js';
 import type { Operation, Transport } from '../../src/vocabulary.js';
-import { HOP_PATHS, type HopPath } from '../helpers/hop-paths.js';
+import { HOP_PATHS, probeThrough, type HopPath } from '../helpers/hop-paths.js';
 import { requireHop } from '../helpers/hops.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -128,24 +127,7 @@ async function prepare(path: Path): Promise<Prepared> {
   const hop = await requireHop(() => path.start(emulator));
   if (!hop) return { emulator, hop };
   const { server, proxy } = path.route(hop, emulator);
-  const report = await runPlan(
-    {
-      location: 'model-proof',
-      cluster: {
-        name: path.name,
-        connection: { server, proxy: proxy ? { url: proxy } : undefined, upgradeTimeoutMs: 4000 },
-        namespace: 'default',
-        pod: 'probe-target',
-        port: 8080,
-      },
-      operations: ['exec', 'portforward'],
-      transports: ['websocket', 'spdy'],
-      keepalives: ['kubectl'],
-      holdsSeconds: [path.holdSeconds],
-      echoTimeoutMs: 3000,
-    },
-    { skipPreflight: true },
-  );
+  const report = await probeThrough({ server, proxy }, path.name, path.holdSeconds);
   const kubeconfig = join(hop.dir, 'kubeconfig');
   writeFileSync(kubeconfig, emulatorKubeconfig(emulator, { server: server.toString().replace(/\/$/, ''), proxyUrl: proxy?.toString() }));
   return { emulator, hop, report, kubeconfig };
