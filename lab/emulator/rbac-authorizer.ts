@@ -1,17 +1,49 @@
 /**
- * RBAC for service-account callers, evaluated over the Roles, ClusterRoles and bindings `kubectl apply` stored,
- * as the API server's RBAC authorizer does (kubernetes plugin/pkg/auth/authorizer/rbac/rbac.go: a binding
+ * The emulator's one RBAC model, for every caller: a service account is authorized by the Roles, ClusterRoles and
+ * bindings `kubectl apply` stored; the kubeconfig's own user (LAB_USER) by the objects its `rbac` option stands for
+ * (audit-endpoints.ts defaultRbacObjects). Both are evaluated as the API server's RBAC authorizer does (kubernetes plugin/pkg/auth/authorizer/rbac/rbac.go: a binding
  * whose subjects include the caller grants its role's rules; a rule allows when its verbs, apiGroups,
  * resources ("pods/exec" names a subresource; "*" anything) and resourceNames match; non-resource URLs by
  * path), over request attributes as request-info.ts derives them. So the runner manifest's RBAC is tested by
  * what it lets the runner's own service account do, not by reading it.
  */
-import type { ObjectStore } from './object-store.js';
 import type { RequestAttributes } from './request-info.js';
 
 export interface ServiceAccountRef {
   readonly namespace: string;
   readonly name: string;
+}
+
+/** Who is asking, as the authorizer sees it: a user name and its groups. */
+export interface Caller {
+  readonly user: string;
+  readonly groups: readonly string[];
+  /** Set for a service account (a binding may name it by kind ServiceAccount). */
+  readonly serviceAccount?: ServiceAccountRef;
+}
+
+/** The kubeconfig's user (its token or client certificate): bound through the group `lab-users`. */
+export const LAB_USER: Caller = { user: 'lab-user', groups: ['lab-users', 'system:authenticated'] };
+
+/** A service account as the API server names it (serviceaccount token authenticator). */
+export function serviceAccountCaller(sa: ServiceAccountRef): Caller {
+  return { user: userOf(sa), groups: ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'], serviceAccount: sa };
+}
+
+/** Where RBAC objects are read from: the object store `kubectl apply` fills, or a fixed set of them. */
+export interface RbacSource {
+  list(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding'): readonly unknown[];
+}
+
+/** A fixed set of RBAC objects as a source. */
+export function rbacSource(o: {
+  clusterRoles?: readonly unknown[];
+  roles?: readonly unknown[];
+  clusterRoleBindings?: readonly unknown[];
+  roleBindings?: readonly unknown[];
+}): RbacSource {
+  const lists = { ClusterRole: o.clusterRoles, Role: o.roles, ClusterRoleBinding: o.clusterRoleBindings, RoleBinding: o.roleBindings };
+  return { list: (kind) => [...(lists[kind] ?? [])] };
 }
 
 type Rule = { verbs?: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
@@ -24,15 +56,14 @@ const userOf = (sa: ServiceAccountRef): string => `system:serviceaccount:${sa.na
 
 const has = (list: readonly string[] | undefined, v: string) => !!list && (list.includes('*') || list.includes(v));
 
-/** rbac.go's appliesTo: the binding names this service account, one of its groups, or its user name. */
-function bindsServiceAccount(b: Binding, sa: ServiceAccountRef): boolean {
-  const user = userOf(sa);
-  const groups = ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'];
+/** rbac.go's appliesTo: the binding names this service account, one of the caller's groups, or its user name. */
+function binds(b: Binding, c: Caller): boolean {
+  const sa = c.serviceAccount;
   return (b.subjects ?? []).some(
     (s) =>
-      (s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace) ||
-      (s.kind === 'User' && s.name === user) ||
-      (s.kind === 'Group' && s.name !== undefined && groups.includes(s.name)),
+      (sa !== undefined && s.kind === 'ServiceAccount' && s.name === sa.name && (s.namespace ?? b.metadata?.namespace) === sa.namespace) ||
+      (s.kind === 'User' && s.name === c.user) ||
+      (s.kind === 'Group' && s.name !== undefined && c.groups.includes(s.name)),
   );
 }
 
@@ -63,8 +94,8 @@ const AUTHENTICATED_RULES: readonly Rule[] = [
   },
 ];
 
-/** Whether the stored RBAC (and the bootstrap policy) lets the service account do it. */
-export function rbacAllows(store: ObjectStore, sa: ServiceAccountRef, a: RequestAttributes): boolean {
+/** Whether the RBAC objects (and the bootstrap policy) let the caller do it. */
+export function rbacAllows(store: RbacSource, caller: Caller, a: RequestAttributes): boolean {
   if (AUTHENTICATED_RULES.some((r) => ruleAllows(r, a))) return true;
   const roles = (kind: 'Role' | 'ClusterRole', name: string | undefined, namespace?: string) =>
     (store.list(kind) as RoleObj[]).find((r) => r.metadata?.name === name && (kind === 'ClusterRole' || r.metadata?.namespace === namespace));
@@ -72,18 +103,18 @@ export function rbacAllows(store: ObjectStore, sa: ServiceAccountRef, a: Request
     const role = b.roleRef?.kind === 'Role' ? roles('Role', b.roleRef.name, namespace) : roles('ClusterRole', b.roleRef?.name);
     return role?.rules ?? [];
   };
-  for (const b of store.list('ClusterRoleBinding') as Binding[]) if (bindsServiceAccount(b, sa) && rulesOf(b).some((r) => ruleAllows(r, a))) return true;
+  for (const b of store.list('ClusterRoleBinding') as Binding[]) if (binds(b, caller) && rulesOf(b).some((r) => ruleAllows(r, a))) return true;
   const ns = a.resourceRequest ? a.namespace : undefined;
   if (ns === undefined) return false;
   for (const b of store.list('RoleBinding') as Binding[]) {
-    if (b.metadata?.namespace === ns && bindsServiceAccount(b, sa) && rulesOf(b, ns).some((r) => ruleAllows(r, a))) return true;
+    if (b.metadata?.namespace === ns && binds(b, caller) && rulesOf(b, ns).some((r) => ruleAllows(r, a))) return true;
   }
   return false;
 }
 
 /** The API server's 403 message for a denied request. */
-export function forbiddenMessage(sa: ServiceAccountRef, a: RequestAttributes): string {
-  const user = userOf(sa);
+export function forbiddenMessage(caller: Caller, a: RequestAttributes): string {
+  const user = caller.user;
   if (!a.resourceRequest) return `forbidden: User "${user}" cannot ${a.verb} path "${a.path}"`;
   const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
   const what = `${a.apiGroup ? `${a.resource}.${a.apiGroup}` : a.resource}${a.name ? ` "${a.name}"` : ''}`;

@@ -106,12 +106,6 @@ function age(since: Date): string {
   return s < 120 ? `${s}s` : `${Math.round(s / 60)}m`;
 }
 
-/** Is `verb` on pods/<sub> allowed for the caller? (SelfSubjectAccessReview and upgrade checks) */
-export function allowed(rbac: EmulatorRbac, verb: string, subresource: string): boolean {
-  if (!['exec', 'attach', 'portforward'].includes(subresource)) return verb === 'get' || verb === 'list';
-  return (rbac.verbs as readonly string[]).includes(verb);
-}
-
 export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx: RestContext): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://x');
   const p = url.pathname.replace(/\/+$/, '') || '/';

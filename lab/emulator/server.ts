@@ -20,9 +20,9 @@ import { defaultRbacObjects, minorOf } from './audit-endpoints.js';
 import { emulatorNodes, emulatorPods, POD_UID } from './pods.js';
 import { type ForwardTarget } from './portforward-server.js';
 import { ObjectStore } from './object-store.js';
-import { forbiddenMessage, rbacAllows, type ServiceAccountRef } from './rbac-authorizer.js';
+import { LAB_USER, forbiddenMessage, rbacAllows, rbacSource, serviceAccountCaller, type RbacSource, type ServiceAccountRef } from './rbac-authorizer.js';
 import { requestAttributes, type ResourceAttributes } from './request-info.js';
-import { allowed, handleRest, type EmulatorPod, type RestContext } from './rest.js';
+import { handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
@@ -164,12 +164,18 @@ export class Emulator extends EventEmitter {
   }
 
   /**
-   * Whether the caller may do it: a service account by the RBAC `kubectl apply` stored, anyone else by
-   * options.rbac (the verbs it grants on pods' streaming subresources; get and list on everything else).
+   * Whether the caller may do it, by the one RBAC model (rbac-authorizer.ts): a service account by the RBAC
+   * `kubectl apply` stored, the kubeconfig's user by the objects options.rbac stands for (its verbs on pods'
+   * streaming subresources, get and list on pods).
    */
   private permits(req: IncomingMessage, a: ResourceAttributes): boolean {
     const sa = this.serviceAccountOf(req);
-    return sa ? rbacAllows(this.objects, sa, a) : a.resource === 'pods' && allowed(this.ctx.rbac, a.verb, a.subresource ?? '');
+    return sa ? rbacAllows(this.objects, serviceAccountCaller(sa), a) : rbacAllows(this.userRbac, LAB_USER, a);
+  }
+
+  /** The kubeconfig user's RBAC: options.rbac as the objects it stands for. */
+  private get userRbac(): RbacSource {
+    return rbacSource(defaultRbacObjects(this.ctx.rbac));
   }
 
   private authorized(req: IncomingMessage): boolean {
@@ -191,7 +197,7 @@ export class Emulator extends EventEmitter {
     if (sa) {
       const url = new URL(req.url ?? '/', 'http://x');
       const attrs = requestAttributes(req.method ?? 'GET', url.pathname.replace(/\/+$/, '') || '/', url.searchParams);
-      if (!rbacAllows(this.objects, sa, attrs)) return sendStatus(res, 403, forbiddenMessage(sa, attrs));
+      if (!rbacAllows(this.objects, serviceAccountCaller(sa), attrs)) return sendStatus(res, 403, forbiddenMessage(serviceAccountCaller(sa), attrs));
     }
     try {
       await handleRest(req, res, this.ctx);
@@ -241,7 +247,7 @@ export class Emulator extends EventEmitter {
       return refuse(
         403,
         sa
-          ? forbiddenMessage(sa, attrs(denied))
+          ? forbiddenMessage(serviceAccountCaller(sa), attrs(denied))
           : `pods "${this.pod}" is forbidden: User "lab-user" cannot ${verbs.join(' and ')} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
       );
     }

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../lab/emulator/object-store.js';
-import { rbacAllows } from '../../lab/emulator/rbac-authorizer.js';
+import { defaultRbacObjects } from '../../lab/emulator/audit-endpoints.js';
+import { LAB_USER, rbacAllows, rbacSource, serviceAccountCaller } from '../../lab/emulator/rbac-authorizer.js';
 import { requestAttributes } from '../../lab/emulator/request-info.js';
 
 const q = (s = '') => new URLSearchParams(s);
@@ -54,7 +55,7 @@ describe('rbacAllows', () => {
     subjects: [{ kind: 'Group', name: 'system:serviceaccounts:ns' }],
   });
   const sa = { namespace: 'ns', name: 'sa' };
-  const allows = (method: string, path: string, who = sa) => rbacAllows(store, who, requestAttributes(method, path, q()));
+  const allows = (method: string, path: string, who = sa) => rbacAllows(store, serviceAccountCaller(who), requestAttributes(method, path, q()));
 
   it('a RoleBinding (subject namespace defaulting to the binding’s) grants its Role’s rule, for the named pod only', () => {
     expect(allows('POST', '/api/v1/namespaces/ns/pods/p/exec')).toBe(true);
@@ -70,5 +71,30 @@ describe('rbacAllows', () => {
     expect(allows('GET', '/apis/batch/v1')).toBe(true);
     expect(allows('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews')).toBe(true);
     expect(allows('GET', '/metrics')).toBe(false);
+  });
+});
+
+describe("the kubeconfig's user, by the same evaluator over the objects options.rbac stands for", () => {
+  const user = (verbs: ('get' | 'create')[]) => (method: string, path: string) =>
+    rbacAllows(rbacSource(defaultRbacObjects({ model: '1.35', verbs })), LAB_USER, requestAttributes(method, path, q()));
+
+  it("its verbs on pods' streaming subresources (WebSocket's GET is get, SPDY's POST is create), get and list on pods, nothing else", () => {
+    const getOnly = user(['get']);
+    expect(getOnly('GET', '/api/v1/namespaces/ns/pods/p/exec')).toBe(true);
+    expect(getOnly('POST', '/api/v1/namespaces/ns/pods/p/exec')).toBe(false);
+    expect(getOnly('GET', '/api/v1/namespaces/ns/pods/p/portforward')).toBe(true);
+    expect(getOnly('GET', '/api/v1/namespaces/ns/pods/p')).toBe(true);
+    expect(getOnly('GET', '/api/v1/namespaces/ns/pods')).toBe(true);
+    expect(getOnly('GET', '/api/v1/namespaces/ns/secrets/s')).toBe(false);
+    const both = user(['get', 'create']);
+    expect(both('POST', '/api/v1/namespaces/ns/pods/p/attach')).toBe(true);
+    expect(both('DELETE', '/api/v1/namespaces/ns/pods/p')).toBe(false);
+  });
+
+  it('a service account is not the kubeconfig user: the objects options.rbac stands for bind only the lab-users group', () => {
+    const objects = rbacSource(defaultRbacObjects({ model: '1.35', verbs: ['get', 'create'] }));
+    expect(rbacAllows(objects, serviceAccountCaller({ namespace: 'ns', name: 'sa' }), requestAttributes('GET', '/api/v1/namespaces/ns/pods/p/exec', q()))).toBe(
+      false,
+    );
   });
 });
