@@ -56,7 +56,8 @@ export interface InvokeDeps {
   readonly taskPollMs?: number;
 }
 
-function defaultConfigPath(): string {
+/** The deployment config a command reads: --config, else cdk.json's context.config (as `cdk deploy` does). */
+export function defaultConfigPath(): string {
   try {
     const cdk = JSON.parse(readFileSync('cdk.json', 'utf8')) as { context?: { config?: string } };
     if (cdk.context?.config) return cdk.context.config;

@@ -6,6 +6,7 @@
 import { errorMessage, isProbeError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { auditCommand, AUDIT_HELP } from './audit-command.js';
+import { costCommand, COST_HELP } from './cost-command.js';
 import { demoCommand, DEMO_HELP } from './demo-command.js';
 import { emulatorCommand, EMULATOR_HELP } from './emulator-command.js';
 import { invokeCommand, INVOKE_HELP } from './invoke-command.js';
@@ -31,6 +32,7 @@ const COMMANDS: Readonly<Record<string, Command>> = {
     run: (a, io) => invokeCommand(a, io),
     help: INVOKE_HELP,
   },
+  cost: { summary: "what each location of the deployment config costs a month (AWS list prices), before it's deployed", run: costCommand, help: COST_HELP },
   serve: {
     summary: "a Prometheus exporter in blackbox_exporter's shape: /probe?target=CONTEXT&hold=65s runs the A/B per scrape",
     run: (a, io) => serveCommand(a, io),
