@@ -75,11 +75,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   const schedules = props.schedules.map((s, i) => {
     const f = `schedules[${i}]`;
     // The YAML's own schedule parser (src/config/schedule-plan.ts), the Durations as the seconds they are.
-    const holds = s.holds.map((h, j) => {
-      const seconds = h.toSeconds({ integral: false });
-      if (!Number.isInteger(seconds) || seconds < 0) throw invalid(`${f}.holds[${j}]`, `${h.toHumanString()} is not a whole number of seconds`);
-      return seconds;
-    });
+    const holds = s.holds.map((h) => h.toSeconds({ integral: false }));
     const evaluationPeriods = alarmOptions ? alarmOptions.evaluationPeriods : undefined;
     const schedule = parseSchedule(c, { ...s, holds }, i, { source: 'StreamProbe props', taskMaxHoldSeconds, evaluationPeriods });
     const runner = runnerFor(schedule);

@@ -5,7 +5,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { probeError } from '../errors.js';
 import { Checker, nearest } from '../config/checker.js';
-import { PLAN_NAMES, parsePlan } from '../config/plan.js';
+import { PLAN_NAMES, commaItems, parsePlan } from '../config/plan.js';
 import { NAME_RULES } from '../config/rules.js';
 import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
 
@@ -26,17 +26,11 @@ export function parse<O extends OptionSpec>(argv: readonly string[], options: O,
   }
 }
 
-/** A comma-separated flag value (`--locations a,b`) as a selection from `allowed`, or `fallback`. */
+/** A comma-separated flag value (`--locations a,b`) as a selection from `allowed`, or `fallback`; the plan's lists' words. */
 export function list<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: readonly T[]): T[] {
   if (value === undefined) return [...fallback];
-  const items = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  if (items.length === 0) throw probeError('USAGE', `--${flag} is empty: give at least one of ${allowed.join(', ')}`, { field: flag });
-  for (const item of items)
-    if (!(allowed as readonly string[]).includes(item)) throw probeError('USAGE', `--${flag} "${item}" is not one of ${allowed.join(', ')}`, { field: flag });
-  return [...new Set(items as T[])];
+  const items = commaItems(value).map((v) => ({ value: v, path: `--${flag}` }));
+  return new Checker('', { code: 'USAGE' }).selection(`--${flag}`, items, allowed);
 }
 
 /**

@@ -9,7 +9,6 @@ export type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 export { MAX_FUNCTION_NAME_LENGTH, NAME_PATTERN } from './rules.js';
 export const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
-export const REGION = /^[a-z]{2}(-[a-z]+)+-\d$/;
 
 export interface CheckerOptions {
   /** USAGE for flags and `serve`'s query (exit 2, a 400); CONFIG_INVALID (the default) for files, events and props. */
@@ -90,9 +89,18 @@ export class Checker {
       return v;
     });
   }
-  oneOfEach<T extends string>(o: Obj, key: string, field: string, allowed: readonly T[]): T[] {
-    const pattern = new RegExp(`^(${allowed.join('|')})$`);
-    return this.strings(o, key, field, 1, pattern, `must be one of ${allowed.join(', ')}`) as T[];
+  /**
+   * A non-empty selection from `allowed`, de-duplicated in the order given: the plan's lists and `--locations`. Each
+   * item is refused at its own path with the nearest known name.
+   */
+  selection<T extends string>(path: string, items: readonly { readonly value: unknown; readonly path: string }[], allowed: readonly T[]): T[] {
+    if (items.length === 0) this.fail(path, `is empty: give at least one of ${allowed.join(', ')}`);
+    for (const { value, path: p } of items) {
+      if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) continue;
+      const near = typeof value === 'string' ? nearest(value, allowed) : undefined;
+      this.fail(p, `${JSON.stringify(value)} is not one of ${allowed.join(', ')}${near ? `: did you mean "${near}"?` : ''}`);
+    }
+    return [...new Set(items.map((x) => x.value as T))];
   }
   bool(o: Obj, key: string, field: string, fallback: boolean): boolean {
     const v = o[key] ?? fallback;

@@ -5,7 +5,7 @@
  * (`<source>: <path> <value> <rule>`, a misspelt name with the nearest known one), and every figure that follows
  * from a plan (which runner holds it, how many transfers run, how long they may take) is a function of it here.
  */
-import { type Checker, nearest } from './checker.js';
+import type { Checker } from './checker.js';
 import { runnerForHold, transferChainMs, type Runner } from './lambda-limits.js';
 import {
   DEFAULT_MATRIX,
@@ -50,6 +50,13 @@ export interface PlanSource {
 }
 
 const HOLD_EXAMPLES = 'examples: 0s, 65s, 6m, 1h';
+
+/** A comma-separated value's items (`exec, portforward`), blanks dropped: how flags and the query write a list. */
+export const commaItems = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 export const SIZE_EXAMPLES = '8MiB, 64MiB, 512KiB; 0 or off for none; at most 1GiB';
 
 /** The plan's fields of `raw`, each checked, the defaults' where absent. */
@@ -60,25 +67,14 @@ export function parsePlan(src: PlanSource, raw: RawPlan, defaults: RunPlan = DEF
     const v = raw[f];
     if (v === undefined) return undefined;
     let list: unknown[];
-    if (src.commaLists && typeof v === 'string')
-      list = v
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
+    if (src.commaLists && typeof v === 'string') list = commaItems(v);
     else if (Array.isArray(v)) list = v;
     else c.fail(path(f), src.commaLists ? `${JSON.stringify(v)} must be a comma-separated list` : 'must be a list');
     return list.map((value, i) => ({ value, path: src.commaLists ? path(f) : `${path(f)}[${i}]` }));
   };
   const pick = <T extends string>(f: PlanField, allowed: readonly T[]): T[] | undefined => {
     const list = items(f);
-    if (list === undefined) return undefined;
-    if (list.length === 0) c.fail(path(f), `is empty: give at least one of ${allowed.join(', ')}`);
-    for (const { value, path: p } of list) {
-      if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) continue;
-      const near = typeof value === 'string' ? nearest(value, allowed) : undefined;
-      c.fail(p, `${JSON.stringify(value)} is not one of ${allowed.join(', ')}${near ? `: did you mean "${near}"?` : ''}`);
-    }
-    return [...new Set(list.map((x) => x.value as T))];
+    return list === undefined ? undefined : c.selection(path(f), list, allowed);
   };
   const holds = (): number[] | undefined => {
     const list = items('holds');
@@ -130,14 +126,8 @@ export function planEvent(plan: RunPlan): Partial<Record<PlanField, unknown>> {
 
 /** The plan as flag values, each one given (the runner's ConfigMap fills every flag): parsePlan(flags) reads them back unchanged. */
 export function planFlagValues(plan: RunPlan): Record<PlanField, string> {
-  return {
-    operations: plan.operations.join(','),
-    transports: plan.transports.join(','),
-    keepalives: plan.keepalives.join(','),
-    holds: plan.holdsSeconds.map((h) => `${h}s`).join(','),
-    transfer: plan.transferBytes ? formatSize(plan.transferBytes) : 'off',
-    holdShapes: (plan.holdShapes ?? ['silent']).join(','),
-  };
+  const values = { transfer: 'off', holdShapes: ['silent'], ...planEvent(plan) };
+  return Object.fromEntries(PLAN_FIELDS.map((f) => [f, [values[f]].flat().join(',')])) as Record<PlanField, string>;
 }
 
 export const longestHold = (plan: Pick<RunPlan, 'holdsSeconds'>): number => Math.max(0, ...plan.holdsSeconds);

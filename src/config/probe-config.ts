@@ -6,10 +6,10 @@
  * (`locations[1].vpc.subnetIds: …`). The rules it shares with the construct are
  * in rules.ts; the shapes in types.ts.
  */
-import { Checker, EMAIL, REGION, unique } from './checker.js';
+import { Checker, EMAIL, unique } from './checker.js';
 import { parseClusters } from './clusters.js';
 import type { EndpointsConfig, LocationConfig, ProbeConfig, VpcPlacement } from './types.js';
-import { ALARM_DEFAULTS, RULES } from './rules.js';
+import { ALARM_DEFAULTS, NAME_RULES, RULES } from './rules.js';
 import { sessionStarts } from './location-size.js';
 import { longestHold, runnerFor } from './plan.js';
 import { parseSchedule } from './schedule-plan.js';
@@ -65,7 +65,7 @@ function parseLocation(c: Checker, v: unknown, f: string, clusterNames: Readonly
   return {
     name: c.name(o, f),
     account: c.str(o, 'account', f, /^\d{12}$/, 'must be a 12-digit AWS account id'),
-    region: c.str(o, 'region', f, REGION, 'is not an AWS region'),
+    region: c.ruled(o, 'region', f, NAME_RULES.region),
     vpc: o.vpc === undefined ? undefined : parseVpc(c, o.vpc, `${f}.vpc`),
     clusters: only,
   };

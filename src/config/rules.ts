@@ -73,6 +73,9 @@ export const RULES = {
     const problem = alarmLimitProblem(alarmPeriodSeconds(scheduleIntervalSeconds(expression, source)), evaluationPeriods);
     return problem ? `"${expression}" ${problem} (alarms.evaluationPeriods is ${evaluationPeriods})` : undefined;
   },
+  /** A scheduled hold: whole seconds (its HoldSeconds dimension and alarm names), within the task runner. */
+  scheduledHold: (seconds: number, taskMaxHoldSeconds: number): Problem =>
+    Number.isInteger(seconds) ? RULES.holdWithin(seconds, taskMaxHoldSeconds) : `${seconds} s is not a whole number of seconds`,
   holdWithin: (seconds: number, taskMaxHoldSeconds: number): Problem =>
     seconds > taskMaxHoldSeconds
       ? `${seconds} s is longer than the task runner's ${taskMaxHoldSeconds} s (taskMaxHold); holds up to ${LAMBDA_MAX_HOLD_SECONDS} s run in Lambda, longer ones as an ECS task`

@@ -39,7 +39,7 @@ export function parseSchedule(c: Checker, raw: unknown, i: number, rules: Schedu
     );
   if (o.holds === undefined) c.fail(`${f}.holds`, 'is required: the holds each run makes (0s probes without holding)');
   const taskMax = rules.taskMaxHoldSeconds ?? TASK_MAX_HOLD_SECONDS;
-  const plan = parsePlan({ checker: c, names: PLAN_NAMES.document, at: `${f}.`, holdRule: (h) => RULES.holdWithin(h, taskMax) }, o);
+  const plan = parsePlan({ checker: c, names: PLAN_NAMES.document, at: `${f}.`, holdRule: (h) => RULES.scheduledHold(h, taskMax) }, o);
   const longest = longestHold(plan);
   c.check(`${f}.expression`, RULES.noOverlap(expression, longest, source));
   if (plan.transferBytes) c.check(`${f}.transfer`, RULES.transferFits(plan.transferBytes, transferSessions(plan), longest));

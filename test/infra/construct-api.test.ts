@@ -267,7 +267,7 @@ describe('StreamProbe as a construct', () => {
     [
       'a hold of half a second',
       { schedules: [{ name: 's', expression: 'rate(5 minutes)', holds: [Duration.millis(500)] }] },
-      /schedules\[0\]\.holds\[0\] 500 millis is not a whole number of seconds/,
+      /schedules\[0\]\.holds\[0\] 0\.5 s is not a whole number of seconds/,
     ],
     [
       'a hold Lambda cannot finish, without a VPC for the task runner',

@@ -149,6 +149,12 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       /schedules\[0\]\.expression "cron\(0 9 \? \* MON-FRI \*\)" .*\(alarms\.evaluationPeriods is 3\)/,
     ],
     [
+      'a scheduled hold that is not whole seconds (the YAML took it, the construct refused it)',
+      (c) => (c.schedules[0].holds = ['0s', '1500ms']),
+      (p) => (p.schedules[0].holds = [Duration.seconds(0), Duration.millis(1500)]),
+      /schedules\[0\]\.holds\[1\] 1\.5 s is not a whole number of seconds/,
+    ],
+    [
       'a hold beyond the task runner',
       (c) => (c.schedules[1].holds = ['3h']),
       (p) => (p.schedules[1].holds = [Duration.hours(3)]),
