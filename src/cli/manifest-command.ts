@@ -15,7 +15,7 @@ import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } fro
 import { longestHold } from '../config/plan.js';
 import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
-import { parseDurationSeconds } from '../vocabulary.js';
+import { formatSize, parseDurationSeconds } from '../vocabulary.js';
 import { MATRIX_FLAGS, integer, named, oneOf, parse, planFromFlags } from './args.js';
 import { NAME_RULES } from '../config/rules.js';
 import { RUNNER_DEFAULT_PLAN, RUNNER_NAME, cronFor, runnerDocuments, runnerDeadlineSeconds, type RunnerOptions } from './runner-manifest.js';
@@ -313,7 +313,7 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
   if (runnerDeadlineSeconds(plan) > everySeconds * 4)
     throw probeError(
       'USAGE',
-      `--hold ${longestHold(plan)}s takes longer than four runs of --every ${values.every ?? '5m'}: run the long holds in a CronJob of their own with a longer --every`,
+      `a run holding ${longestHold(plan)} s${plan.transferBytes ? ` and moving --transfer ${formatSize(plan.transferBytes)}` : ''} may take up to ${runnerDeadlineSeconds(plan)} s, longer than four runs of --every ${values.every ?? '5m'}: run the long holds (or the transfer) in a CronJob of their own with a longer --every`,
       { field: 'hold' },
     );
   return {
