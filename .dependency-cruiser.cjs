@@ -16,6 +16,8 @@ const LAYERS = [
   ['report', '^src/report/'],
   ['audit', '^src/audit/'],
   ['cli', '^src/cli/'],
+  // The package's API (`import … from 'kube-stream-probe'`): the engine without the CLI, beside it at the top.
+  ['api', '^src/api/'],
 ];
 
 const upward = LAYERS.flatMap(([name, path], i) =>

@@ -1,24 +1,28 @@
 /**
- * The in-cluster runner's entry point (container/Dockerfile's `runner` stage, `manifest --runner cronjob`): the
- * CLI's `run` and nothing else. The full CLI also ships the demo and the emulator (the lab), which the image's
- * build context leaves out; `run` is the same code as `kube-stream-probe run`, with the same flags and exit codes.
+ * The in-cluster entry point (container/Dockerfile's `runner` and `serve` stages, `manifest --runner cronjob` and
+ * `manifest --runner serve`): the CLI's `run` and `serve` and nothing else. The full CLI also ships the demo and
+ * the emulator (the lab), which the image's build context leaves out; both are the same code as
+ * `kube-stream-probe run` / `serve`, with the same flags and exit codes.
  */
 import { errorMessage, isProbeError } from '../src/errors.js';
 import { EXIT } from '../src/cli/exit-codes.js';
 import { exitCodeForSignal, processIO, type CommandIO } from '../src/cli/io.js';
 import { RUN_HELP, runCommand } from '../src/cli/run-command.js';
+import { serveCommand } from '../src/cli/serve-command.js';
 
-/** argv as the CronJob gives it: `run …` (the subcommand is kept so the manifest reads like the CLI). */
+const COMMANDS = { run: runCommand, serve: serveCommand } as const;
+
+/** argv as the CronJob or Deployment gives it: `run …` or `serve …` (the subcommand is kept so the manifest reads like the CLI). */
 export async function runner(argv: readonly string[], io: CommandIO): Promise<number> {
   const [name, ...rest] = argv;
-  if (name !== 'run') {
-    io.err(`kube-stream-probe runner: only "run" is in this image (got ${name === undefined ? 'nothing' : `"${name}"`})\n\n${RUN_HELP}`);
+  if (name !== 'run' && name !== 'serve') {
+    io.err(`kube-stream-probe runner: only "run" and "serve" are in this image (got ${name === undefined ? 'nothing' : `"${name}"`})\n\n${RUN_HELP}`);
     return EXIT.USAGE;
   }
   try {
-    return await runCommand(rest, io);
+    return await COMMANDS[name](rest, io);
   } catch (err) {
-    io.err(`kube-stream-probe run: ${isProbeError(err) ? err.message : errorMessage(err)}\n`);
+    io.err(`kube-stream-probe ${name}: ${isProbeError(err) ? err.message : errorMessage(err)}\n`);
     return EXIT.USAGE;
   }
 }

@@ -5,14 +5,13 @@
  * group with retention, alarms by severity (infra/alarms.ts) on a page and a
  * ticket topic, and a dashboard (infra/dashboard.ts). Props: infra/props.ts.
  */
-import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as ecs from 'aws-cdk-lib/aws-ecs';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as sns from 'aws-cdk-lib/aws-sns';
@@ -22,6 +21,7 @@ import { defaultMemoryMb, type LocationRuntimeConfig } from '../src/config/probe
 import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import { encodeRuntimeConfig } from '../src/config/runtime-config.js';
 import { checkResourceCount } from './stack-limits.js';
+import { PACKAGED, PROBE_BUNDLING, PROBE_ENTRY, PROBE_HANDLER, packagedDir } from './probe-code.js';
 import { runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import type { KeepaliveMode, Operation, Transport } from '../src/vocabulary.js';
 import { METRIC_KEEPALIVES } from '../src/metrics/contract.js';
@@ -48,7 +48,8 @@ const MAX_ENV_BYTES = 3500;
 export const PROBE_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 export class StreamProbe extends Construct {
-  readonly function: NodejsFunction;
+  /** The probe function (a NodejsFunction built at synth from a clone; prebuilt code in the npm package). */
+  readonly function: lambda.Function;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
   readonly scheduleGroup: scheduler.ScheduleGroup;
@@ -159,16 +160,14 @@ export class StreamProbe extends Construct {
     return network;
   }
 
-  private probeFunction(timeout: Duration): NodejsFunction {
+  private probeFunction(timeout: Duration): lambda.Function {
     const { props, network, locationName: location } = this;
     const vpcProps: Partial<lambda.FunctionProps> = network
       ? { vpc: props.vpc, vpcSubnets: { subnets: [...props.subnets!] }, securityGroups: network.securityGroups }
       : {};
-    return new NodejsFunction(this, 'Function', {
+    const common = {
       functionName: `${this.plan.project}-${location}`,
       description: `kube-stream-probe for location ${location}: exec and port-forward over SPDY and WebSocket`,
-      entry: props.entry ?? fileURLToPath(new URL('../functions/probe.ts', import.meta.url)),
-      handler: 'handler',
       runtime: PROBE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? defaultMemoryMb(this.plan.sessionStarts),
@@ -176,18 +175,16 @@ export class StreamProbe extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       environment: { KSP_LOCATION_CONFIG: this.envJson, NODE_OPTIONS: '--enable-source-maps', ...PROBE_PROCESS_ENV },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node20',
-        minify: true,
-        sourceMap: true,
-        mainFields: ['module', 'main'],
-        // The Node.js runtimes ship AWS SDK v3; bundling it would double the package (docs/decisions.md).
-        // bufferutil is native (ws falls back to JavaScript without it; the Lambda moves few bytes).
-        externalModules: ['@aws-sdk/*', 'bufferutil', 'utf-8-validate'],
-        banner: "import { createRequire as __ksp_cr } from 'node:module'; const require = __ksp_cr(import.meta.url);",
-      },
       ...vpcProps,
+    };
+    // The npm package ships the bundle prebuilt with PROBE_BUNDLING (infra/probe-code.ts); an explicit entry is built.
+    if (PACKAGED && props.entry === undefined)
+      return new lambda.Function(this, 'Function', { ...common, code: lambda.Code.fromAsset(packagedDir('lambda')), handler: `index.${PROBE_HANDLER}` });
+    return new NodejsFunction(this, 'Function', {
+      ...common,
+      entry: props.entry ?? PROBE_ENTRY,
+      handler: PROBE_HANDLER,
+      bundling: { ...PROBE_BUNDLING, mainFields: [...PROBE_BUNDLING.mainFields], externalModules: [...PROBE_BUNDLING.externalModules] },
     });
   }
 

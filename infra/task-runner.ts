@@ -11,6 +11,7 @@
  */
 import { TASK_MEMORY_MIB, TASK_VCPUS } from '../src/config/location-size.js';
 import { fileURLToPath } from 'node:url';
+import { PACKAGED, packagedDir } from './probe-code.js';
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as ecs from 'aws-cdk-lib/aws-ecs';
@@ -64,8 +65,7 @@ export class TaskRunner {
       description: `kube-stream-probe ${p.locationName}: the long-hold task, same least privilege as the function`,
     });
     grantProbeAccess(scope, p.props, this.role, 'TaskAccessEntry');
-    // The context is the repository root cut down by its .dockerignore to what the bundle is built from.
-    this.image = ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), { file: 'container/Dockerfile', platform: Platform.LINUX_ARM64 });
+    this.image = taskImage();
   }
 
   /** The task definition for one long-hold schedule, and the Scheduler target that starts it. */
@@ -156,4 +156,15 @@ export class TaskRunner {
         "The rule's one target is the ticket topic; a ticket it cannot deliver shows in the rule's FailedInvocations metric and the task's own stopped state, and a queue of undelivered tickets would have no reader.",
     });
   }
+}
+
+/**
+ * The task image. From a clone: the context is the repository root cut down by its .dockerignore to what the
+ * bundle is built from, and the Dockerfile's `source` stage builds it. In the npm package: dist/image, the same
+ * Dockerfile beside the bundles `npm pack` built, its `prebuilt` stage (infra/probe-code.ts).
+ */
+function taskImage(): ecs.ContainerImage {
+  if (PACKAGED)
+    return ecs.ContainerImage.fromAsset(packagedDir('image'), { file: 'Dockerfile', buildArgs: { BUNDLES: 'prebuilt' }, platform: Platform.LINUX_ARM64 });
+  return ecs.ContainerImage.fromAsset(fileURLToPath(new URL('..', import.meta.url)), { file: 'container/Dockerfile', platform: Platform.LINUX_ARM64 });
 }

@@ -46,6 +46,9 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   check('project', RULES.name(project));
   check('locationName', RULES.name(props.locationName));
   check('locationName', RULES.functionName(project, props.locationName));
+  // From JavaScript (no type checker), a missing list is named as the type would have named it.
+  for (const list of ['clusters', 'schedules'] as const)
+    if (!Array.isArray(props[list])) throw invalid(list, `is required: a list (got ${typeof props[list]})`);
   if (props.clusters.length === 0) throw invalid('clusters', 'is empty: nothing to probe');
   const twice = duplicateName(props.clusters);
   if (twice) throw invalid(`clusters[${twice.index}].name`, twice.problem);

@@ -110,6 +110,11 @@ describe('every plan field, broken the same way, is refused with the same words 
       /^StreamProbe props: schedules\[0\]\.keepalive is not a known field: did you mean "keepalives"\?/,
     );
   });
+
+  it('from JavaScript, a missing list prop is named, not a TypeError', () => {
+    expect(thrown(constructWith((p) => delete p.schedules))).toBe('StreamProbe props: schedules is required: a list (got undefined)');
+    expect(thrown(constructWith((p) => (p.clusters = 'prod-eu')))).toBe('StreamProbe props: clusters is required: a list (got string)');
+  });
 });
 
 describe('a plan written by one entry point is read back unchanged by the next', () => {

@@ -59,7 +59,7 @@ describe('the task image', () => {
     expect(all.some((f) => /(^|\/)(node_modules|docs|test|lab|infra|\.git)\//.test(f) || f === 'README.md')).toBe(false);
   });
 
-  it("the Dockerfile's build step works in that context, and both bundles run (the task reports a missing configuration, exit 1; the runner's CLI answers)", () => {
+  it("the Dockerfile's build step works in that context, and the bundles run (the task reports a missing configuration, exit 1; the runner's run and serve answer)", () => {
     const work = mkdtempSync(join(tmpdir(), 'ksp-image-build-'));
     try {
       cpSync(context, work, { recursive: true });
@@ -80,20 +80,30 @@ describe('the task image', () => {
       const runner = spawnSync(process.execPath, [join(work, 'dist/runner.mjs'), 'run', '--help'], { cwd: work, encoding: 'utf8', timeout: 30_000 });
       expect(runner.stdout).toMatch(/--exit-zero-on-finding/);
       expect(runner.status).toBe(0);
+      const serve = spawnSync(process.execPath, [join(work, 'dist/runner.mjs'), 'serve', '--help'], { cwd: work, encoding: 'utf8', timeout: 30_000 });
+      expect(serve.stdout).toMatch(/blackbox_exporter/);
+      expect(serve.status).toBe(0);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
   }, 120_000);
 
-  it('the base image is pinned by digest, on the Node.js major the Lambda runs, and the task runs as a non-root user', () => {
+  it('the base image is pinned by digest, on the Node.js major the Lambda runs; runner, serve and task (the default, last) run as a non-root user', () => {
     const dockerfile = readFileSync('container/Dockerfile', 'utf8');
-    const froms = [...dockerfile.matchAll(/^FROM (?:--platform=\S+ )?(\S+)/gm)].map((m) => m[1]!);
-    // build, the in-cluster runner (--target runner), and the task last: the stage CDK's asset builds by default.
-    expect(froms).toHaveLength(3);
-    expect(dockerfile).toMatch(/ AS runner\n(?:.*\n)*?ENTRYPOINT \["node", "--enable-source-maps", "\/app\/runner\.mjs"\]/);
-    expect(dockerfile.trimEnd().split('\n').at(-1)).toBe('ENTRYPOINT ["node", "--enable-source-maps", "/app/task.mjs"]');
+    const stages = [...dockerfile.matchAll(/^FROM (?:--platform=\S+ )?(\S+) AS (\S+)$/gm)].map((m) => ({ from: m[1]!, name: m[2]! }));
+    expect(stages.map((s) => s.name)).toEqual(['source', 'prebuilt', 'bundles', 'runner', 'serve', 'task']);
     const major = /^nodejs(\d+)\.x$/.exec(PROBE_RUNTIME.name)![1];
-    for (const image of froms) expect(image).toMatch(new RegExp(`^node:${major}-bookworm-slim@sha256:[0-9a-f]{64}$`));
-    expect(dockerfile).toMatch(/^USER node$/m);
+    const bases = stages.filter((s) => !['prebuilt', 'bundles', 'serve'].includes(s.name)).map((s) => s.from);
+    for (const image of bases) expect(image).toMatch(new RegExp(`^node:${major}-bookworm-slim@sha256:[0-9a-f]{64}$`));
+    expect(stages.find((s) => s.name === 'serve')!.from).toBe('runner');
+    expect(stages.find((s) => s.name === 'bundles')!.from).toBe('${BUNDLES}');
+    expect(dockerfile).toMatch(/^ARG BUNDLES=source$/m);
+    // Each runtime stage's text: its user, and what it runs.
+    const body = (name: string) => dockerfile.split(/^FROM /m).find((b) => b.includes(` AS ${name}\n`))!;
+    for (const name of ['runner', 'task']) expect(body(name)).toMatch(/^USER node$/m);
+    expect(body('serve')).not.toMatch(/^USER /m); // inherits the runner's
+    expect(body('runner')).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "\/app\/runner\.mjs"\]$/m);
+    expect(body('serve')).toMatch(/^ENTRYPOINT \["node", "--enable-source-maps", "\/app\/runner\.mjs", "serve"\]$/m);
+    expect(dockerfile.trimEnd().split('\n').at(-1)).toBe('ENTRYPOINT ["node", "--enable-source-maps", "/app/task.mjs"]');
   });
 });
