@@ -157,7 +157,8 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL)?.outcome;
     // A path only the fallback carries is a fix too: at 1.38 nothing can force SPDY, and WebSocket-only clients fail there now.
     const wsOnly = v.kubectl?.find((k) => k.client === 'websocket-only')?.outcome;
-    if (v.verdict === 'clean' || (today !== 'breaks' && wsOnly !== 'breaks' && v.verdict !== 'both-broken')) continue;
+    // Unreachable is no path finding: it blocks the audit below (the rule run's exit code follows too).
+    if (v.verdict === 'clean' || v.verdict === 'unreachable' || (today !== 'breaks' && wsOnly !== 'breaks' && v.verdict !== 'both-broken')) continue;
     for (const d of v.diagnosis) {
       if (d.code === 'silent-fallback' || d.code === 'kubectl-breaks-today') continue; // they restate the failure above them
       // A refusal no rule names is still a path that must pass the WebSocket upgrade.
@@ -195,6 +196,8 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
   if (!gitVersion) blockedBecause.push(`the API server's version could not be read (${version.error ?? 'no answer'})`);
   if (ab && ab.verdicts.some((v) => v.verdict === 'not-measured'))
     blockedBecause.push(`the A/B could not measure the path: ${ab.verdicts.find((v) => v.verdict === 'not-measured')!.diagnosis[0]?.summary ?? ''}`);
+  const unreachable = ab?.verdicts.find((v) => v.verdict === 'unreachable');
+  if (unreachable) blockedBecause.push(`the A/B could not reach the API server: ${unreachable.diagnosis[0]?.summary ?? ''}`);
   if (ab && ab.verdicts.some((v) => v.verdict === 'interrupted')) blockedBecause.push('the A/B was interrupted');
   const verdict = blockedBecause.length ? 'blocked' : unique.length ? 'ready-after-fixes' : 'ready';
   return {

@@ -11,9 +11,28 @@ import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
 
+/**
+ * kubectl's verbosity flag, as kubectl users type it (`-v=8`, `--v=8`, `-v 8`), where a command has `-v`
+ * (`--wire-log`): kubectl logs each request's URL from level 6 and its headers from 7 (k8s.io/client-go/transport
+ * round_trippers.go), what --wire-log shows; below 6 it shows nothing of the wire, and neither do we.
+ */
+const KUBECTL_VERBOSITY = /^--?v(?:=(\d+))?$/;
+export function kubectlVerbosity(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const m = KUBECTL_VERBOSITY.exec(argv[i]!);
+    const level = m?.[1] ?? (m && /^\d+$/.test(argv[i + 1] ?? '') ? argv[++i] : undefined);
+    if (m && level !== undefined) {
+      if (Number(level) >= 6) out.push('--wire-log');
+    } else out.push(argv[i]!);
+  }
+  return out;
+}
+
 export function parse<O extends OptionSpec>(argv: readonly string[], options: O, allowPositionals = false) {
+  const args = options['wire-log']?.short === 'v' ? kubectlVerbosity(argv) : [...argv];
   try {
-    return parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>({ args: [...argv], options, allowPositionals, strict: true });
+    return parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>({ args, options, allowPositionals, strict: true });
   } catch (err) {
     // A misspelt flag is named with the nearest known one, as a misspelt field is (config/checker.ts).
     const unknown = (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /Unknown option '(--?[^']+)'/.exec((err as Error).message) : null;

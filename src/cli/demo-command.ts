@@ -2,6 +2,7 @@
  * `kube-stream-probe demo` (`npm start`): the embedded lab, the full matrix
  * through each simulated hop, and the verdict table. No cluster, no AWS.
  */
+import { TARGET_DEFAULTS } from '../kube/target.js';
 import { fileURLToPath } from 'node:url';
 import { startEmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { probeError } from '../errors.js';
@@ -47,8 +48,9 @@ export const DEMO_NEXT_STEPS = [
   'Next steps:',
   '  1. Deploy the probe target in a cluster you reach through the hops you care about:',
   '       npm run -s cli -- manifest | kubectl apply -f -',
+  // In the namespace step 1 deploys it to (manifest's default), not the context's.
   "  2. Probe it from here, with kubectl's idle timeouts in mind (60 s nginx/ALB, 350 s NLB/NAT):",
-  '       npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report.html',
+  `       npm run -s cli -- run -n ${TARGET_DEFAULTS.namespace} --hold 0s,65s,6m --keepalive kubectl,none -o html --out report.html`,
   '  3. Probe it continuously from each network location: see "Deploy on AWS" in the README.',
 ].join('\n');
 

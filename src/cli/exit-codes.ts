@@ -21,7 +21,8 @@ export const EXIT_CODES_HELP = `Exit codes:
   1  a broken path was found (a hop breaks kubectl, or WebSocket-only clients, or works only through kubectl's fallback)
   2  usage or configuration error (nothing was probed)
   3  the probe could not measure this path: fix the probe's configuration
-     (credentials rejected, target pod or namespace missing, port closed)
+     (credentials rejected, target pod or namespace missing, port closed), or
+     the API server could not be reached at all (verdict unreachable; audit: BLOCKED)
   4  every verdict clean, but the Pushgateway refused or did not answer
      (--publish prometheus): the results are printed, the dashboards lack them
   130, 143  interrupted by SIGINT (Ctrl-C) / SIGTERM: the sessions were closed and

@@ -291,19 +291,19 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
     return undefined;
   }
   oneOf('runner', values.runner, ['cronjob'] as const, 'cronjob');
-  const image = values['runner-image'];
-  if (image === undefined || !IMAGE_REF.test(image))
-    throw probeError(
-      'USAGE',
-      image === undefined
-        ? '--runner cronjob needs --runner-image REF: build it with `docker buildx build --target runner -f container/Dockerfile .` and push it to a registry the cluster pulls from'
-        : `--runner-image: "${image}" is not an image reference (registry/name:tag or @sha256:…)`,
-      { field: 'runner-image' },
-    );
-  if (values.pushgateway === undefined) throw probeError('USAGE', '--runner cronjob needs --pushgateway URL (where its metrics go)', { field: 'pushgateway' });
-  parsePushgatewayUrl(values.pushgateway);
-  if (values.cluster === undefined)
-    throw probeError('USAGE', "--runner cronjob needs --cluster NAME: this cluster's name in the metrics", { field: 'cluster' });
+  // Every required flag that is missing, named at once (not one per try).
+  const required = {
+    'runner-image': 'REF: build it with `docker buildx build --target runner -f container/Dockerfile .` and push it to a registry the cluster pulls from',
+    pushgateway: 'URL (where its metrics go)',
+    cluster: "NAME: this cluster's name in the metrics",
+  } as const;
+  const missing = (Object.keys(required) as (keyof typeof required)[]).filter((f) => values[f] === undefined);
+  if (missing.length)
+    throw probeError('USAGE', `--runner cronjob needs ${missing.map((f) => `--${f} ${required[f]}`).join('; and ')}`, { field: missing.join(',') });
+  const image = values['runner-image']!;
+  if (!IMAGE_REF.test(image))
+    throw probeError('USAGE', `--runner-image: "${image}" is not an image reference (registry/name:tag or @sha256:…)`, { field: 'runner-image' });
+  parsePushgatewayUrl(values.pushgateway!);
   named('cluster', values.cluster, NAME_RULES.label);
   const location = named('location', values.location, NAME_RULES.label) ?? 'in-cluster';
   const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
@@ -319,10 +319,10 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
   return {
     namespace,
     location,
-    cluster: values.cluster,
+    cluster: values.cluster!,
     everySeconds,
     ...plan,
-    pushgateway: values.pushgateway,
+    pushgateway: values.pushgateway!,
     image,
     mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),
     prometheusRule: values['prometheus-rule'] === true,

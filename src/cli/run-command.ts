@@ -76,7 +76,8 @@ ${OUTPUT_HELP}
                         node declares ExtendWebSocketsToKubelet)
   -v, --wire-log        show each request and reply (line and headers) and the SPDY control frames
                         (stream headers, pings) on stderr, timestamped, credentials masked: what
-                        kubectl -v=7/-v=8 shows
+                        kubectl -v=7/-v=8 shows; kubectl's own -v=N (--v=N, -v N) is taken as this
+                        from 6 up, and ignored below
   --publish TARGET      none | cloudwatch | emf | prometheus: also publish the metrics (namespace
                         KubeStreamProbe); emf prints Embedded Metric Format lines on stderr for a log
                         shipper; cloudwatch uses the standard AWS credential chain and region;
@@ -88,11 +89,14 @@ ${OUTPUT_HELP}
 ${EXIT_CODES_HELP}
 `;
 
-/** 1 when a broken path was found (it wins: it is a finding); else 3 when something could not be measured; else 0. */
+/**
+ * 1 when a broken path was found (it wins: it is a finding); else 3 when something could not be measured (the
+ * API server unreachable included: `audit` is blocked by it, with the same 3); else 0.
+ */
 export function exitCodeFor(reports: readonly ProbeReport[]): number {
   const all = reports.flatMap((r) => r.verdicts);
   if (all.some((v) => BROKEN_VERDICTS.includes(v.verdict))) return EXIT.BROKEN;
-  if (all.some((v) => v.verdict === 'not-measured')) return EXIT.NOT_MEASURED;
+  if (all.some((v) => v.verdict === 'not-measured' || v.verdict === 'unreachable')) return EXIT.NOT_MEASURED;
   return EXIT.CLEAN;
 }
 

@@ -170,6 +170,8 @@ export type VerdictName =
   | 'spdy-ok'
   | 'spdy-fails'
   | 'not-measured'
+  /** Neither transport reached the API server (DNS, TCP or TLS failed before any HTTP): no A/B. */
+  | 'unreachable'
   | 'interrupted';
 export const BROKEN_VERDICTS: readonly VerdictName[] = ['websocket-broken', 'spdy-broken', 'both-broken', 'websocket-fails', 'spdy-fails'];
 

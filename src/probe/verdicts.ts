@@ -211,10 +211,30 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
         check: `Probe ${TRANSPORT_WORDS[other]} too (--transports websocket,spdy) for the A/B: ${TRANSPORT_WORDS[other]} may fail the same way (then the path is broken for both), or work (then a hop breaks only ${TRANSPORT_WORDS[only]}).`,
       });
     }
-    out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict: verdictName(spdy?.ok, ws?.ok), kubectl, diagnosis });
+    // Neither transport reached the API server: no A/B, one rule with the audit (unreachable, exit 3). What kubectl
+    // would do is still said (nothing works from here), and the same cause is said once, not per session.
+    const verdict = group.every(unreachableSession) ? 'unreachable' : verdictName(spdy?.ok, ws?.ok);
+    const said =
+      verdict === 'unreachable' && diagnosis.every((d) => d.code === 'unreachable')
+        ? [
+            {
+              code: 'unreachable' as const,
+              summary: `Could not reach the API server for ${op} over either transport (no HTTP answer, no A/B): ${[...new Set(group.map((r) => r.upgrade.error ?? r.upgrade.errorCode))].join('; ')}`,
+              check: 'Check DNS, routing, security groups and the CA from this location: kubectl fails here before any streaming (kubectl get pods too).',
+            },
+          ]
+        : diagnosis;
+    out.push({ ...head, spdy: cell(spdy), websocket: cell(ws), verdict, kubectl, diagnosis: said });
   }
   return out;
 }
+
+/**
+ * The dial failed before anything answered (DNS, TCP): nothing was reached. A TLS failure is not this: a peer
+ * answered with a certificate (an intercepting proxy, a wrong CA), a finding about the path that stays a verdict.
+ */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['DIAL_DNS', 'DIAL_REFUSED', 'DIAL_TIMEOUT', 'DIAL_FAILED']);
+export const unreachableSession = (r: SessionResult): boolean => !r.ok && r.upgrade.status === null && UNREACHABLE_CODES.has(r.upgrade.errorCode ?? '');
 
 /** A diagnosis drawn from both transports, and the one-session diagnosis it explains (and so replaces). */
 interface Signature {

@@ -35,6 +35,7 @@ const VERDICT_CLASS: Record<VerdictName, string> = {
   'websocket-fails': 'bad',
   'spdy-fails': 'bad',
   'not-measured': 'warn',
+  unreachable: 'bad',
   interrupted: 'warn',
 };
 const OUTCOME: Record<KubectlOutcome, [string, string]> = {

@@ -63,7 +63,11 @@ describe('the demo', () => {
     const r = await cli(['demo']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
-      /Next steps:\n  1\. .*\n +npm run -s cli -- manifest \| kubectl apply -f -\n  2\. .*\n +npm run -s cli -- run --hold 0s,65s,6m --keepalive kubectl,none -o html --out report\.html\n  3\. /,
+      /Next steps:\n  1\. .*\n +npm run -s cli -- manifest \| kubectl apply -f -\n  2\. .*\n +npm run -s cli -- run -n \S+ --hold 0s,65s,6m --keepalive kubectl,none -o html --out report\.html\n  3\. /,
     );
+    // Step 2 looks where step 1 deployed the target: the namespace step 1's manifest creates.
+    const manifest = await cli(['manifest']);
+    const namespace = /^kind: Namespace\nmetadata:\n  name: (\S+)/m.exec(manifest.stdout)![1];
+    expect(/ run -n (\S+) /.exec(r.stdout)![1]).toBe(namespace);
   }, 60_000);
 });

@@ -230,8 +230,23 @@ describe('kubeconfig fields against a TLS emulator', () => {
   it('without the CA, TLS verification is on and fails (unreachable, DIAL_TLS)', async () => {
     const r = await cli(['run', '--kubeconfig', doc(lab, (d) => delete d.clusters[0].cluster['certificate-authority-data']), ...base]);
     expect(r.code).toBe(1);
-    const res = JSON.parse(r.stdout).results[0];
-    expect(res.upgrade.errorCode).toBe('DIAL_TLS');
+    const out = JSON.parse(r.stdout);
+    expect(out.results[0].upgrade.errorCode).toBe('DIAL_TLS');
+    // A peer answered with a certificate: a finding about the path, not an unreachable server.
+    expect(out.verdicts.map((v: any) => v.verdict)).toEqual(['both-broken', 'both-broken']);
+  });
+
+  it('an API server that refuses connections: one rule in run and audit (verdict unreachable, exit 3 in both; never both-broken)', async () => {
+    const dead = doc(lab, (d) => (d.clusters[0].cluster.server = 'https://127.0.0.1:9'));
+    const run = await cli(['run', '--kubeconfig', dead, ...base]);
+    expect(run.code).toBe(3);
+    const verdicts = JSON.parse(run.stdout).verdicts;
+    expect(verdicts.map((v: any) => v.verdict)).toEqual(['unreachable', 'unreachable']);
+    expect(verdicts[0].diagnosis.map((d: any) => d.code)).toEqual(['unreachable']);
+    expect(verdicts[0].diagnosis[0].summary).toMatch(/^Could not reach the API server for exec over either transport .*ECONNREFUSED/);
+    const audit = await cli(['audit', '--kubeconfig', dead]);
+    expect(audit.code).toBe(3);
+    expect(audit.stdout).toMatch(/the A\/B could not reach the API server/);
   });
 
   it('insecure-skip-tls-verify: true skips verification', () =>

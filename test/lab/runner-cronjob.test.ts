@@ -139,6 +139,12 @@ describe('manifest --runner cronjob', () => {
     );
     expect((await r([...FLAGS])).stderr).toMatch(/needs --pushgateway URL/);
     expect((await r(['--runner', 'cronjob', '--runner-image', 'a/b:1', '--pushgateway', 'http://x:9091'])).stderr).toMatch(/needs --cluster NAME/);
+    // All that is missing, named at once: not one refusal per try.
+    const none = await r(['--runner', 'cronjob']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(
+      /needs --runner-image REF: .*; and --pushgateway URL \(where its metrics go\); and --cluster NAME: this cluster's name in the metrics/,
+    );
     const odd = await r([...FLAGS, '--pushgateway', 'http://x:9091', '--every', '7m']);
     expect(odd.code).toBe(2);
     expect(odd.stderr).toMatch(/--every 7m: a CronJob runs at even steps/);
@@ -193,11 +199,11 @@ describe('manifest --runner cronjob', () => {
       expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.SilentFallback.name}\\{[^}]*location="ops-pods-refused"[^}]*operation="exec"[^}]*\\} 1`));
     });
 
-    it('the runner image runs only `run`', async () => {
+    it('the runner image runs only `run` and `serve`', async () => {
       let err = '';
       const code = await runner(['demo'], { out: () => {}, err: (t) => void (err += t), interactive: false, env: {} });
       expect(code).toBe(2);
-      expect(err).toMatch(/only "run" is in this image/);
+      expect(err).toMatch(/only "run" and "serve" are in this image \(got "demo"\)/);
     });
   });
 });
