@@ -17,6 +17,16 @@ const VERDICT_WORDS: Record<AuditReport['verdict'], string> = {
   blocked: 'BLOCKED: the audit could not establish readiness.',
 };
 
+/**
+ * The headline: the verdict, and — when it is ready but the roles could not be read — that RBAC was not checked:
+ * a role without 1.35's `create` for WebSocket upgrades would not have been seen.
+ */
+export function verdictWords(a: AuditReport): string {
+  if (a.verdict === 'ready' && a.rbac.state !== 'read')
+    return `READY, RBAC UNCHECKED: nothing found that breaks kubectl exec or port-forward at the upgrade, at 1.38 (KEP-4006 GA), or for WebSocket-only clients; the cluster's roles could not be read (${a.rbac.detail ?? a.rbac.state}), so a role without create on pods/exec or pods/portforward (WebSocket upgrades need it from 1.35) would not be seen.`;
+  return VERDICT_WORDS[a.verdict];
+}
+
 export function auditText(a: AuditReport): string {
   const out: string[] = [];
   out.push(`audit of context ${a.context}: API server ${a.server.url}, version ${a.server.version ?? `unknown (${a.server.error ?? 'not read'})`}`, '');
@@ -104,7 +114,7 @@ export function auditText(a: AuditReport): string {
       ),
     );
   }
-  out.push('', VERDICT_WORDS[a.verdict]);
+  out.push('', verdictWords(a));
   for (const b of a.blockedBecause) out.push(`  - ${b}`);
   a.fixes.forEach((f, i) => out.push(`  ${i + 1}. [${f.category}] ${f.what}`, `     evidence: ${f.evidence}`));
   return out.join('\n') + '\n';
@@ -115,7 +125,7 @@ const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;'
 export function auditHtml(a: AuditReport): string {
   const rows = (cells: unknown[][]) => cells.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('');
   const body = [
-    `<section class="audit"><h2>Audit of ${esc(a.context)}</h2><p class="verdict ${a.verdict === 'ready' ? 'ok' : a.verdict === 'blocked' ? 'bad' : 'warn'}"><b>${esc(VERDICT_WORDS[a.verdict])}</b></p>`,
+    `<section class="audit"><h2>Audit of ${esc(a.context)}</h2><p class="verdict ${a.verdict === 'ready' ? 'ok' : a.verdict === 'blocked' ? 'bad' : 'warn'}"><b>${esc(verdictWords(a))}</b></p>`,
     a.blockedBecause.length ? `<ul>${a.blockedBecause.map((b) => `<li>${esc(b)}</li>`).join('')}</ul>` : '',
     a.fixes.length
       ? `<ol class="fixes">${a.fixes.map((f) => `<li data-category="${esc(f.category)}"><b>[${esc(f.category)}]</b> ${esc(f.what)}<div class="why">${esc(f.evidence)}</div></li>`).join('')}</ol>`
@@ -141,5 +151,5 @@ export function auditHtml(a: AuditReport): string {
     '</section>',
     a.ab ? reportSections([{ report: a.ab }]) : '',
   ].join('');
-  return htmlPage('kube-stream-probe audit', body, a.verdict !== 'ready', VERDICT_WORDS[a.verdict]);
+  return htmlPage('kube-stream-probe audit', body, a.verdict !== 'ready', verdictWords(a));
 }

@@ -18,7 +18,9 @@ export const EXIT = {
 
 export const EXIT_CODES_HELP = `Exit codes:
   0  every verdict clean
-  1  a broken path was found (a hop breaks kubectl, or WebSocket-only clients, or works only through kubectl's fallback)
+  1  a broken path was found for the clients --fail-on names (default kubectl: a hop breaks kubectl of
+     some version, or it works only through kubectl's fallback; websocket-only: SDK clients and browser
+     terminals fail; any: either)
   2  usage or configuration error (nothing was probed)
   3  the probe could not measure this path: fix the probe's configuration
      (credentials rejected, target pod or namespace missing, port closed), or

@@ -8,10 +8,10 @@ import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPlan } from '../probe/runner.js';
 import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
-import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport } from '../probe/types.js';
+import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport, type Verdict } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES, parseDurationSeconds } from '../vocabulary.js';
-import { PLAN_FLAGS, integer, named, parse, planFromFlags, targetFlags } from './args.js';
+import { PLAN_FLAGS, integer, named, oneOf, parse, planFromFlags, targetFlags } from './args.js';
 import { NAME_RULES } from '../config/rules.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
@@ -57,6 +57,9 @@ Flags:
   --location NAME       where this runs, for results (default the host name)
   --cluster-name NAME   the cluster's name in results and metrics (default the kubeconfig context's;
                         in a pod it is only "in-cluster")
+  --fail-on CLIENTS      which clients a broken path exits 1 for: kubectl (default: rows held as kubectl
+                        holds, with its pings), websocket-only (SDK clients and browser terminals: the
+                        WS-only column, and WebSocket on rows without pings), or any
   --exit-zero-on-finding
                         a broken path exits 0 (the results and metrics carry it): for schedulers that
                         treat a non-zero exit as the job failing; 2, 3 and 4 still fail
@@ -89,13 +92,31 @@ ${OUTPUT_HELP}
 ${EXIT_CODES_HELP}
 `;
 
+/** Which clients a non-zero exit is about (--fail-on). */
+export const FAIL_ON = ['kubectl', 'websocket-only', 'any'] as const;
+export type FailOn = (typeof FAIL_ON)[number];
+
 /**
- * 1 when a broken path was found (it wins: it is a finding); else 3 when something could not be measured (the
- * API server unreachable included: `audit` is blocked by it, with the same 3); else 0.
+ * Whether a verdict is a finding for the clients --fail-on names:
+ * - kubectl: a row held as kubectl holds (with its pings) broke on a transport — kubectl of some version uses it
+ *   (≤1.29 SPDY, 1.31+ WebSocket first); a row without pings is not how kubectl holds, so it is no kubectl finding;
+ * - websocket-only: the clients without a fallback and without pings (SDK clients, browser terminals): the WS-only
+ *   forecast breaks, or WebSocket failed on a row held without pings;
+ * - any: either.
  */
-export function exitCodeFor(reports: readonly ProbeReport[]): number {
+export function failsFor(v: Verdict, failOn: FailOn): boolean {
+  const kubectl = v.keepalive === 'kubectl' && BROKEN_VERDICTS.includes(v.verdict);
+  const wsOnly = v.kubectl?.find((k) => k.client === 'websocket-only')?.outcome === 'breaks' || (v.keepalive === 'none' && v.websocket === 'fail');
+  return failOn === 'kubectl' ? kubectl : failOn === 'websocket-only' ? wsOnly : kubectl || wsOnly || BROKEN_VERDICTS.includes(v.verdict);
+}
+
+/**
+ * 1 when a broken path was found for the clients --fail-on names (it wins: it is a finding); else 3 when something
+ * could not be measured (the API server unreachable included: `audit` is blocked by it, with the same 3); else 0.
+ */
+export function exitCodeFor(reports: readonly ProbeReport[], failOn: FailOn = 'kubectl'): number {
   const all = reports.flatMap((r) => r.verdicts);
-  if (all.some((v) => BROKEN_VERDICTS.includes(v.verdict))) return EXIT.BROKEN;
+  if (all.some((v) => failsFor(v, failOn))) return EXIT.BROKEN;
   if (all.some((v) => v.verdict === 'not-measured' || v.verdict === 'unreachable')) return EXIT.NOT_MEASURED;
   return EXIT.CLEAN;
 }
@@ -134,6 +155,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     location: { type: 'string' },
     'cluster-name': { type: 'string' },
     'exit-zero-on-finding': { type: 'boolean' },
+    'fail-on': { type: 'string' },
     output: { type: 'string', short: 'o' },
     'echo-timeout': { type: 'string' },
     'upgrade-timeout': { type: 'string' },
@@ -175,8 +197,9 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),
   };
   const findings = (code: number) => (values['exit-zero-on-finding'] && code === EXIT.BROKEN ? EXIT.CLEAN : code);
+  const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'kubectl');
   if (values['per-node'])
-    return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal, findings });
+    return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal, findings, failOn });
   const longest = Math.max(...sel.holdsSeconds);
   const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
   let report: ProbeReport;
@@ -197,7 +220,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     return exitCodeForSignal(String(io.signal.reason));
   }
   const delivered = await publishDatums(io, publish, reportDatums(report), plan);
-  return withPublishOutcome(findings(exitCodeFor([report])), delivered);
+  return withPublishOutcome(findings(exitCodeFor([report], failOn)), delivered);
 }
 
 /** `run --per-node`: every node's target, a table per node, and the nodes an operation fails on. */
@@ -208,7 +231,7 @@ async function perNodeRun(
   redactor: SecretRedactor,
   out: string | undefined,
   publish: Publish,
-  options: { skipPreflight?: boolean; signal?: AbortSignal; findings: (code: number) => number },
+  options: { skipPreflight?: boolean; signal?: AbortSignal; findings: (code: number) => number; failOn: FailOn },
 ): Promise<number> {
   const report = await runPerNode(plan, options);
   if (output === 'table') {
@@ -252,6 +275,11 @@ async function perNodeRun(
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
   const delivered = await publishDatums(io, publish, perNodeDatums(report), plan, true);
   if (report.error) return EXIT.NOT_MEASURED;
-  const code = report.summary.some((s) => s.failing.length > 0) ? EXIT.BROKEN : exitCodeFor(report.nodes.map((n) => n.report));
+  const code = report.summary.some((s) => s.failing.length > 0)
+    ? EXIT.BROKEN
+    : exitCodeFor(
+        report.nodes.map((n) => n.report),
+        options.failOn,
+      );
   return withPublishOutcome(options.findings(code), delivered);
 }

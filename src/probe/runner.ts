@@ -128,7 +128,8 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const budgetMs = options.followUpBudgetMs ?? defaultFollowUpBudgetMs(plan.holdsSeconds);
     const untilMs = Math.min(performance.now() + budgetMs, options.followUpUntilMs ?? Number.POSITIVE_INFINITY);
     const [methodProbes, path] = await Promise.all([
-      toProbe.length ? unlessAborted(probePlainGet(rest, c, toProbe), signal, []) : [],
+      // Interrupted, no plain GET runs and none is read as refused (verdicts.ts: undefined, not []).
+      signal?.aborted ? undefined : toProbe.length ? unlessAborted(probePlainGet(rest, c, toProbe), signal, undefined) : [],
       // With no budget, what the holds themselves showed is still said (a bracket from their quiet gaps).
       notMeasured || signal?.aborted
         ? ({} as FollowUps)

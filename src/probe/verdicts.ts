@@ -19,7 +19,10 @@ export interface VerdictContext extends ModelContext, DiagnosisContext {
   readonly port?: number;
   /** Set when the probe could not measure anything (the preflight found why). */
   readonly notMeasured?: Diagnosis;
-  /** Plain GETs on subresources whose WebSocket upgrade a hop refused by a rule (method-probe.ts). */
+  /**
+   * Plain GETs on subresources whose WebSocket upgrade a hop refused by a rule (method-probe.ts); undefined when
+   * none was run (the run was interrupted first): nothing is then concluded about the rule's kind.
+   */
   readonly methodProbes?: readonly MethodProbe[];
 }
 
@@ -259,7 +262,10 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
     const sub = `pods/${ws.operation === 'exec' ? 'exec' : 'portforward'}`;
     const plain = context.methodProbes?.find((m) => m.operation === ws.operation);
     const fallbackNote = 'kubectl 1.30–1.38 hide it by falling back to SPDY; WebSocket-only clients fail.';
-    if (plain?.byApiServer) {
+    // No plain GET was run (interrupted before it): the one-session diagnosis (a hop refused the upgrade) stands;
+    // calling it a method rule would be a finding the evidence does not hold.
+    const tried = context.methodProbes !== undefined;
+    if (tried && plain?.byApiServer) {
       out.push({
         replaces: 'hop-refused-upgrade',
         diagnosis: {
@@ -268,7 +274,7 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
           check: `A rule refuses WebSocket upgrades (\`Upgrade: websocket\`) on the way: allow them for ${sub}. ${fallbackNote} ${hopFix('rule', hop)}`,
         },
       });
-    } else {
+    } else if (tried) {
       const evidence =
         plain && plain.status !== null ? ` A plain GET (no Upgrade) to ${sub} was refused with ${plain.status} by the hop too: the rule is on the method.` : '';
       out.push({

@@ -207,6 +207,13 @@ describe('RBAC shapes', () => {
     expect(report.rbac).toMatchObject({ state: 'forbidden', roles: [], findings: [] });
     expect(report.rbac.detail).toMatch(/needs list on roles, clusterroles and their bindings/);
   });
+
+  it('ready with the RBAC lists forbidden: the headline says RBAC unchecked, and why, never a bare READY', async () => {
+    const l = await lab({ rbacListForbidden: true });
+    const r = await cli(['audit', '--kubeconfig', l.kubeconfig, '--hold', '0s'], { PATH: '/nonexistent' });
+    expect(r.stdout).toMatch(/^READY, RBAC UNCHECKED: nothing found that breaks .*; the cluster's roles could not be read \(.*needs list on roles/m);
+    expect(r.stdout).not.toMatch(/^READY: /m);
+  });
 });
 
 describe('clients, toggles, the A/B and the verdict', () => {

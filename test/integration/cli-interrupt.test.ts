@@ -7,7 +7,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { emulatorKubeconfig, startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { startNginx } from '../../lab/real-hops/reverse-proxies.js';
+import type { RealHop } from '../../lab/real-hops/process-hop.js';
+import { requireHop } from '../helpers/hops.js';
 
 let lab: EmulatorWithKubeconfig;
 beforeAll(async () => {
@@ -93,4 +99,46 @@ describe('interrupting a run mid-hold', () => {
     ).toEqual(['exec', 'portforward']);
     expect(doc.verdicts.filter((v: { holdSeconds: number }) => v.holdSeconds === 0).every((v: { verdict: string }) => v.verdict === 'clean')).toBe(true);
   }, 60_000);
+});
+
+describe('an interrupted run concludes nothing it did not measure', () => {
+  let plain: EmulatorWithKubeconfig;
+  let nginx: RealHop | undefined;
+  beforeAll(async () => {
+    plain = await startEmulatorWithKubeconfig({});
+    nginx = await requireHop(() => startNginx({ kind: 'refuse-websocket' }, Number(plain.emulator.url.port)));
+  });
+  afterAll(async () => Promise.all([nginx?.stop(), plain?.stop()]));
+
+  it("Ctrl-C during a hold behind nginx refusing WebSocket: the 0 s rows say what a finished run says (nginx's rule on the Upgrade), never a verb-acl the plain GET was not run to show", async () => {
+    const kubeconfig = join(tmpdir(), `ksp-interrupt-nginx-${process.pid}.yaml`);
+    writeFileSync(kubeconfig, emulatorKubeconfig(plain.emulator, { server: `http://127.0.0.1:${nginx!.port}` }));
+    const args = ['--import', 'tsx', 'src/cli/main.ts', 'run', '--kubeconfig', kubeconfig, '--keepalive', 'kubectl', '-o', 'json'];
+    const codes = (doc: any) =>
+      Object.fromEntries(doc.verdicts.filter((v: any) => v.holdSeconds === 0).map((v: any) => [v.operation, v.diagnosis.map((d: any) => d.code)]));
+    const finished = await new Promise<string>((resolve) => {
+      let out = '';
+      const c = spawn(process.execPath, [...args, '--hold', '0s'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      c.stdout!.on('data', (d) => (out += d));
+      c.on('exit', () => resolve(out));
+    });
+    const whole = codes(JSON.parse(finished));
+    expect(whole.exec).toContain('hop-refused-upgrade');
+    // Interrupted 2 s into a 120 s hold: the 0 s rows finished before.
+    const child = spawn(process.execPath, [...args, '--hold', '0s,120s'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const from = plain.emulator.upgrades.length;
+    const t0 = Date.now();
+    // The SPDY sessions reach the emulator (nginx refuses the WebSocket ones): 2 operations × 2 holds.
+    while (plain.since(from).length < 4 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 2000));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const interrupted = codes(JSON.parse(out));
+    expect(interrupted.exec).not.toContain('verb-acl');
+    expect(interrupted.portforward).not.toContain('verb-acl');
+    expect(interrupted.exec).toContain('hop-refused-upgrade');
+  }, 90_000);
 });

@@ -14,6 +14,7 @@ import { runKubectl } from '../../lab/kubectl.js';
 import { startDante, startSquid, startTlsFront } from '../../lab/real-hops/proxies.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { cli } from '../helpers/cli.js';
+import { FAIL_ON, exitCodeFor } from '../../src/cli/run-command.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { requireHop } from '../helpers/hops.js';
 
@@ -57,9 +58,9 @@ describe('run -o json against the emulator', () => {
     expect(doc.rbac).toHaveLength(6);
   });
 
-  it('an idle cut at 2 s with keepalive none: disconnectSeconds within 0.5 s of 2, verdict and diagnosis say so, exit 1', async () => {
+  it('an idle cut at 2 s with keepalive none: disconnectSeconds within 0.5 s of 2, verdict and diagnosis say so, exit 1 with --fail-on any', async () => {
     lab = await startEmulatorWithKubeconfig({ faults: { idleCutSeconds: 2 } });
-    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--hold', '3s', '--keepalive', 'none', '--no-preflight']);
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--hold', '3s', '--keepalive', 'none', '--no-preflight', '--fail-on', 'any']);
     expect(r.code).toBe(1);
     const doc = JSON.parse(r.stdout);
     for (const res of doc.results) {
@@ -72,6 +73,22 @@ describe('run -o json against the emulator', () => {
       expect(v.diagnosis[0].summary).toMatch(/cut after [12]\.\d s with no byte moving/);
     }
   });
+
+  it("--fail-on: an idle cut at 7 s that kubectl's 5 s pings prevent exits 0 for kubectl (the default) and 1 for websocket-only and any", async () => {
+    lab = await startEmulatorWithKubeconfig({ faults: { idleCutSeconds: 7 } });
+    const args = ['run', '--kubeconfig', lab.kubeconfig, '-o', 'json', '--hold', '9s', '--keepalive', 'kubectl,none', '--ops', 'exec', '--no-preflight'];
+    const kubectl = await cli(args);
+    const rows = JSON.parse(kubectl.stdout).verdicts.map((v: any) => `${v.keepalive} ${v.verdict}`);
+    expect(rows).toEqual(['kubectl clean', 'none both-broken']);
+    expect(kubectl.code).toBe(0);
+    expect((await cli([...args, '--fail-on', 'websocket-only'])).code).toBe(1);
+    // The same report under each rule, as run applies it.
+    const report = JSON.parse(kubectl.stdout);
+    expect(FAIL_ON.map((f) => exitCodeFor([report], f))).toEqual([0, 1, 1]);
+    const bad = await cli([...args, '--fail-on', 'sdk']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--fail-on: "sdk" is not one of kubectl, websocket-only, any/);
+  }, 90_000);
 
   it('--transfer 2MiB on a lost tail: the cp rows in the table with their numbers and units, the finding, exit 1', async () => {
     lab = await startEmulatorWithKubeconfig({ faults: { truncateTailBytes: 4096 } });
