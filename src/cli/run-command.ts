@@ -15,7 +15,7 @@ import { PLAN_FLAGS, integer, named, oneOf, parse, planFromFlags, targetFlags } 
 import { NAME_RULES } from '../config/rules.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
-import { liveProgress } from './progress.js';
+import { PLAIN_PROGRESS_SECONDS, liveProgress } from './progress.js';
 import { wireLogger } from './wire-log.js';
 import { publishDatums, publishTarget, withPublishOutcome, type Publish } from './publish.js';
 import { OUTPUT_HELP, emit, outputFormat, renderStructured, type OutputFormat } from './output.js';
@@ -201,7 +201,13 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   if (values['per-node'])
     return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal, findings, failOn });
   const longest = Math.max(...sel.holdsSeconds);
-  const progress = io.interactive && longest >= 5 ? liveProgress((t) => io.err(t), longest) : undefined;
+  // A terminal redraws a line each second from 5 s holds; a pipe or CI log gets a line every 10 s (progress.ts).
+  const progress =
+    io.interactive && longest >= 5
+      ? liveProgress((t) => io.err(t), longest)
+      : !io.interactive && longest > PLAIN_PROGRESS_SECONDS
+        ? liveProgress((t) => io.err(t), longest, false)
+        : undefined;
   let report: ProbeReport;
   try {
     const budget = values['follow-up-budget'];

@@ -90,6 +90,14 @@ describe('run -o json against the emulator', () => {
     expect(bad.stderr).toMatch(/--fail-on: "sdk" is not one of kubectl, websocket-only, any/);
   }, 90_000);
 
+  it('piped (no terminal), a 12 s hold prints one plain progress line at 10 s on stderr, not silence and not carriage returns', async () => {
+    lab = await startEmulatorWithKubeconfig({});
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--hold', '12s', '--ops', 'exec', '--keepalive', 'kubectl', '--no-preflight', '-o', 'json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^kube-stream-probe: 1[01]s \/ 12s: 2 holding, 0 lost\n$/);
+    expect(r.stderr).not.toContain('\r');
+  }, 60_000);
+
   it('--transfer 2MiB on a lost tail: the cp rows in the table with their numbers and units, the finding, exit 1', async () => {
     lab = await startEmulatorWithKubeconfig({ faults: { truncateTailBytes: 4096 } });
     const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--no-preflight', '--transfer', '2MiB', '--ops', 'exec']);
