@@ -26,6 +26,9 @@ import { Checker } from '../config/checker.js';
 import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
 import { PLAN_FIELDS, PLAN_NAMES, longestHold, parsePlan } from '../config/plan.js';
 import type { RunPlan } from '../vocabulary.js';
+import { Gauge } from 'prom-client';
+import { exitCodeFor, renderReports } from './run-command.js';
+import { EXIT } from './exit-codes.js';
 
 /** What every /probe run shares: where the kubeconfig is, where this runs, the target pod. */
 export interface ProbeEndpointOptions {
@@ -57,6 +60,8 @@ export type ProbeOutcome = 'measured' | 'refused' | 'timeout' | 'error';
 
 interface ProbeRequest {
   readonly target?: string;
+  /** blackbox_exporter's `debug=true`: the run's table (its log) above the metrics, as text. */
+  readonly debug: boolean;
   readonly selection: RunPlan;
   readonly deadlineSeconds: number;
   readonly key: string;
@@ -71,6 +76,7 @@ export function probeRequest(url: URL, headers: IncomingMessage['headers'], opti
   const c: Checker = new Checker('', { code: 'USAGE' });
   let sel: RunPlan;
   let target: string | undefined;
+  let debug = false;
   try {
     const query: Record<string, string> = {};
     for (const name of new Set(url.searchParams.keys())) {
@@ -78,8 +84,10 @@ export function probeRequest(url: URL, headers: IncomingMessage['headers'], opti
       if (all.length > 1) c.fail(name, `is given ${all.length} times; give it once (a list is comma-separated)`);
       query[name] = all[0]!;
     }
-    const q = c.only(query, '', ['target', ...PLAN_FIELDS.map((f) => PLAN_NAMES.query[f])], 'parameter');
+    const q = c.only(query, '', ['target', 'debug', ...PLAN_FIELDS.map((f) => PLAN_NAMES.query[f])], 'parameter');
     target = (q.target as string | undefined) || undefined;
+    if (q.debug !== undefined && q.debug !== 'true' && q.debug !== 'false') c.fail('debug', `${JSON.stringify(q.debug)} is not true or false`);
+    debug = q.debug === 'true';
     const raw = Object.fromEntries(PLAN_FIELDS.map((f) => [f, q[PLAN_NAMES.query[f]]]));
     sel = parsePlan({ checker: c, names: PLAN_NAMES.query, commaLists: true }, raw);
   } catch (err) {
@@ -99,8 +107,8 @@ export function probeRequest(url: URL, headers: IncomingMessage['headers'], opti
         ` (${Number.isFinite(said) && said > 0 ? 'X-Prometheus-Scrape-Timeout-Seconds' : 'no scrape timeout said: --default-timeout'});` +
         ` set scrape_timeout (and scrape_interval) to at least ${Math.ceil(needs + TIMEOUT_OFFSET_SECONDS)}s for this job`,
     );
-  const key = JSON.stringify([target ?? '', sel]);
-  return { target, selection: sel, deadlineSeconds, key };
+  const key = JSON.stringify([target ?? '', sel, debug]);
+  return { target, debug, selection: sel, deadlineSeconds, key };
 }
 
 /**
@@ -192,8 +200,26 @@ export function probeEndpoint(options: ProbeEndpointOptions) {
           : 'the server is stopping';
       return { status: 503, type: TEXT, body: `${why}; nothing was measured for ${plan.cluster.name}\n`, outcome: 'timeout' };
     }
-    const body = await prometheusRegistry(reportDatums(report)).metrics();
-    return { status: 200, type: 'text/plain; version=0.0.4; charset=utf-8', body: redactor.redact(body), outcome: 'measured' };
+    const registry = prometheusRegistry(reportDatums(report));
+    // blackbox_exporter's two gauges (prober/handler.go), so its dashboards and alerts read this exporter too.
+    new Gauge({
+      name: 'probe_success',
+      help: "1 when the run found nothing that breaks kubectl (run's exit 0 with --fail-on kubectl), 0 when it found a broken path or could not measure",
+      registers: [registry],
+    }).set(exitCodeFor([report], 'kubectl') === EXIT.CLEAN ? 1 : 0);
+    new Gauge({ name: 'probe_duration_seconds', help: 'how long the run took, in seconds', registers: [registry] }).set(
+      Math.round(performance.now() - startedMs) / 1000,
+    );
+    const metrics = await registry.metrics();
+    if (req.debug)
+      // blackbox_exporter's debug page: what the probe did, then the metrics a scrape would have stored.
+      return {
+        status: 200,
+        type: TEXT,
+        body: redactor.redact(`Logs for the probe:\n${renderReports([{ report }], 'table', redactor)}\n\nMetrics that would have been returned:\n${metrics}`),
+        outcome: 'measured',
+      };
+    return { status: 200, type: 'text/plain; version=0.0.4; charset=utf-8', body: redactor.redact(metrics), outcome: 'measured' };
   }
 
   return async (url: URL, headers: IncomingMessage['headers']): Promise<ProbeAnswer> => {

@@ -8,7 +8,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { VERSION } from '../version.js';
+import { TODAYS_KUBECTL_LABEL } from '../probe/kubectl-clients.js';
 import { errorMessage, probeError } from '../errors.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { PROMETHEUS_PREFIX } from '../metrics/prometheus.js';
@@ -32,7 +34,11 @@ the pod's service account) and answers with the run's metrics
 exporter's own; /-/healthy answers 200.
 
 /probe parameters (the run flags' values): target, hold, ops, transports,
-keepalive, hold_shape, transfer. The run must fit the scrape: Prometheus sends
+keepalive, hold_shape, transfer; debug=true answers the run's table and then
+the metrics, as text (blackbox_exporter's debug). Each answer has
+blackbox_exporter's probe_success (1: nothing breaks kubectl) and
+probe_duration_seconds beside kube_stream_probe_*; /metrics has
+kube_stream_probe_info and kube_stream_probe_last_run_timestamp_seconds. The run must fit the scrape: Prometheus sends
 its scrape_timeout, and a hold that cannot fit is refused (400) with the
 scrape_timeout it needs; a run still going then is stopped (503, up = 0).
 
@@ -107,6 +113,19 @@ export async function serveCommand(argv: readonly string[], io: CommandIO, onLis
     registers: [own],
   });
   for (const outcome of ['measured', 'refused', 'timeout', 'error']) probes.inc({ outcome }, 0);
+  // Prometheus' info-metric convention: what is running, as labels on a constant 1.
+  new Gauge({
+    name: `${PROMETHEUS_PREFIX}_info`,
+    help: "the exporter's version and the kubectl the verdicts call today's",
+    labelNames: ['version', 'todays_kubectl'],
+    registers: [own],
+  }).set({ version: VERSION, todays_kubectl: TODAYS_KUBECTL_LABEL }, 1);
+  const lastRun = new Gauge({
+    name: `${PROMETHEUS_PREFIX}_last_run_timestamp_seconds`,
+    help: 'when each target was last measured (a /probe answered 200), Unix time in seconds: alert on time() minus it',
+    labelNames: ['target'],
+    registers: [own],
+  });
 
   const stopping = new AbortController();
   const probe = probeEndpoint({
@@ -133,6 +152,7 @@ export async function serveCommand(argv: readonly string[], io: CommandIO, onLis
       probe(url, req.headers).then(
         (a) => {
           probes.inc({ outcome: a.outcome });
+          if (a.outcome === 'measured') lastRun.set({ target: url.searchParams.get('target') ?? '' }, Date.now() / 1000);
           answer(res, a);
         },
         (err) => answer(res, { status: 500, type: 'text/plain', body: `${errorMessage(err)}\n` }),

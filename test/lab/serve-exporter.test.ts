@@ -20,6 +20,7 @@ import { probeScrapeConfig } from '../../src/cli/probe-endpoint.js';
 import { serveCommand } from '../../src/cli/serve-command.js';
 import { PROMETHEUS_METRICS } from '../../src/metrics/prometheus.js';
 import { cli } from '../helpers/cli.js';
+import { VERSION } from '../../src/version.js';
 import { requireHop } from '../helpers/hops.js';
 
 const TOKEN = 'serve-Token-5c2e9a';
@@ -94,6 +95,23 @@ describe('serve: /probe', () => {
       expect(r.body).toContain(line);
     }
     expect(r.body).toContain(`${PROMETHEUS_METRICS.SilentFallback.name}{location="ops-pod",cluster="prod-us",operation="exec"} 1`);
+    // blackbox_exporter's gauges: the run's exit under --fail-on kubectl (1 here: a finding), and its duration.
+    expect(cliRun.code).toBe(1);
+    expect(r.body).toMatch(/^probe_success 0$/m);
+    expect(Number(/^probe_duration_seconds (\S+)$/m.exec(r.body)![1])).toBeGreaterThan(0);
+    const clean = await get('/probe?target=prod-eu&hold=0s');
+    expect(clean.body).toMatch(/^probe_success 1$/m);
+    expect((await promtool(['check', 'metrics'], clean.body)).stdout).toBe('');
+  }, 30_000);
+
+  it("debug=true answers blackbox_exporter's debug page: the run's table, then the metrics a scrape would store", async () => {
+    const r = await get('/probe?target=prod-us&hold=0s&debug=true');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatch(/^Logs for the probe:\n/);
+    expect(r.body).toMatch(/^exec +kubectl +0s +ok +fail +websocket-broken/m);
+    expect(r.body).toMatch(/\n\nMetrics that would have been returned:\n(.|\n)*^probe_success 0$/m);
+    expect(r.body).not.toContain(TOKEN);
+    expect((await get('/probe?target=prod-us&debug=yes')).body).toMatch(/^debug "yes" is not true or false/);
   }, 30_000);
 
   it('refuses what it cannot do before dialling anything, saying why', async () => {
@@ -144,6 +162,9 @@ describe('serve: /probe', () => {
     expect(r.body).toMatch(/kube_stream_probe_exporter_probes_total\{outcome="refused"\} [1-9]/);
     expect(r.body).toMatch(/kube_stream_probe_exporter_probes_total\{outcome="timeout"\} 1/);
     expect(r.body).toContain('kube_stream_probe_exporter_process_resident_memory_bytes');
+    expect(r.body).toMatch(new RegExp(`^kube_stream_probe_info\\{version="${VERSION.replace(/\./g, '\\.')}",todays_kubectl="[^"]+"\\} 1$`, 'm'));
+    const last = Number(/^kube_stream_probe_last_run_timestamp_seconds\{target="prod-us"\} (\S+)$/m.exec(r.body)![1]);
+    expect(Math.abs(last - Date.now() / 1000)).toBeLessThan(120);
     // promtool parses it; its only lint findings are prom-client's own default gauges named *_total
     // (nodejs_active_handles_total …), which Node dashboards expect under those names.
     const lint = await promtool(['check', 'metrics'], r.body);
