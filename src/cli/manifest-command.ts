@@ -12,13 +12,26 @@ import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
-import { longestHold } from '../config/plan.js';
+import { longestHold, planFlagValues } from '../config/plan.js';
 import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
 import { formatSize, parseDurationSeconds } from '../vocabulary.js';
 import { MATRIX_FLAGS, integer, named, oneOf, parse, planFromFlags } from './args.js';
 import { NAME_RULES } from '../config/rules.js';
-import { RUNNER_DEFAULT_PLAN, RUNNER_NAME, cronFor, runnerDocuments, runnerDeadlineSeconds, type RunnerOptions } from './runner-manifest.js';
+import {
+  RUNNER_DEFAULT_PLAN,
+  RUNNER_NAME,
+  SERVE_NAME,
+  SERVE_PORT,
+  cronFor,
+  runnerDocuments,
+  runnerDeadlineSeconds,
+  serveDocuments,
+  serveScrapeTimeoutSeconds,
+  type RunnerOptions,
+  type ServeOptions,
+} from './runner-manifest.js';
+import { probeScrapeConfig } from './probe-endpoint.js';
 import type { CommandIO } from './io.js';
 
 export const MANIFEST_HELP = `Usage: kube-stream-probe manifest [flags] | kubectl apply -f -
@@ -43,8 +56,12 @@ In-cluster runner (the probe from inside the cluster, metrics to Prometheus):
   --runner cronjob          also a CronJob that runs \`run\` against this cluster's API server with its
                             own service account (${RUNNER_NAME}, bound to the Role instead of
                             --group), its plan in a ConfigMap, pushing to --pushgateway
-  --runner-image REF        the runner's image: container/Dockerfile's runner stage
+  --runner serve            instead, the exporter (\`serve\`) as a Deployment with a Service on ${SERVE_PORT}, a
+                            NetworkPolicy that opens only that port, and the Prometheus job that scrapes it
+                            (--service-monitor: a ServiceMonitor instead), its plan in the job's params
+  --runner-image REF        the runner's image: container/Dockerfile's runner stage (serve: its serve stage)
                             (docker buildx build --target runner -f container/Dockerfile .)
+  --service-monitor         with --runner serve: a ServiceMonitor (prometheus-operator's CRD)
   --pushgateway URL         where the runner pushes (e.g. http://pushgateway.monitoring:9091)
   --cluster NAME            this cluster's name in the metrics (required: in a pod the context is "in-cluster")
   --location NAME           where the runner is, in the metrics (default in-cluster)
@@ -210,6 +227,7 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     mesh: { type: 'string' },
     'prometheus-rule': { type: 'boolean' },
     'grafana-dashboard': { type: 'boolean' },
+    'service-monitor': { type: 'boolean' },
     'dashboard-json': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -261,7 +279,24 @@ export async function manifestCommand(argv: readonly string[], io: CommandIO): P
     ...images,
     ...(perNode ? { perNode } : {}),
   });
-  io.out(yamlDocuments([...target, ...(runner ? runnerDocuments({ ...runner, perNode: perNode !== undefined }) : [])]));
+  const runnerDocs = runner?.kind === 'serve' ? serveDocuments(runner) : runner ? runnerDocuments({ ...runner, perNode: perNode !== undefined }) : [];
+  // Without a ServiceMonitor, the Prometheus job that scrapes the exporter, for prometheus.yml.
+  const job =
+    runner?.kind === 'serve' && !runner.serviceMonitor
+      ? `${probeScrapeConfig({
+          exporter: `${SERVE_NAME}.${namespace}.svc:${SERVE_PORT}`,
+          targets: ['in-cluster'],
+          hold: planFlagValues(runner).holds,
+          interval: `${runner.everySeconds}s`,
+          timeout: `${serveScrapeTimeoutSeconds(runner)}s`,
+        })
+          .trimEnd()
+          .replace(/^/gm, '# ')}\n`
+      : '';
+  io.out(
+    (job ? `# The Prometheus job for the exporter (prometheus.yml scrape_configs; --service-monitor writes a ServiceMonitor instead):\n${job}` : '') +
+      yamlDocuments([...target, ...runnerDocs]),
+  );
   return 0;
 }
 
@@ -270,10 +305,26 @@ type ManifestValues = Partial<
 > & {
   'prometheus-rule'?: boolean;
   'grafana-dashboard'?: boolean;
+  'service-monitor'?: boolean;
 };
 
-/** `--runner cronjob` and its flags, checked; undefined without --runner (its flags are then refused). */
-function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOptions, 'perNode'> | undefined {
+type Runner = (Omit<RunnerOptions, 'perNode'> & { kind: 'cronjob' }) | (ServeOptions & { kind: 'serve' });
+
+/** What each runner needs, and what each flag is for: every missing one is named at once, a flag of the other runner refused. */
+const RUNNER_REQUIRED = {
+  cronjob: {
+    'runner-image': 'REF: build it with `docker buildx build --target runner -f container/Dockerfile .` and push it to a registry the cluster pulls from',
+    pushgateway: 'URL (where its metrics go)',
+    cluster: "NAME: this cluster's name in the metrics",
+  },
+  serve: {
+    'runner-image': 'REF: build it with `docker buildx build --target serve -f container/Dockerfile .` and push it to a registry the cluster pulls from',
+  },
+} as const;
+const ONLY_FOR = { pushgateway: 'cronjob', cluster: 'cronjob', mesh: 'cronjob', 'service-monitor': 'serve' } as const;
+
+/** `--runner cronjob|serve` and its flags, checked; undefined without --runner (its flags are then refused). */
+function runnerOptions(values: ManifestValues, namespace: string): Runner | undefined {
   const flags = [
     'runner-image',
     'pushgateway',
@@ -282,34 +333,55 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
     'every',
     ...(Object.keys(MATRIX_FLAGS) as (keyof typeof MATRIX_FLAGS)[]),
     'mesh',
+    'prometheus-rule',
+    'grafana-dashboard',
+    'service-monitor',
   ] as const;
   if (values.runner === undefined) {
-    const stray =
-      flags.find((f) => values[f] !== undefined) ??
-      (values['prometheus-rule'] ? 'prometheus-rule' : values['grafana-dashboard'] ? 'grafana-dashboard' : undefined);
-    if (stray) throw probeError('USAGE', `--${stray} is a runner flag: it needs --runner cronjob`, { field: stray });
+    const stray = flags.find((f) => values[f] !== undefined);
+    if (stray) {
+      const runners = (ONLY_FOR as Record<string, string>)[stray] ?? 'cronjob or --runner serve';
+      throw probeError('USAGE', `--${stray} is a runner flag: it needs --runner ${runners}`, { field: stray });
+    }
     return undefined;
   }
-  oneOf('runner', values.runner, ['cronjob'] as const, 'cronjob');
+  const kind = oneOf('runner', values.runner, ['cronjob', 'serve'] as const, 'cronjob');
+  for (const [flag, only] of Object.entries(ONLY_FOR) as [keyof typeof ONLY_FOR, string][])
+    if (values[flag] !== undefined && only !== kind) throw probeError('USAGE', `--${flag} is for --runner ${only}, not --runner ${kind}`, { field: flag });
   // Every required flag that is missing, named at once (not one per try).
-  const required = {
-    'runner-image': 'REF: build it with `docker buildx build --target runner -f container/Dockerfile .` and push it to a registry the cluster pulls from',
-    pushgateway: 'URL (where its metrics go)',
-    cluster: "NAME: this cluster's name in the metrics",
-  } as const;
-  const missing = (Object.keys(required) as (keyof typeof required)[]).filter((f) => values[f] === undefined);
+  const required: Record<string, string> = RUNNER_REQUIRED[kind];
+  const missing = Object.keys(required).filter((f) => values[f as keyof ManifestValues] === undefined);
   if (missing.length)
-    throw probeError('USAGE', `--runner cronjob needs ${missing.map((f) => `--${f} ${required[f]}`).join('; and ')}`, { field: missing.join(',') });
+    throw probeError('USAGE', `--runner ${kind} needs ${missing.map((f) => `--${f} ${required[f]}`).join('; and ')}`, { field: missing.join(',') });
   const image = values['runner-image']!;
   if (!IMAGE_REF.test(image))
     throw probeError('USAGE', `--runner-image: "${image}" is not an image reference (registry/name:tag or @sha256:…)`, { field: 'runner-image' });
-  parsePushgatewayUrl(values.pushgateway!);
-  named('cluster', values.cluster, NAME_RULES.label);
   const location = named('location', values.location, NAME_RULES.label) ?? 'in-cluster';
   const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
+  const plan = planFromFlags(values, RUNNER_DEFAULT_PLAN);
+  const common = {
+    namespace,
+    location,
+    everySeconds,
+    image,
+    ...plan,
+    prometheusRule: values['prometheus-rule'] === true,
+    grafanaDashboard: values['grafana-dashboard'] === true,
+  };
+  if (kind === 'serve') {
+    const needs = serveScrapeTimeoutSeconds(plan);
+    if (needs > everySeconds)
+      throw probeError(
+        'USAGE',
+        `a scrape holding ${longestHold(plan)} s needs a ${needs} s scrape_timeout, longer than --every ${values.every ?? '5m'}: scrape less often or hold less`,
+        { field: 'hold' },
+      );
+    return { kind, ...common, serviceMonitor: values['service-monitor'] === true };
+  }
+  parsePushgatewayUrl(values.pushgateway!);
+  named('cluster', values.cluster, NAME_RULES.label);
   const schedule = cronFor(everySeconds);
   if (typeof schedule !== 'string') throw probeError('USAGE', `--every ${values.every}: ${schedule.problem}`, { field: 'every' });
-  const plan = planFromFlags(values, RUNNER_DEFAULT_PLAN);
   if (runnerDeadlineSeconds(plan) > everySeconds * 4)
     throw probeError(
       'USAGE',
@@ -317,15 +389,10 @@ function runnerOptions(values: ManifestValues, namespace: string): Omit<RunnerOp
       { field: 'hold' },
     );
   return {
-    namespace,
-    location,
+    kind,
+    ...common,
     cluster: values.cluster!,
-    everySeconds,
-    ...plan,
     pushgateway: values.pushgateway!,
-    image,
     mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),
-    prometheusRule: values['prometheus-rule'] === true,
-    grafanaDashboard: values['grafana-dashboard'] === true,
   };
 }

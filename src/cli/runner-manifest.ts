@@ -23,6 +23,8 @@ import { longestHold, planFlagValues, planTransferMs } from '../config/plan.js';
 import { prometheusRules } from '../metrics/prometheus-rules.js';
 import { RESTRICTED_POD, restrictedContainer } from './pod-security.js';
 import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
+import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
+import { PLAN_NAMES, PLAN_FIELDS } from '../config/plan.js';
 
 export const RUNNER_NAME = 'kube-stream-probe-runner';
 export type Mesh = 'none' | 'istio' | 'linkerd';
@@ -183,6 +185,132 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels }, data: plan },
     cronJob(RUNNER_NAME, []),
     ...(o.perNode ? [cronJob(`${RUNNER_NAME}-per-node`, ['--per-node'])] : []),
+    ...rule,
+    ...dashboard,
+  ];
+}
+
+/** The exporter (`manifest --runner serve`): its name, port and the port's name in the Service and ServiceMonitor. */
+export const SERVE_NAME = 'kube-stream-probe-serve';
+export const SERVE_PORT = 9465;
+const SERVE_PORT_NAME = 'http-metrics';
+
+export interface ServeOptions extends RunPlan {
+  readonly namespace: string;
+  readonly location: string;
+  /** The scrape interval (seconds). */
+  readonly everySeconds: number;
+  readonly image: string;
+  /** Also a ServiceMonitor (prometheus-operator's CRD); without it, the scrape job is printed for prometheus.yml. */
+  readonly serviceMonitor: boolean;
+  readonly prometheusRule: boolean;
+  readonly grafanaDashboard: boolean;
+}
+
+/** A scrape must hold the run (RUN_OVERHEAD_SECONDS past the longest hold) plus blackbox's 0.5 s answer margin; Prometheus wants it within the interval. */
+export const serveScrapeTimeoutSeconds = (plan: RunPlan): number => Math.ceil(Math.max(...plan.holdsSeconds, 0) + RUN_OVERHEAD_SECONDS + 1);
+
+/** The /probe parameters for the plan (the query's names: config/plan.ts), as a ServiceMonitor's params or a scrape job's. */
+export function serveParams(plan: RunPlan): Record<string, string[]> {
+  const flags = planFlagValues(plan);
+  return Object.fromEntries(PLAN_FIELDS.map((f) => [PLAN_NAMES.query[f], [flags[f]]]));
+}
+
+/**
+ * `serve` in the cluster: its ServiceAccount (bound to the Role like the CronJob's), a Deployment of one replica
+ * (restricted, read-only root, probes on /-/healthy), a Service on 9465, a NetworkPolicy that admits only that
+ * port, and a ServiceMonitor when asked. The in-cluster service account is the target (no kubeconfig): scrapes
+ * leave `target` empty.
+ */
+export function serveDocuments(o: ServeOptions): unknown[] {
+  const labels = { 'app.kubernetes.io/name': SERVE_NAME, 'app.kubernetes.io/part-of': 'kube-stream-probe' };
+  const timeout = serveScrapeTimeoutSeconds(o);
+  if (timeout > o.everySeconds) throw new Error(`a scrape needs ${timeout} s, longer than --every ${o.everySeconds} s`);
+  const monitor = o.serviceMonitor
+    ? [
+        {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'ServiceMonitor',
+          metadata: { name: SERVE_NAME, namespace: o.namespace, labels },
+          spec: {
+            selector: { matchLabels: labels },
+            endpoints: [{ port: SERVE_PORT_NAME, path: '/probe', params: serveParams(o), interval: `${o.everySeconds}s`, scrapeTimeout: `${timeout}s` }],
+          },
+        },
+      ]
+    : [];
+  const rule = o.prometheusRule
+    ? [
+        {
+          apiVersion: 'monitoring.coreos.com/v1',
+          kind: 'PrometheusRule',
+          metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
+          spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
+        },
+      ]
+    : [];
+  const dashboard = o.grafanaDashboard
+    ? [
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `${SERVE_NAME}-dashboard`, namespace: o.namespace, labels: { ...labels, ...GRAFANA_DASHBOARD_LABEL } },
+          data: { 'kube-stream-probe.json': JSON.stringify(grafanaDashboard({ perNode: false }), null, 2) },
+        },
+      ]
+    : [];
+  const healthy = { httpGet: { path: '/-/healthy', port: SERVE_PORT_NAME }, periodSeconds: 10 };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels } },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: SERVE_NAME, namespace: o.namespace, labels },
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: RUNNER_NAME,
+            enableServiceLinks: false,
+            securityContext: RESTRICTED_POD,
+            containers: [
+              {
+                name: 'serve',
+                image: o.image,
+                // The image's entry point is `runner.mjs serve` (container/Dockerfile's serve stage).
+                args: ['--listen', `0.0.0.0:${SERVE_PORT}`, '--location', o.location, '--max-hold', `${Math.max(...o.holdsSeconds, 0)}s`],
+                ports: [{ name: SERVE_PORT_NAME, containerPort: SERVE_PORT, protocol: 'TCP' }],
+                readinessProbe: healthy,
+                livenessProbe: healthy,
+                securityContext: restrictedContainer(1000),
+                resources: { requests: { cpu: '250m', memory: '128Mi' }, limits: { memory: '256Mi' } },
+              },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: SERVE_NAME, namespace: o.namespace, labels },
+      spec: { selector: labels, ports: [{ name: SERVE_PORT_NAME, port: SERVE_PORT, targetPort: SERVE_PORT_NAME, protocol: 'TCP' }] },
+    },
+    {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'NetworkPolicy',
+      metadata: { name: SERVE_NAME, namespace: o.namespace, labels },
+      // Only the metrics port is reachable (from any namespace: Prometheus' is the cluster's choice); egress stays
+      // open, the API server's address being the cluster's.
+      spec: {
+        podSelector: { matchLabels: labels },
+        policyTypes: ['Ingress'],
+        ingress: [{ from: [{ namespaceSelector: {} }], ports: [{ port: SERVE_PORT, protocol: 'TCP' }] }],
+      },
+    },
+    ...monitor,
     ...rule,
     ...dashboard,
   ];

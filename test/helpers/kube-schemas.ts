@@ -5,6 +5,10 @@
  * refused for an unknown field under `fieldValidation=Strict`, as a real API server refuses it.
  */
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
+import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import { Service } from 'kubernetes-models/v1/Service';
 import * as k8s from '@kubernetes/client-node';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { StatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
@@ -23,6 +27,10 @@ const CLASSES = k8s as unknown as Record<string, { getAttributeTypeMap?: () => A
 /** kubernetes-models' model of each kind `manifest` writes (the PrometheusRule: prometheus-operator's CRD schema). */
 const MODELS: Record<string, new (d: any) => { validate(): void }> = {
   PrometheusRule,
+  ServiceMonitor,
+  Deployment,
+  Service,
+  NetworkPolicy,
   Namespace,
   ConfigMap,
   ServiceAccount,

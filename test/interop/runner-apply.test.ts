@@ -290,3 +290,38 @@ describe('in the pod: the applied CronJob runs as its own service account', () =
     expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.ProbeError.name}\\{[^}]*location="in-pod"[^}]*\\} 1`));
   });
 });
+
+describe.each([FIRST, LAST])('kubectl %s apply -f - of the exporter manifest (manifest --runner serve)', (version) => {
+  let lab: EmulatorWithKubeconfig;
+  const kubectl = (args: string[], stdin?: string) => runKubectl(version, ['--kubeconfig', lab.kubeconfig, ...args], { stdin, timeoutMs: 60_000 });
+  beforeAll(async () => {
+    lab = await startEmulatorWithKubeconfig({ objectSchema: KUBERNETES_SCHEMA });
+  });
+  afterAll(async () => lab?.stop());
+
+  it('creates the Deployment, Service and NetworkPolicy beside the target and RBAC, as written (Strict), and the job to scrape them', async () => {
+    const r = await cli(['manifest', '--runner', 'serve', '--runner-image', 'registry.example/ksp-serve:1.0', '--grafana-dashboard']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const docs = docsOf(r.stdout);
+    expect(docs.map((d) => d.kind)).toEqual(expect.arrayContaining(['Deployment', 'Service', 'NetworkPolicy', 'ServiceAccount', 'Role', 'RoleBinding']));
+    const applied = await kubectl(['apply', '-f', '-'], r.stdout);
+    expect(applied.stderr).toBe('');
+    expect(applied.code).toBe(0);
+    expect(applied.stdout.trim().split('\n')).toEqual(docs.map((d) => `${ref(d)} created`));
+    for (const d of docs) {
+      const stored = lab.emulator.objects.list(d.kind).find((o) => o.metadata?.name === d.metadata.name) as Doc | undefined;
+      expect(asWritten(stored!)).toEqual(d);
+    }
+    // The Role is bound to the exporter's service account, which its Deployment runs as; the Service selects its pods.
+    const binding = docs.find((d) => d.kind === 'RoleBinding') as any;
+    const deployment = docs.find((d) => d.kind === 'Deployment') as any;
+    const service = docs.find((d) => d.kind === 'Service') as any;
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: deployment.spec.template.spec.serviceAccountName, namespace: 'kube-stream-probe' }]);
+    expect(deployment.spec.template.metadata.labels).toMatchObject(service.spec.selector);
+    expect(deployment.spec.template.spec.containers[0].securityContext).toMatchObject({ readOnlyRootFilesystem: true, runAsNonRoot: true });
+    // The scrape job, for a Prometheus without the operator: the Service's address, the plan's hold, a timeout the run fits.
+    expect(r.stdout).toMatch(/^# {3}scrape_timeout: 71s$/m);
+    expect(r.stdout).toContain(`replacement: 'kube-stream-probe-serve.kube-stream-probe.svc:9465'`);
+  });
+});

@@ -132,6 +132,50 @@ describe('manifest --runner cronjob', () => {
     expect((await cli(['manifest', '--grafana-dashboard'])).stderr).toMatch(/--grafana-dashboard is a runner flag/);
   });
 
+  it("--runner serve: Deployment, Service, NetworkPolicy and ServiceMonitor pass their schemas (the ServiceMonitor its CRD's); the scrape carries the plan and a timeout the run fits", async () => {
+    const r = await cli([
+      'manifest',
+      '--runner',
+      'serve',
+      '--runner-image',
+      'registry.example/ksp-serve:1.0',
+      '--hold',
+      '0s,30s',
+      '--every',
+      '1m',
+      '--service-monitor',
+      '--prometheus-rule',
+    ]);
+    expect(r.stderr).toBe('');
+    const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJS() as Doc);
+    for (const d of docs) expect(() => validate(d), `${d.kind} ${d.metadata.name}`).not.toThrow();
+    const monitor = find(docs, 'ServiceMonitor', 'kube-stream-probe-serve') as any;
+    expect(monitor.spec.endpoints).toEqual([
+      {
+        port: 'http-metrics',
+        path: '/probe',
+        params: {
+          ops: ['exec,portforward'],
+          transports: ['websocket,spdy'],
+          keepalive: ['kubectl'],
+          hold: ['0s,30s'],
+          transfer: ['off'],
+          hold_shape: ['silent'],
+        },
+        interval: '60s',
+        scrapeTimeout: '36s',
+      },
+    ]);
+    expect(r.stdout).not.toMatch(/^# The Prometheus job/m);
+    const policy = find(docs, 'NetworkPolicy', 'kube-stream-probe-serve') as any;
+    expect(policy.spec.ingress).toEqual([{ from: [{ namespaceSelector: {} }], ports: [{ port: 9465, protocol: 'TCP' }] }]);
+    const tooLong = await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--hold', '2m', '--every', '1m']);
+    expect(tooLong.stderr).toMatch(/a scrape holding 120 s needs a 126 s scrape_timeout, longer than --every 1m/);
+    expect((await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--pushgateway', 'http://x:9091'])).stderr).toMatch(
+      /--pushgateway is for --runner cronjob, not --runner serve/,
+    );
+  });
+
   it('usage: the image, the Pushgateway and the cluster name are required; schedules a CronJob cannot keep are refused', async () => {
     const r = async (args: string[]) => cli(['manifest', ...args]);
     expect((await r(['--runner', 'cronjob', '--pushgateway', 'http://x:9091', '--cluster', 'c'])).stderr).toMatch(
