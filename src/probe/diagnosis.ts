@@ -152,24 +152,28 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[], lifetime?: L
   const where = `during ${/^(8|11$|18$)/.test(String(r.holdSeconds)) ? 'an' : 'a'} ${r.holdSeconds} s hold (${h.cause})`;
   const silent = exitsSilently(r) ? ` On such a cut ${kubectlOnCut(r.operation, r.transport, 'closed')}.` : '';
   const pingSeconds = kubectlPingPeriodMs(r.operation, r.transport) / 1000;
+  // The 101 came through a proxy that named itself: the likely owner of the timer, and its setting (not proven:
+  // a device further in, an NLB behind it, may be the one that cut).
+  const hop = identifyHop(r.upgrade);
+  const owner = hop ? ` The 101 came through a hop that names itself, the first suspect: ${hopFix('idle', hop)}` : '';
   if (r.keepalive === 'kubectl' && timeout < pingSeconds) {
     return {
       code: 'idle-timeout',
       summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}: kubectl's keepalive on this session sends its first ping after ${pingSeconds} s.`,
-      check: `The hop's idle timeout (${measured}) is shorter than kubectl's ping interval on this session (${pingSeconds} s), so kubectl's own keepalive cannot keep it open. Raise it well above ${pingSeconds} s.${silent}`,
+      check: `The hop's idle timeout (${measured}) is shorter than kubectl's ping interval on this session (${pingSeconds} s), so kubectl's own keepalive cannot keep it open. Raise it well above ${pingSeconds} s.${owner}${silent}`,
     };
   }
   if (r.keepalive === 'kubectl') {
     return {
       code: 'idle-timeout',
       summary: `The ${what(r)} session was cut ${fmt(sinceData)} s after its last data ${where}, with kubectl's keepalive (a ping every ${pingSeconds} s; the last byte moved ${fmt(idle)} s before the cut, ${fmt(h.disconnectSeconds)} s after the 101).`,
-      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it; its idle timeout${twin ? ', measured without pings,' : ''} is about ${Math.round(timeout)} s.`} ${twin ? "Compare the rows without pings: when they are cut as early, the hop does not count kubectl's pings as activity." : "Probe with --keepalive none too: without pings the same hold measures the hop's own idle timeout."} Raise the timeout above the longest quiet period you need.${silent}`,
+      check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) cut it; its idle timeout${twin ? ', measured without pings,' : ''} is about ${Math.round(timeout)} s.`} ${twin ? "Compare the rows without pings: when they are cut as early, the hop does not count kubectl's pings as activity." : "Probe with --keepalive none too: without pings the same hold measures the hop's own idle timeout."} Raise the timeout above the longest quiet period you need.${owner}${silent}`,
     };
   }
   return {
     code: 'idle-timeout',
     summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, without pings (${fmt(h.disconnectSeconds)} s after the 101).`,
-    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl pings this session every ${pingSeconds} s, which keeps it open only if the timeout is longer than that: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${silent}`,
+    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl pings this session every ${pingSeconds} s, which keeps it open only if the timeout is longer than that: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${owner}${silent}`,
   };
 }
 

@@ -150,7 +150,12 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const rowOf = (r: SessionResult) => rowKey(r.keepalive === 'sdk' ? { ...r, keepalive: 'kubectl' } : r);
     const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowOf(r)));
     const findings = crossFindings(measured, { idle: path.idleBracket, lifetime: path.lifetimeCheck });
-    const access: AccessSummary[] = rbac.map((a) => ({ subresource: a.subresource, verb: a.verb, allowed: a.allowed ?? null }));
+    const access: AccessSummary[] = rbac.map((a) => ({
+      subresource: a.subresource,
+      verb: a.verb,
+      allowed: a.allowed ?? null,
+      ...(a.allowed === undefined ? { unread: a.reason ?? 'no answer' } : {}),
+    }));
     if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
     return {
       probeVersion: VERSION,

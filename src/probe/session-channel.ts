@@ -94,6 +94,7 @@ export async function openChannel(
     error: null,
     errorCode: null,
     kubernetesStatus: null,
+    ...session.timing.answeredBy,
   };
   ctx.upgraded(upgrade, session.subprotocol);
   // Stamped on the session's own clock when it happens: the hold's start and last activity are on that clock too.

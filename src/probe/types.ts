@@ -207,6 +207,8 @@ export interface AccessSummary {
   readonly subresource: string;
   readonly verb: string;
   readonly allowed: boolean | null;
+  /** Why it could not be read (allowed null): the review's own failure. */
+  readonly unread?: string;
 }
 
 /** What the wire showed of a device that forgets idle flows. */

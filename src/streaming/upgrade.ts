@@ -33,12 +33,24 @@ export interface UpgradeTiming {
    * the path's: a busy loop delays reading the 101 however fast it came.
    */
   readonly loopBusy: number;
+  /**
+   * Who wrote the 101, by its Server and Via headers (an API server sends neither; a proxy that rewrites them names
+   * itself): the same clues a refusal carries, kept for a cut later in the session.
+   */
+  readonly answeredBy?: { readonly server?: string; readonly via?: string };
 }
 
 /** How long the rest of a refusal's body may take to arrive. */
 const REJECTION_BODY_WAIT_MS = 2_000;
 
 /** Reads (part of) a non-101 answer's body and classifies who answered. */
+/** The reply's Server and Via, bounded: who answered, for a refusal and for a 101 alike. */
+function replyClues(res: IncomingMessage): Pick<UpgradeTiming, 'answeredBy'> {
+  const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
+  const via = typeof res.headers.via === 'string' ? res.headers.via.slice(0, 120) : undefined;
+  return server || via ? { answeredBy: { ...(server ? { server } : {}), ...(via ? { via } : {}) } } : {};
+}
+
 async function readRejection(res: IncomingMessage, what: string, phases: UpgradeTiming['phases']): Promise<ProbeError<'UPGRADE_REJECTED'>> {
   const chunks: Buffer[] = [];
   let n = 0;
@@ -61,8 +73,7 @@ async function readRejection(res: IncomingMessage, what: string, phases: Upgrade
   const status = res.statusCode ?? 0;
   const bodyPrefix = printable(body, REJECTION_BODY_KEEP);
   const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
-  const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
-  const via = typeof res.headers.via === 'string' ? res.headers.via.slice(0, 120) : undefined;
+  const { server, via } = replyClues(res).answeredBy ?? {};
   const who = kubeStatus
     ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})`
     : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
@@ -176,7 +187,13 @@ async function httpUpgrade(config: ConnectionConfig, req: UpgradeRequest, check:
         head,
         responseHeaders: res.headers,
         conn,
-        timing: { phases: { ...phases, upgradeMs: round(tDone - tReq) }, handshakeMs: round(tDone - t0), at101: tDone, loopBusy },
+        timing: {
+          phases: { ...phases, upgradeMs: round(tDone - tReq) },
+          handshakeMs: round(tDone - t0),
+          at101: tDone,
+          loopBusy,
+          ...replyClues(res),
+        },
       });
     });
     // Any non-101 answer; redirects included, which are never followed.
