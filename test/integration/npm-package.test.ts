@@ -66,10 +66,16 @@ describe('the npm package', () => {
     for (const dev of ['esbuild', 'tsx', 'vitest']) expect(existsSync(join(app, 'node_modules', dev)), dev).toBe(false);
   });
 
-  it('npx kube-stream-probe --help and --version answer from the installed bin', () => {
+  it('npx kube-stream-probe --help and --version answer from the installed bin; require() loads the API and the construct', () => {
     const help = run('npx', ['--no-install', 'kube-stream-probe', '--help']);
     expect(help.status, help.err).toBe(0);
     expect(help.out).toMatch(/^Usage: kube-stream-probe <command>/);
+    // A CommonJS app (CDK's default template) loads the ESM package with require() (Node 20.19+).
+    for (const [spec, name] of [
+      ['kube-stream-probe', 'probeCluster'],
+      ['kube-stream-probe/cdk', 'StreamProbe'],
+    ])
+      expect(run(process.execPath, ['-e', `process.stdout.write(typeof require(${JSON.stringify(spec)}).${name})`]).out).toBe('function');
     const version = run(bin(), ['--version']);
     expect(version.out.trim()).toContain(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
   });
