@@ -143,7 +143,9 @@ describe('secrets never reach output', () => {
       '-o',
       'json',
     ]);
-    expect(r.code).toBe(1);
+    // Nothing answers at the proxy's address: unreachable, exit 3 (as audit).
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout).verdicts.every((v: { verdict: string }) => v.verdict === 'unreachable')).toBe(true);
     assertClean(r, [password, TOKEN]);
   });
 });
