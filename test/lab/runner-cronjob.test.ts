@@ -176,6 +176,16 @@ describe('manifest --runner cronjob', () => {
     );
   });
 
+  it('without plan flags the runner runs what `manifest --help` says it does (0s,65s: a scheduled run crosses a 60 s idle timeout)', async () => {
+    const help = (await cli(['manifest', '--help'])).stdout;
+    const said = /the plan, as for `run` \(default ([^)]+)\)/.exec(help.replace(/\s+/g, ' '))![1]!.split('; ');
+    const [ops, transports, keepalive, holds, transfer, shapes] = said;
+    const data = find(await manifest([]), 'ConfigMap').data;
+    expect(data).toMatchObject({ KSP_OPS: ops, KSP_KEEPALIVE: keepalive, KSP_HOLD: holds, KSP_HOLD_SHAPE: shapes });
+    expect([transports, transfer, data.KSP_TRANSPORTS, data.KSP_TRANSFER]).toEqual(['both', 'no transfer', 'websocket,spdy', 'off']);
+    expect(holds).toBe('0s,65s');
+  });
+
   it('usage: the image, the Pushgateway and the cluster name are required; schedules a CronJob cannot keep are refused', async () => {
     const r = async (args: string[]) => cli(['manifest', ...args]);
     expect((await r(['--runner', 'cronjob', '--pushgateway', 'http://x:9091', '--cluster', 'c'])).stderr).toMatch(
