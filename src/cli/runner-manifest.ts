@@ -58,6 +58,36 @@ export interface RunnerOptions extends RunPlan {
  */
 export const GRAFANA_DASHBOARD_LABEL = { grafana_dashboard: '1' } as const;
 
+/** What either runner adds when asked: the alert rules (a PrometheusRule) and the Grafana dashboard (a ConfigMap its sidecar loads). */
+function monitoringExtras(
+  o: Pick<RunnerOptions, 'namespace' | 'everySeconds' | 'holdsSeconds' | 'prometheusRule' | 'grafanaDashboard' | 'perNode'>,
+  name: string,
+  labels: Record<string, string>,
+): unknown[] {
+  return [
+    ...(o.prometheusRule
+      ? [
+          {
+            apiVersion: 'monitoring.coreos.com/v1',
+            kind: 'PrometheusRule',
+            metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
+            spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
+          },
+        ]
+      : []),
+    ...(o.grafanaDashboard
+      ? [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { name: `${name}-dashboard`, namespace: o.namespace, labels: { ...labels, ...GRAFANA_DASHBOARD_LABEL } },
+            data: { 'kube-stream-probe.json': JSON.stringify(grafanaDashboard({ perNode: o.perNode }), null, 2) },
+          },
+        ]
+      : []),
+  ];
+}
+
 /** The CronJob schedule for an interval, or why none exists. */
 export function cronFor(everySeconds: number): string | { problem: string } {
   const minutes = everySeconds / 60;
@@ -160,33 +190,12 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
       },
     },
   });
-  const rule = o.prometheusRule
-    ? [
-        {
-          apiVersion: 'monitoring.coreos.com/v1',
-          kind: 'PrometheusRule',
-          metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
-          spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
-        },
-      ]
-    : [];
-  const dashboard = o.grafanaDashboard
-    ? [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: `${RUNNER_NAME}-dashboard`, namespace: o.namespace, labels: { ...labels, ...GRAFANA_DASHBOARD_LABEL } },
-          data: { 'kube-stream-probe.json': JSON.stringify(grafanaDashboard({ perNode: o.perNode }), null, 2) },
-        },
-      ]
-    : [];
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels } },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: RUNNER_NAME, namespace: o.namespace, labels }, data: plan },
     cronJob(RUNNER_NAME, []),
     ...(o.perNode ? [cronJob(`${RUNNER_NAME}-per-node`, ['--per-node'])] : []),
-    ...rule,
-    ...dashboard,
+    ...monitoringExtras(o, RUNNER_NAME, labels),
   ];
 }
 
@@ -236,26 +245,6 @@ export function serveDocuments(o: ServeOptions): unknown[] {
             selector: { matchLabels: labels },
             endpoints: [{ port: SERVE_PORT_NAME, path: '/probe', params: serveParams(o), interval: `${o.everySeconds}s`, scrapeTimeout: `${timeout}s` }],
           },
-        },
-      ]
-    : [];
-  const rule = o.prometheusRule
-    ? [
-        {
-          apiVersion: 'monitoring.coreos.com/v1',
-          kind: 'PrometheusRule',
-          metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
-          spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
-        },
-      ]
-    : [];
-  const dashboard = o.grafanaDashboard
-    ? [
-        {
-          apiVersion: 'v1',
-          kind: 'ConfigMap',
-          metadata: { name: `${SERVE_NAME}-dashboard`, namespace: o.namespace, labels: { ...labels, ...GRAFANA_DASHBOARD_LABEL } },
-          data: { 'kube-stream-probe.json': JSON.stringify(grafanaDashboard({ perNode: false }), null, 2) },
         },
       ]
     : [];
@@ -311,7 +300,6 @@ export function serveDocuments(o: ServeOptions): unknown[] {
       },
     },
     ...monitor,
-    ...rule,
-    ...dashboard,
+    ...monitoringExtras({ ...o, perNode: false }, SERVE_NAME, labels),
   ];
 }
