@@ -232,6 +232,9 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
   return out;
 }
 
+/** Every streaming subresource, as a fix names them. */
+const STREAMING_SUBRESOURCE_WORDS = 'pods/exec, pods/attach and pods/portforward';
+
 /**
  * The dial failed before anything answered (DNS, TCP): nothing was reached. A TLS failure is not this: a peer
  * answered with a certificate (an intercepting proxy, a wrong CA), a finding about the path that stays a verdict.
@@ -262,6 +265,9 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
     const sub = `pods/${ws.operation === 'exec' ? 'exec' : 'portforward'}`;
     const plain = context.methodProbes?.find((m) => m.operation === ws.operation);
     const fallbackNote = 'kubectl 1.30–1.38 hide it by falling back to SPDY; WebSocket-only clients fail.';
+    // The fix is the hop's rule, whichever subresource showed it: it names every streaming subresource (kubectl exec,
+    // cp, attach and port-forward all upgrade there), so one hop's rule is one finding in the report, not one per operation.
+    const all = STREAMING_SUBRESOURCE_WORDS;
     // No plain GET was run (interrupted before it): the one-session diagnosis (a hop refused the upgrade) stands;
     // calling it a method rule would be a finding the evidence does not hold.
     const tried = context.methodProbes !== undefined;
@@ -271,7 +277,7 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
         diagnosis: {
           code: 'hop-refused-upgrade',
           summary: `On ${sub}, SPDY's POST passed and WebSocket's upgrade was refused with ${ws.upgrade.status} by ${by}; a plain GET (no Upgrade) to ${sub} reached the API server (${plain.status}): the rule matches the WebSocket Upgrade, not the method.`,
-          check: `A rule refuses WebSocket upgrades (\`Upgrade: websocket\`) on the way: allow them for ${sub}. ${fallbackNote} ${hopFix('rule', hop)}`,
+          check: `A rule refuses WebSocket upgrades (\`Upgrade: websocket\`) on the way: allow them for ${all}. ${fallbackNote} ${hopFix('rule', hop)}`,
         },
       });
     } else if (tried) {
@@ -282,7 +288,7 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
         diagnosis: {
           code: 'verb-acl',
           summary: `On ${sub}, SPDY's POST passed and WebSocket's GET was refused with ${ws.upgrade.status} by ${by}.${evidence}`,
-          check: `A rule (WAF, egress ACL, proxy policy) allows POST and not GET on ${sub}, as written when kubectl spoke only SPDY: allow GET with \`Upgrade: websocket\` there too. ${fallbackNote} ${hopFix('rule', hop)}`,
+          check: `A rule (WAF, egress ACL, proxy policy) allows POST and not GET on ${sub}, as written when kubectl spoke only SPDY: allow GET with \`Upgrade: websocket\` on ${all} too. ${fallbackNote} ${hopFix('rule', hop)}`,
         },
       });
     }

@@ -88,9 +88,13 @@ function rows(f: Finding): string {
 /** One finding as the meeting's sentence (HTML). */
 export function findingSentence(f: Finding, report: ProbeReport): string {
   const measured = f.verdicts.every((v) => v.verdict !== 'not-measured');
+  // Who, per operation when the operations differ (kubectl 1.30 falls back for exec, not for port-forward).
+  const ops = [...new Set(f.verdicts.map((v) => v.operation))];
+  const perOp = ops.map((op) => ({ op, who: whoBreaks({ ...f, verdicts: f.verdicts.filter((v) => v.operation === op) }, report) }));
+  const who = new Set(perOp.map((p) => p.who)).size === 1 ? `It ${perOp[0]!.who}.` : perOp.map((p) => `${OPS[p.op] ?? p.op}: it ${p.who}.`).join(' ');
   return (
     `<span class="what">${prose(f.primary.summary)}</span> ` +
-    (measured ? `<span class="who">It ${esc(whoBreaks(f, report))}.</span> ` : '') +
+    (measured ? `<span class="who">${esc(who)}</span> ` : '') +
     `<span class="where muted">(${esc(rows(f))})</span> <span class="fix"><b>Fix:</b> ${prose(f.primary.check)}</span>`
   );
 }

@@ -178,17 +178,19 @@ describe('the first screen opens the upgrade meeting', () => {
 
   it('nginx refusing WebSocket: the hop named, who breaks from which kubectl, and the fix, in the first 800 px', async () => {
     const { page, text } = await through({ kind: 'refuse-websocket' }, ['--hold', '0s'], 'nginx-refuse');
-    expect(text).toContain('A broken path was found: 2 findings below');
+    // One hop, one rule: one finding with both operations' rows, not one per operation.
+    expect(text).toContain('A broken path was found: one finding below');
     expect(text).toMatch(/For the upgrade meeting .*WebSocket's upgrade was refused with 403 by nginx \(Server: nginx\/[\d.]+\)/);
     expect(text).toContain(
-      'It breaks for WebSocket-only clients (SDKs, browser terminals); works only through the SPDY fallback for kubectl 1.30, kubectl 1.31–1.37, kubectl 1.38 (GA); works for kubectl ≤1.29.',
+      'exec: it breaks for WebSocket-only clients (SDKs, browser terminals); works only through the SPDY fallback for kubectl 1.30, kubectl 1.31–1.37, kubectl 1.38 (GA); works for kubectl ≤1.29. port-forward: it breaks for WebSocket-only clients (SDKs, browser terminals); works only through the SPDY fallback for kubectl 1.31–1.37, kubectl 1.38 (GA); works for kubectl ≤1.29, kubectl 1.30.',
     );
-    expect(text).toMatch(/Fix: A rule refuses WebSocket upgrades .* limit_except/);
+    expect(text).toContain('(exec 0s; port-forward 0s)');
+    expect(text).toMatch(/Fix: A rule refuses WebSocket upgrades .* allow them for pods\/exec, pods\/attach and pods\/portforward\..* limit_except/);
     // Markdown rendered: the diagnoses' `code` is <code>, never a literal backtick.
     expect(await page.locator('.meeting li code', { hasText: 'Upgrade: websocket' }).count()).toBeGreaterThan(0);
     expect(await page.locator('body').textContent()).not.toContain('`');
     // Each finding once on the page: the section below adds evidence, it does not repeat them.
-    expect(await page.locator('li[data-code="hop-refused-upgrade"]').count()).toBe(2);
+    expect(await page.locator('li[data-code="hop-refused-upgrade"]').count()).toBe(1);
     await page.close();
   }, 90_000);
 });
