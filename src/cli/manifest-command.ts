@@ -319,9 +319,10 @@ const RUNNER_REQUIRED = {
   },
   serve: {
     'runner-image': 'REF: build it with `docker buildx build --target serve -f container/Dockerfile .` and push it to a registry the cluster pulls from',
+    cluster: "NAME: this cluster's name in the metrics",
   },
 } as const;
-const ONLY_FOR = { pushgateway: 'cronjob', cluster: 'cronjob', mesh: 'cronjob', 'service-monitor': 'serve' } as const;
+const ONLY_FOR = { pushgateway: 'cronjob', mesh: 'cronjob', 'service-monitor': 'serve' } as const;
 
 /** `--runner cronjob|serve` and its flags, checked; undefined without --runner (its flags are then refused). */
 function runnerOptions(values: ManifestValues, namespace: string): Runner | undefined {
@@ -359,9 +360,11 @@ function runnerOptions(values: ManifestValues, namespace: string): Runner | unde
   const location = named('location', values.location, NAME_RULES.label) ?? 'in-cluster';
   const everySeconds = parseDurationSeconds('--every', values.every ?? '5m');
   const plan = planFromFlags(values, RUNNER_DEFAULT_PLAN);
+  named('cluster', values.cluster, NAME_RULES.label);
   const common = {
     namespace,
     location,
+    cluster: values.cluster!,
     everySeconds,
     image,
     ...plan,
@@ -379,7 +382,6 @@ function runnerOptions(values: ManifestValues, namespace: string): Runner | unde
     return { kind, ...common, serviceMonitor: values['service-monitor'] === true };
   }
   parsePushgatewayUrl(values.pushgateway!);
-  named('cluster', values.cluster, NAME_RULES.label);
   const schedule = cronFor(everySeconds);
   if (typeof schedule !== 'string') throw probeError('USAGE', `--every ${values.every}: ${schedule.problem}`, { field: 'every' });
   if (runnerDeadlineSeconds(plan) > everySeconds * 4)
@@ -391,7 +393,6 @@ function runnerOptions(values: ManifestValues, namespace: string): Runner | unde
   return {
     kind,
     ...common,
-    cluster: values.cluster!,
     pushgateway: values.pushgateway!,
     mesh: oneOf('mesh', values.mesh, ['none', 'istio', 'linkerd'] as const, 'none'),
   };

@@ -16,6 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage, isProbeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
+import { IN_CLUSTER_CONTEXT } from '../kube/in-cluster.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { reportDatums } from '../metrics/datums.js';
@@ -35,6 +36,8 @@ export interface ProbeEndpointOptions {
   readonly kubeconfig?: string;
   readonly env: NodeJS.ProcessEnv;
   readonly location: string;
+  /** The cluster label when the target is the pod's own service account (its context is only "in-cluster"). */
+  readonly inClusterName?: string;
   readonly namespace?: string;
   readonly pod?: string;
   readonly selector?: string;
@@ -171,7 +174,7 @@ export function probeEndpoint(options: ProbeEndpointOptions) {
       plan = {
         location: options.location,
         cluster: {
-          name: ctx.contextName,
+          name: ctx.contextName === IN_CLUSTER_CONTEXT && options.inClusterName ? options.inClusterName : ctx.contextName,
           connection: await connectionFor(ctx, { env: options.env, redactor }),
           namespace: ctx.namespace,
           pod: options.pod,

@@ -207,6 +207,8 @@ const SERVE_PORT_NAME = 'http-metrics';
 export interface ServeOptions extends RunPlan {
   readonly namespace: string;
   readonly location: string;
+  /** This cluster's name in the metrics (in a pod the context is only "in-cluster"). */
+  readonly cluster: string;
   /** The scrape interval (seconds). */
   readonly everySeconds: number;
   readonly image: string;
@@ -269,7 +271,16 @@ export function serveDocuments(o: ServeOptions): unknown[] {
                 name: 'serve',
                 image: o.image,
                 // The image's entry point is `runner.mjs serve` (container/Dockerfile's serve stage).
-                args: ['--listen', `0.0.0.0:${SERVE_PORT}`, '--location', o.location, '--max-hold', `${Math.max(...o.holdsSeconds, 0)}s`],
+                args: [
+                  '--listen',
+                  `0.0.0.0:${SERVE_PORT}`,
+                  '--location',
+                  o.location,
+                  '--cluster-name',
+                  o.cluster,
+                  '--max-hold',
+                  `${Math.max(...o.holdsSeconds, 0)}s`,
+                ],
                 ports: [{ name: SERVE_PORT_NAME, containerPort: SERVE_PORT, protocol: 'TCP' }],
                 readinessProbe: healthy,
                 livenessProbe: healthy,

@@ -51,6 +51,8 @@ Flags:
   --listen HOST:PORT    where to listen (default 127.0.0.1:9465; in a pod 0.0.0.0:9465)
   --kubeconfig PATH     kubeconfig whose contexts are the targets (default as in run)
   --location NAME       the location label (default the host name)
+  --cluster-name NAME   the cluster label when the target is the pod's own service account (its
+                        context is only "in-cluster"); a kubeconfig's contexts keep their names
   -n, --namespace NS    target namespace (default each context's)
   --pod, --selector, --container, --port
                         the target pod, as in run (default: the pod labelled for the probe)
@@ -79,6 +81,7 @@ export async function serveCommand(argv: readonly string[], io: CommandIO, onLis
     listen: { type: 'string' },
     kubeconfig: { type: 'string' },
     location: { type: 'string' },
+    'cluster-name': { type: 'string' },
     namespace: { type: 'string', short: 'n' },
     pod: { type: 'string' },
     selector: { type: 'string' },
@@ -132,6 +135,7 @@ export async function serveCommand(argv: readonly string[], io: CommandIO, onLis
     kubeconfig: values.kubeconfig,
     env: io.env,
     location: named('location', values.location, NAME_RULES.label) ?? hostname(),
+    inClusterName: named('cluster-name', values['cluster-name'], NAME_RULES.label),
     namespace: values.namespace,
     pod: values.pod,
     selector: values.selector,

@@ -7,6 +7,9 @@ import { readText } from './kubeconfig-fields.js';
 /** Where a pod's service account is mounted (kubelet's projected volume). */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** The context name of a pod's own service account (client-go's rest.InClusterConfig has none; results need one). */
+export const IN_CLUSTER_CONTEXT = 'in-cluster';
+
 /**
  * In-cluster configuration, as client-go's rest.InClusterConfig: the API server from
  * KUBERNETES_SERVICE_HOST/PORT, the service account's CA, its projected token (read again for each
@@ -33,9 +36,9 @@ export function inClusterContext(
     }
   }
   return {
-    contextName: 'in-cluster',
+    contextName: IN_CLUSTER_CONTEXT,
     namespace,
-    cluster: { name: 'in-cluster', server, caPem, insecureSkipTlsVerify: false },
+    cluster: { name: IN_CLUSTER_CONTEXT, server, caPem, insecureSkipTlsVerify: false },
     user: { name: 'service-account', tokenFile: join(dir, 'token') },
     source,
   };

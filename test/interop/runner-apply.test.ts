@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { runner } from '../../functions/runner.js';
+import { serveCommand } from '../../src/cli/serve-command.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { KUBECTL_VERSIONS, runKubectl } from '../../lab/kubectl.js';
 import { startPushgateway } from '../../lab/prometheus.js';
@@ -289,6 +290,64 @@ describe('in the pod: the applied CronJob runs as its own service account', () =
     expect(lab.since(from)).toEqual([]); // no upgrade was tried
     expect(r.exposition).toMatch(new RegExp(`${PROMETHEUS_METRICS.ProbeError.name}\\{[^}]*location="in-pod"[^}]*\\} 1`));
   });
+
+  it("the applied exporter, started from its stored Deployment as the serve image would (the service account its only credential): the scrape job it prints measures this cluster under --cluster's name", async () => {
+    const m = await cli([
+      'manifest',
+      '--runner',
+      'serve',
+      '--runner-image',
+      'registry.example/ksp-serve:1.0',
+      '--cluster',
+      'prod-eu',
+      '--hold',
+      '0s',
+      '--location',
+      'in-pod',
+    ]);
+    expect(m.code, m.stderr).toBe(0);
+    // The tests above left the Role narrowed; the emulator patches maps, not lists (a rules change needs a delete).
+    await kubectl(['delete', 'role', '-n', NS, 'kube-stream-probe', '--ignore-not-found']);
+    const applied = await kubectl(['apply', '-f', '-'], m.stdout);
+    expect(applied.code, applied.stderr).toBe(0);
+    const pod = (lab.emulator.objects.list('Deployment')[0] as any).spec.template.spec;
+    expect(pod.serviceAccountName).toBe(SA);
+    // The image's entry point is `runner.mjs serve`; here it listens on a free loopback port instead of 0.0.0.0:9465.
+    const args = (pod.containers[0].args as string[]).map((a) => (a === '0.0.0.0:9465' ? '127.0.0.1:0' : a));
+    const stop = new AbortController();
+    let served: Promise<number> | undefined;
+    const port = await new Promise<number>((resolve) => {
+      served = serveCommand(
+        args,
+        {
+          out: () => {},
+          err: () => {},
+          interactive: false,
+          signal: stop.signal,
+          env: {
+            PATH: process.env.PATH,
+            HOME: '/nonexistent',
+            KUBERNETES_SERVICE_HOST: '127.0.0.1',
+            KUBERNETES_SERVICE_PORT: lab.emulator.url.port,
+            KSP_SERVICE_ACCOUNT_DIR: saDir,
+          },
+        },
+        (a) => resolve(a.port),
+      );
+    });
+    try {
+      // The job's own target (the pod's service account) and params.
+      const target = /static_configs: \[\{ targets: \[([^\]]+)\] \}\]/.exec(m.stdout)![1];
+      const body = await (
+        await fetch(`http://127.0.0.1:${port}/probe?target=${target}&hold=0s`, { headers: { 'x-prometheus-scrape-timeout-seconds': '30' } })
+      ).text();
+      expect(body).toMatch(/^probe_success 1$/m);
+      expect(body).toMatch(new RegExp(`${PROMETHEUS_METRICS.KubectlWorks.name}\\{[^}]*location="in-pod",cluster="prod-eu"[^}]*\\} 1`));
+    } finally {
+      stop.abort('SIGTERM');
+      expect(await served).toBe(143);
+    }
+  });
 });
 
 describe.each([FIRST, LAST])('kubectl %s apply -f - of the exporter manifest (manifest --runner serve)', (version) => {
@@ -300,7 +359,7 @@ describe.each([FIRST, LAST])('kubectl %s apply -f - of the exporter manifest (ma
   afterAll(async () => lab?.stop());
 
   it('creates the Deployment, Service and NetworkPolicy beside the target and RBAC, as written (Strict), and the job to scrape them', async () => {
-    const r = await cli(['manifest', '--runner', 'serve', '--runner-image', 'registry.example/ksp-serve:1.0', '--grafana-dashboard']);
+    const r = await cli(['manifest', '--runner', 'serve', '--runner-image', 'registry.example/ksp-serve:1.0', '--cluster', 'prod-eu', '--grafana-dashboard']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const docs = docsOf(r.stdout);

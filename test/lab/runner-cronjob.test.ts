@@ -139,6 +139,8 @@ describe('manifest --runner cronjob', () => {
       'serve',
       '--runner-image',
       'registry.example/ksp-serve:1.0',
+      '--cluster',
+      'prod-eu',
       '--hold',
       '0s,30s',
       '--every',
@@ -167,11 +169,14 @@ describe('manifest --runner cronjob', () => {
       },
     ]);
     expect(r.stdout).not.toMatch(/^# The Prometheus job/m);
+    const serve = find(docs, 'Deployment', 'kube-stream-probe-serve') as any;
+    expect(serve.spec.template.spec.containers[0].args.join(' ')).toBe('--listen 0.0.0.0:9465 --location in-cluster --cluster-name prod-eu --max-hold 30s');
+    expect((await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1'])).stderr).toMatch(/--runner serve needs --cluster NAME/);
     const policy = find(docs, 'NetworkPolicy', 'kube-stream-probe-serve') as any;
     expect(policy.spec.ingress).toEqual([{ from: [{ namespaceSelector: {} }], ports: [{ port: 9465, protocol: 'TCP' }] }]);
-    const tooLong = await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--hold', '2m', '--every', '1m']);
+    const tooLong = await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--cluster', 'prod-eu', '--hold', '2m', '--every', '1m']);
     expect(tooLong.stderr).toMatch(/a scrape holding 120 s needs a 126 s scrape_timeout, longer than --every 1m/);
-    expect((await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--pushgateway', 'http://x:9091'])).stderr).toMatch(
+    expect((await cli(['manifest', '--runner', 'serve', '--runner-image', 'a/b:1', '--cluster', 'prod-eu', '--pushgateway', 'http://x:9091'])).stderr).toMatch(
       /--pushgateway is for --runner cronjob, not --runner serve/,
     );
   });
