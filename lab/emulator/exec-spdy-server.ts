@@ -4,6 +4,7 @@
  * reply to each stream at once, wait for the expected set, run the command,
  * FIN stdout/stderr, write the status on the error stream, FIN it.
  */
+import { PassThrough } from 'node:stream';
 import { encodeExecStatus } from './exec-status.js';
 import { headerValue } from '../../src/streaming/spdy/frames.js';
 import type { SpdySession } from '../../src/streaming/spdy/session.js';
@@ -73,7 +74,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     const faulty = FaultySink.wrap((b) => out?.write(b), req.faults);
     void session.closed.then(() => faulty?.dispose());
     const code = await runCommand(req.command, {
-      stdin: streams.get('stdin'),
+      stdin: req.faults?.loseStdinEof ? withoutEnd(streams.get('stdin')) : streams.get('stdin'),
       stdout: (b) => (faulty ? faulty.write(b) : out?.write(b)),
       stderr: (b) => err?.write(b),
       signal: abort.signal,
@@ -93,4 +94,12 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     t.unref();
     void session.closed.then(() => clearTimeout(t));
   }
+}
+
+/** The stream's bytes without its end (the loseStdinEof fault): the reader waits for more until the session closes. */
+function withoutEnd(stream: SpdyStream | undefined): PassThrough | undefined {
+  if (!stream) return undefined;
+  const out = new PassThrough();
+  stream.on('data', (b: Buffer) => out.write(b));
+  return out;
 }

@@ -16,6 +16,11 @@ export interface StreamFaults {
   readonly stallAfterBytes?: number;
   /** Send at most this many bytes per second. */
   readonly throttleBytesPerSecond?: number;
+  /**
+   * Never pass stdin's end to an exec's process (v5's close signal on channel 255, the SPDY stdin stream's FIN): a
+   * kubelet or runtime leg that loses it. The process keeps reading and never exits; no exit status comes.
+   */
+  readonly loseStdinEof?: boolean;
 }
 
 /** How much may wait in the throttle's queue before the source is asked to pause. */

@@ -35,6 +35,8 @@ Flags:
                            Success (the tail truncation behind kubectl cp's "unexpected EOF"), e.g. 4096
   --stall-after SIZE       stop sending exec output and forwarded bytes after SIZE (the status neither)
   --throttle SIZE          send exec output and forwarded bytes at most SIZE per second, e.g. 1MiB
+  --lose-stdin-eof         never pass stdin's end to an exec's process (v5's close signal, SPDY's stdin FIN):
+                           it never exits, as behind a kubelet or runtime leg that loses it
   --echo-port N            forward pod ports to this TCP echo port (another process) instead of its own
   --echo-in-stream         pod ports echo inside the emulator, no TCP hop to a pod (the throughput bench)
   -h, --help               this help
@@ -61,6 +63,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     'truncate-tail': { type: 'string' },
     'stall-after': { type: 'string' },
     throttle: { type: 'string' },
+    'lose-stdin-eof': { type: 'boolean' },
     'echo-port': { type: 'string' },
     'echo-in-stream': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -90,6 +93,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
       truncateTailBytes: size('--truncate-tail', values['truncate-tail']),
       stallAfterBytes: size('--stall-after', values['stall-after']),
       throttleBytesPerSecond: size('--throttle', values.throttle),
+      loseStdinEof: values['lose-stdin-eof'],
     },
   });
   // Our own temp dir is removed when the emulator stops; a path the user chose is left for them.

@@ -8,6 +8,7 @@ import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/
 import { clip } from '../text.js';
 import { OPERATION_WORDS, type Transport } from '../vocabulary.js';
 import { hopFix, identifyHop } from './hop-products.js';
+import { CLOSE_GRACE_MS } from './session-options.js';
 import { refusedByHopRule, upgradeStripped } from './upgrade-refusal.js';
 import { sessionWords } from './row-text.js';
 import { devicesAt, deviceList } from './idle-devices.js';
@@ -177,6 +178,27 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[], lifetime?: L
   };
 }
 
+/**
+ * The process echoed, stdin was closed as kubectl closes it, and no exit status came while the connection stayed
+ * open: stdin's end was lost between here and the process. What kubectl does then was measured with real kubectl
+ * 1.29 (SPDY), 1.33 and 1.36 (WebSocket v5) against the emulator's loseStdinEof fault (test/interop/stdin-eof.test.ts):
+ * `kubectl exec -i … -- cat < file` prints everything and never exits.
+ */
+function stdinEofLost(r: SessionResult): Diagnosis {
+  const how =
+    r.transport === 'spdy'
+      ? "the SPDY stdin stream's FIN"
+      : r.subprotocol === 'v5.channel.k8s.io'
+        ? "v5.channel.k8s.io's close signal for stdin (channel 255)"
+        : `nothing: ${r.subprotocol ?? 'this subprotocol'} has no way to close stdin (only v5.channel.k8s.io does)`;
+  return {
+    code: 'stdin-eof-lost',
+    summary: `The ${what(r)} echoed, then stdin was closed (${how}) and the process had not exited ${CLOSE_GRACE_MS / 1000} s later: no exit status came while the connection stayed open.`,
+    check:
+      "Something between here and the process does not pass stdin's end (or holds the exit status back), so `kubectl exec -i … -- cat < file` and `kubectl cp` into the pod never exit (kubectl waits for the exit status). Over WebSocket only v5.channel.k8s.io can close stdin (kubectl and API server 1.30+); check the kubelet's and the container runtime's streaming leg, and any hop that rewrites WebSocket frames.",
+  };
+}
+
 /** A connection that stayed open while nothing came back, and nothing in the run dates it. */
 function blackHole(r: SessionResult): Diagnosis {
   const u = r.hold.quiet?.unanswered;
@@ -332,6 +354,8 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       check: 'Look for idle timeouts on the path.',
     };
   }
+  if (r.errorCode === 'EXEC_NO_STATUS' && r.operation === 'exec' && r.exitCode === null && /after stdin was closed: no exit status within/.test(r.error ?? ''))
+    return stdinEofLost(r);
   if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${errorText(r, r.error)}`, check: 'See the error.' };
   return undefined;
 }
