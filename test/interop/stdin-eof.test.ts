@@ -5,6 +5,9 @@
  * kubectl 1.29 (SPDY), 1.33 and 1.36 (WebSocket) print what came back and never exit; the probe names it
  * `stdin-eof-lost` on both transports, and on a clean path nothing of the kind.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { runKubectl } from '../../lab/kubectl.js';
@@ -62,6 +65,24 @@ describe("stdin's end lost on the way to the process", () => {
       expect(hung.code).toBeNull(); // still running after 8 s: killed by the test
       const fine = await runKubectl(version, args(clean), { stdin: 'line one\nline two\n', timeoutMs: 8_000 });
       expect([fine.code, fine.stdout]).toEqual([0, 'line one\nline two\n']);
+    },
+    30_000,
+  );
+});
+
+describe("kubectl cp into the pod where stdin's end is lost", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ksp-eof-cp-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(['1.29', '1.36'])(
+    'real kubectl %s: `cp file pod:/tmp/…` never exits there (tar in the pod waits for the end of its input); exits 0 where the end arrives',
+    async (version) => {
+      const file = join(dir, `note-${version}.txt`);
+      writeFileSync(file, 'a note for the pod\n');
+      const cp = (lab: EmulatorWithKubeconfig) =>
+        runKubectl(version, ['--kubeconfig', lab.kubeconfig, 'cp', file, `probe-target:/tmp/note-${version}.txt`], { timeoutMs: 8_000 });
+      expect((await cp(lossy)).code).toBeNull(); // still running after 8 s
+      expect((await cp(clean)).code).toBe(0);
     },
     30_000,
   );
