@@ -60,6 +60,9 @@ describe('the npm package', () => {
     expect(files).toContain('dist/lambda/index.mjs');
     expect(files).toContain('dist/image/Dockerfile');
     expect(files).toContain('dist/types/infra/index.d.ts');
+    // The license the package.json names, its text beside it (Apache-2.0).
+    expect(files).toContain('LICENSE');
+    expect(readFileSync(join(app, 'node_modules/kube-stream-probe/LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0, January 2004/);
     expect(files.filter((f) => /^(test|fuzz|lab|src|infra|functions|scripts|bench)\//.test(f) || /\.ts$/.test(f.replace(/\.d\.ts$/, '')))).toEqual([]);
     expect(files.length).toBeLessThan(250);
     // Installed without our devDependencies: the construct needs no esbuild, the CLI no tsx.
