@@ -4,13 +4,14 @@
  * pieces it is made of are exported for callers that hold their own connection. Errors are ProbeErrors, matched by
  * `code` (docs/errors.md). The construct is `kube-stream-probe/cdk`.
  */
+import { contextTarget } from '../probe/context-target.js';
 import { hostname } from 'node:os';
 import { Checker } from '../config/checker.js';
 import { PLAN_NAMES, parsePlan, type RawPlan } from '../config/plan.js';
+import { NAME_RULES } from '../config/rules.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
-import { TARGET_DEFAULTS } from '../kube/target.js';
 import { runPlan } from '../probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../probe/types.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES } from '../vocabulary.js';
@@ -54,7 +55,16 @@ export interface ProbeClusterOptions {
 /** Probes one kubeconfig context as `kube-stream-probe run` does, and returns its report (verdicts, diagnoses, sessions). */
 export async function probeCluster(options: ProbeClusterOptions = {}): Promise<ProbeReport> {
   const env = options.env ?? process.env;
-  const plan = parsePlan({ checker: new Checker('probeCluster', { code: 'USAGE' }), names: PLAN_NAMES.document, at: 'plan.' }, options.plan ?? {}, {
+  const checker = new Checker('probeCluster', { code: 'USAGE' });
+  // The names run's flags check (config/rules.ts), by the same rules: what run refuses, this refuses.
+  const names = { namespace: 'namespace', pod: 'pod', selector: 'selector', location: 'label', clusterName: 'label' } as const;
+  for (const [field, rule] of Object.entries(names) as [keyof typeof names, (typeof names)[keyof typeof names]][]) {
+    const v = options[field];
+    if (v !== undefined) checker.check(field, NAME_RULES[rule](v));
+  }
+  if (options.port !== undefined && !(Number.isInteger(options.port) && options.port >= 1 && options.port <= 65535))
+    checker.fail('port', `${options.port} is not a port (1-65535)`);
+  const plan = parsePlan({ checker, names: PLAN_NAMES.document, at: 'plan.' }, options.plan ?? {}, {
     ...DEFAULT_MATRIX,
     keepalives: READ_KEEPALIVES,
   });
@@ -62,15 +72,7 @@ export async function probeCluster(options: ProbeClusterOptions = {}): Promise<P
   const connection = await connectionFor(ctx, { env, redactor: new SecretRedactor() });
   const probePlan: ProbePlan = {
     location: options.location ?? hostname(),
-    cluster: {
-      name: options.clusterName ?? ctx.contextName,
-      connection,
-      namespace: ctx.namespace,
-      pod: options.pod,
-      selector: options.selector,
-      container: options.container,
-      port: options.port ?? TARGET_DEFAULTS.port,
-    },
+    cluster: { ...contextTarget(ctx, { ...options, name: options.clusterName }), connection },
     ...plan,
   };
   return runPlan(probePlan, { skipPreflight: options.skipPreflight, signal: options.signal });

@@ -1,11 +1,11 @@
 /** `kube-stream-probe audit`: the whole pre-upgrade audit, read-only, then the A/B of `run`. */
+import { contextTarget } from '../probe/context-target.js';
 import { hostname } from 'node:os';
 import { runAudit } from '../audit/audit.js';
 import { auditHtml, auditText } from '../audit/format.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
-import { TARGET_DEFAULTS } from '../kube/target.js';
 import { EXIT } from './exit-codes.js';
 import { exitCodeForSignal, type CommandIO } from './io.js';
 import { PLAN_FLAGS, integer, parse, planFromFlags, targetFlags } from './args.js';
@@ -66,14 +66,7 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
     signal: io.signal,
     plan: {
       location: hostname(),
-      cluster: {
-        name: ctx.contextName,
-        namespace: ctx.namespace,
-        pod: values.pod,
-        selector: values.selector,
-        container: values.container,
-        port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
-      },
+      cluster: contextTarget(ctx, { ...values, port: integer('port', values.port, 1, 65535) }),
       ...planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES }),
     },
   });

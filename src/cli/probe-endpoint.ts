@@ -12,13 +12,13 @@
  * - Scrapes of the same target and plan that arrive while one runs (two Prometheus replicas) share its result;
  *   at most `maxConcurrent` runs go at once, the rest wait their turn (an API server is not a load-test target).
  */
+import { contextTarget } from '../probe/context-target.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorMessage, isProbeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { IN_CLUSTER_CONTEXT } from '../kube/in-cluster.js';
 import { SecretRedactor } from '../kube/secrets.js';
-import { TARGET_DEFAULTS } from '../kube/target.js';
 import { reportDatums } from '../metrics/datums.js';
 import { prometheusRegistry } from '../metrics/prometheus.js';
 import { runPlan } from '../probe/runner.js';
@@ -57,6 +57,9 @@ export interface ProbeEndpointOptions {
 
 /** Subtracted from the scraper's timeout so the answer is written before Prometheus gives up (blackbox's default). */
 export const TIMEOUT_OFFSET_SECONDS = 0.5;
+
+/** The shortest scrape_timeout a plan's run fits in (whole seconds): its longest hold, the run's overhead, the offset. */
+export const scrapeTimeoutFor = (longestHoldSeconds: number): number => Math.ceil(longestHoldSeconds + RUN_OVERHEAD_SECONDS + TIMEOUT_OFFSET_SECONDS);
 
 export type ProbeAnswer = { readonly status: number; readonly type: string; readonly body: string; readonly outcome: ProbeOutcome };
 export type ProbeOutcome = 'measured' | 'refused' | 'timeout' | 'error';
@@ -108,7 +111,7 @@ export function probeRequest(url: URL, headers: IncomingMessage['headers'], opti
     return refused(
       `hold: a ${longest} s hold needs about ${needs} s and the scrape allows ${timeout} s` +
         ` (${Number.isFinite(said) && said > 0 ? 'X-Prometheus-Scrape-Timeout-Seconds' : 'no scrape timeout said: --default-timeout'});` +
-        ` set scrape_timeout (and scrape_interval) to at least ${Math.ceil(needs + TIMEOUT_OFFSET_SECONDS)}s for this job`,
+        ` set scrape_timeout (and scrape_interval) to at least ${scrapeTimeoutFor(longest)}s for this job`,
     );
   const key = JSON.stringify([target ?? '', sel, debug]);
   return { target, debug, selection: sel, deadlineSeconds, key };
@@ -174,13 +177,8 @@ export function probeEndpoint(options: ProbeEndpointOptions) {
       plan = {
         location: options.location,
         cluster: {
-          name: ctx.contextName === IN_CLUSTER_CONTEXT && options.inClusterName ? options.inClusterName : ctx.contextName,
+          ...contextTarget(ctx, { ...options, name: ctx.contextName === IN_CLUSTER_CONTEXT ? options.inClusterName : undefined }),
           connection: await connectionFor(ctx, { env: options.env, redactor }),
-          namespace: ctx.namespace,
-          pod: options.pod,
-          selector: options.selector,
-          container: options.container,
-          port: options.port ?? TARGET_DEFAULTS.port,
         },
         ...req.selection,
       };

@@ -1,4 +1,5 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
+import { contextTarget } from '../probe/context-target.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-clients.js';
 import { hostname } from 'node:os';
 import { connectionFor } from '../kube/credentials.js';
@@ -7,7 +8,7 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
 import { runPlan } from '../probe/runner.js';
 import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
-import { NODE_TARGET_SELECTOR, TARGET_DEFAULTS, TARGET_SELECTOR } from '../kube/target.js';
+import { NODE_TARGET_SELECTOR, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport, type Verdict } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES, parseDurationSeconds } from '../vocabulary.js';
@@ -107,7 +108,7 @@ export type FailOn = (typeof FAIL_ON)[number];
 export function failsFor(v: Verdict, failOn: FailOn): boolean {
   const kubectl = v.keepalive === 'kubectl' && BROKEN_VERDICTS.includes(v.verdict);
   const wsOnly = v.kubectl?.find((k) => k.client === 'websocket-only')?.outcome === 'breaks' || (v.keepalive === 'none' && v.websocket === 'fail');
-  return failOn === 'kubectl' ? kubectl : failOn === 'websocket-only' ? wsOnly : kubectl || wsOnly || BROKEN_VERDICTS.includes(v.verdict);
+  return failOn === 'kubectl' ? kubectl : failOn === 'websocket-only' ? wsOnly : wsOnly || BROKEN_VERDICTS.includes(v.verdict);
 }
 
 /**
@@ -185,13 +186,8 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const plan: ProbePlan = {
     location,
     cluster: {
-      name: clusterLabel ?? ctx.contextName,
+      ...contextTarget(ctx, { ...values, name: clusterLabel, port: integer('port', values.port, 1, 65535) }),
       connection: { ...connection, upgradeTimeoutMs: integer('upgrade-timeout', values['upgrade-timeout'], 100, 600_000) },
-      namespace: ctx.namespace,
-      pod: values.pod,
-      selector: values.selector,
-      container: values.container,
-      port: integer('port', values.port, 1, 65535) ?? TARGET_DEFAULTS.port,
     },
     ...sel,
     echoTimeoutMs: integer('echo-timeout', values['echo-timeout'], 100, 600_000),

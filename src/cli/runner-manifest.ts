@@ -23,8 +23,8 @@ import { longestHold, planFlagValues, planTransferMs } from '../config/plan.js';
 import { prometheusRules } from '../metrics/prometheus-rules.js';
 import { RESTRICTED_POD, restrictedContainer } from './pod-security.js';
 import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
-import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
 import { PLAN_NAMES, PLAN_FIELDS } from '../config/plan.js';
+import { scrapeTimeoutFor } from './probe-endpoint.js';
 
 export const RUNNER_NAME = 'kube-stream-probe-runner';
 export type Mesh = 'none' | 'istio' | 'linkerd';
@@ -218,8 +218,8 @@ export interface ServeOptions extends RunPlan {
   readonly grafanaDashboard: boolean;
 }
 
-/** A scrape must hold the run (RUN_OVERHEAD_SECONDS past the longest hold) plus blackbox's 0.5 s answer margin; Prometheus wants it within the interval. */
-export const serveScrapeTimeoutSeconds = (plan: RunPlan): number => Math.ceil(Math.max(...plan.holdsSeconds, 0) + RUN_OVERHEAD_SECONDS + 1);
+/** The scrape_timeout the exporter's run needs (probe-endpoint.ts scrapeTimeoutFor: the rule serve refuses by). */
+export const serveScrapeTimeoutSeconds = (plan: RunPlan): number => scrapeTimeoutFor(longestHold(plan));
 
 /** The /probe parameters for the plan (the query's names: config/plan.ts), as a ServiceMonitor's params or a scrape job's. */
 export function serveParams(plan: RunPlan): Record<string, string[]> {
@@ -230,13 +230,12 @@ export function serveParams(plan: RunPlan): Record<string, string[]> {
 /**
  * `serve` in the cluster: its ServiceAccount (bound to the Role like the CronJob's), a Deployment of one replica
  * (restricted, read-only root, probes on /-/healthy), a Service on 9465, a NetworkPolicy that admits only that
- * port, and a ServiceMonitor when asked. The in-cluster service account is the target (no kubeconfig): scrapes
- * leave `target` empty.
+ * port, and a ServiceMonitor when asked. The pod's own service account is the target (no kubeconfig): the
+ * ServiceMonitor sends no `target`, the printed job `in-cluster`; both mean the current (only) context.
  */
 export function serveDocuments(o: ServeOptions): unknown[] {
   const labels = { 'app.kubernetes.io/name': SERVE_NAME, 'app.kubernetes.io/part-of': 'kube-stream-probe' };
   const timeout = serveScrapeTimeoutSeconds(o);
-  if (timeout > o.everySeconds) throw new Error(`a scrape needs ${timeout} s, longer than --every ${o.everySeconds} s`);
   const monitor = o.serviceMonitor
     ? [
         {

@@ -105,10 +105,12 @@ describe('the npm package', () => {
       `import { probeCluster, isProbeError } from 'kube-stream-probe';
 const report = await probeCluster({ kubeconfig: process.argv[2], plan: { operations: ['exec'], holds: ['0s'] } });
 console.log(report.verdicts.map((v) => \`\${v.operation} \${v.keepalive} \${v.verdict}\`).join('\\n'));
-try {
-  await probeCluster({ kubeconfig: process.argv[2], plan: { operations: ['exce'] } });
-} catch (err) {
-  if (isProbeError(err)) console.log(err.code, err.message);
+for (const bad of [{ plan: { operations: ['exce'] } }, { namespace: 'Bad_NS' }]) {
+  try {
+    await probeCluster({ kubeconfig: process.argv[2], ...bad });
+  } catch (err) {
+    if (isProbeError(err)) console.log(err.code, err.message);
+  }
 }
 `,
     );
@@ -128,6 +130,8 @@ try {
     expect(api.out.split('\n')).toEqual([
       'exec kubectl clean',
       'USAGE probeCluster: plan.operations[0] "exce" is not one of exec, portforward: did you mean "exec"?',
+      // The target's names by the same rules as run's --namespace.
+      'USAGE probeCluster: namespace "Bad_NS" is not a namespace name',
       '',
     ]);
   }, 120_000);
