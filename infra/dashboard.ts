@@ -136,10 +136,12 @@ function cloudWatchSeries(s: PanelSeries, panel: DashboardPanel, location: strin
   const statistic = CLOUDWATCH_STATISTIC[s.statistic];
   const period = s.statistic === 'share' ? Duration.hours(1) : props.period;
   const at = { Location: location, Cluster: cluster };
+  // The operations the schedules run (attach only when one does).
+  const operations = OPERATIONS.filter((op) => props.holds.some((h) => h.operation === op));
   if (s.split === 'operation')
-    return OPERATIONS.map((op) => probeMetric(s.metric, { ...at, Operation: op }, { statistic, period, label: seriesLabel(s, panel, { operation: op }) }));
+    return operations.map((op) => probeMetric(s.metric, { ...at, Operation: op }, { statistic, period, label: seriesLabel(s, panel, { operation: op }) }));
   if (s.split === 'operation-transport')
-    return OPERATIONS.flatMap((op) =>
+    return operations.flatMap((op) =>
       TRANSPORTS.map((t) =>
         probeMetric(s.metric, { ...at, Operation: op, Transport: t }, { statistic, period, label: seriesLabel(s, panel, { operation: op, transport: t }) }),
       ),

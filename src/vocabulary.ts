@@ -7,8 +7,16 @@
  */
 import { probeError, type ErrorCode } from './errors.js';
 
-export const OPERATIONS = ['exec', 'portforward'] as const;
+/**
+ * What a plan may probe: exec and port-forward (the default), and attach (`kubectl attach`, `kubectl run -it`,
+ * `kubectl debug --attach`: the attach subresource, exec's channels without a command), opt-in.
+ */
+export const OPERATIONS = ['exec', 'portforward', 'attach'] as const;
 export type Operation = (typeof OPERATIONS)[number];
+/** What a plan probes when it names no operation. */
+export const DEFAULT_OPERATIONS: readonly Operation[] = ['exec', 'portforward'];
+/** Operations that carry a transfer (`--transfer`): exec (the kubectl cp path) and port-forward; attach has no command to run one. */
+export const TRANSFER_OPERATIONS: readonly Operation[] = ['exec', 'portforward'];
 
 export const TRANSPORTS = ['websocket', 'spdy'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
@@ -54,7 +62,7 @@ export interface RunPlan {
 
 /** What a plan probes when nothing narrows it. */
 export const DEFAULT_MATRIX: RunPlan = {
-  operations: OPERATIONS,
+  operations: DEFAULT_OPERATIONS,
   transports: TRANSPORTS,
   keepalives: ['kubectl'],
   holdsSeconds: [0],
@@ -144,5 +152,5 @@ export function parseDurationSeconds(field: string, text: string, code: ErrorCod
 }
 
 /** "exec" / "port-forward", as kubectl's users say it. */
-export const OPERATION_WORDS: Readonly<Record<Operation, string>> = { exec: 'exec', portforward: 'port-forward' };
+export const OPERATION_WORDS: Readonly<Record<Operation, string>> = { exec: 'exec', portforward: 'port-forward', attach: 'attach' };
 export const TRANSPORT_WORDS: Readonly<Record<Transport, string>> = { websocket: 'WebSocket', spdy: 'SPDY' };

@@ -23,6 +23,8 @@ export interface ExecRequest {
   readonly fs: PodFilesystem;
   /** What happens to stdout on its way back (stream-faults.ts). */
   readonly faults?: StreamFaults;
+  /** The client's end of stdin never reaches the process (the loseStdinEof fault). */
+  readonly keepStdinOpen: boolean;
 }
 
 /** kubelet DefaultStreamCreationTimeout. */
@@ -44,6 +46,10 @@ export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: Pod
     tty: flag('tty'),
     fs,
     faults,
+    // An attached client's end of stdin ends its attach (containerd, pkg/cri/io/container_io.go Attach: without stdinOnce the
+    // container's stdin stays open, the attach's output is detached, the kubelet writes Success): the same as the
+    // per-session cat ending here, so it is passed on.
+    keepStdinOpen: faults?.loseStdinEof === true,
   };
 }
 
@@ -74,7 +80,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     const faulty = FaultySink.wrap((b) => out?.write(b), req.faults);
     void session.closed.then(() => faulty?.dispose());
     const code = await runCommand(req.command, {
-      stdin: req.faults?.loseStdinEof ? withoutEnd(streams.get('stdin')) : streams.get('stdin'),
+      stdin: req.keepStdinOpen ? withoutEnd(streams.get('stdin')) : streams.get('stdin'),
       stdout: (b) => (faulty ? faulty.write(b) : out?.write(b)),
       stderr: (b) => err?.write(b),
       signal: abort.signal,
@@ -96,7 +102,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
   }
 }
 
-/** The stream's bytes without its end (the loseStdinEof fault): the reader waits for more until the session closes. */
+/** The stream's bytes without its end (keepStdinOpen): the reader waits for more until the session closes. */
 function withoutEnd(stream: SpdyStream | undefined): PassThrough | undefined {
   if (!stream) return undefined;
   const out = new PassThrough();

@@ -41,7 +41,7 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
     else if (msg.channel === Channel.CLOSE && protocol === ExecSubprotocol.V5) {
       // wsstream/conn.go: exactly one byte, a valid channel; else a protocol error.
       if (msg.payload.length !== 1) ws.close(1002);
-      else if (msg.payload[0] === Channel.STDIN && !req.faults?.loseStdinEof) stdin?.end();
+      else if (msg.payload[0] === Channel.STDIN && !req.keepStdinOpen) stdin?.end();
     }
   });
   const start = async () => {

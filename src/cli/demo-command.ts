@@ -16,7 +16,7 @@ import { SecretRedactor } from '../kube/secrets.js';
 import { runPlan } from '../probe/runner.js';
 import type { SessionOptions } from '../probe/session.js';
 import type { ProbeReport } from '../probe/types.js';
-import { KEEPALIVES, OPERATIONS, TRANSPORTS } from '../vocabulary.js';
+import { DEFAULT_OPERATIONS, KEEPALIVES, TRANSPORTS } from '../vocabulary.js';
 import { parse } from './args.js';
 import { KUBECTL_LEGEND, diagnosisText, resultsTable, verdictTable } from './format.js';
 import type { CommandIO } from './io.js';
@@ -85,7 +85,7 @@ export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?
               container: emulator.container,
               port: 8080,
             },
-            operations: OPERATIONS,
+            operations: DEFAULT_OPERATIONS,
             transports: TRANSPORTS,
             keepalives: KEEPALIVES,
             holdsSeconds: [0, DEMO_HOLD_SECONDS],

@@ -32,7 +32,7 @@ Flags:
   --config PATH        deployment configuration (default: cdk.json's context.config)
   --locations LIST     only these locations
   --clusters LIST      only these clusters
-  --ops LIST           exec,portforward
+  --ops LIST           exec,portforward,attach
   --transports LIST    websocket,spdy
   --hold LIST          holds, e.g. 0s,65s; above ${LAMBDA_MAX_HOLD_SECONDS}s the location's ECS task runs them
   --runner R           auto | lambda | task (default auto: the task when a hold is longer than a Lambda run);

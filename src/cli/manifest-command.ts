@@ -155,7 +155,7 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
         // DaemonSet pods have generated names, so these cannot name them; the namespace holds only probe targets.
         ...grant('Role', 'kube-stream-probe-per-node', [
           { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
-          { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get', 'create'] },
+          { apiGroups: [''], resources: ['pods/exec', 'pods/portforward', 'pods/attach'], verbs: ['get', 'create'] },
         ]),
         // Each node's kubelet version and declared features (ExtendWebSocketsToKubelet), read only.
         ...grant('ClusterRole', 'kube-stream-probe-nodes', [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]),
@@ -183,7 +183,8 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
       // Only the target pod. kubectl also GETs the pod before it upgrades.
       { apiGroups: [''], resources: ['pods'], resourceNames: [pod], verbs: ['get'] },
       // WebSocket = GET ("get"), SPDY = POST ("create"); from 1.35 WebSocket needs both.
-      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: [pod], verbs: ['get', 'create'] },
+      // attach (--ops attach) joins the target's own cat: less than exec, which runs any command.
+      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward', 'pods/attach'], resourceNames: [pod], verbs: ['get', 'create'] },
     ]),
     ...grant('ClusterRole', 'kube-stream-probe-access-review', [
       { apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] },

@@ -42,7 +42,8 @@ Flags:
   --selector K=V,...    find the target pod by these labels instead
   --container NAME      target container (default: the pod's first)
   --port N              the pod's TCP echo port for port-forward (default 8080)
-  --ops LIST            exec,portforward (default both)
+  --ops LIST            exec,portforward,attach (default exec,portforward): attach joins the target's
+                        own process (kubectl attach, run -it, debug --attach) on exec's channels
   --transports LIST     websocket,spdy (default both)
   --hold LIST           idle holds, e.g. 0s,65s,6m (default 0s)
   --keepalive LIST      kubectl,none,sdk: kubectl's pings; none at all (the path's idle timer); sdk: as

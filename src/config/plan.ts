@@ -13,6 +13,7 @@ import {
   KEEPALIVES,
   MAX_HOLD_SECONDS,
   OPERATIONS,
+  TRANSFER_OPERATIONS,
   TRANSPORTS,
   type RunPlan,
   formatSize,
@@ -134,7 +135,8 @@ export const longestHold = (plan: Pick<RunPlan, 'holdsSeconds'>): number => Math
 /** Which runner holds a plan: the Lambda, or (a hold longer than a Lambda run allows) the ECS task. */
 export const runnerFor = (plan: Pick<RunPlan, 'holdsSeconds'>): Runner => runnerForHold(longestHold(plan));
 /** The transfers one run makes, one after another: one per operation × transport. */
-export const transferSessions = (plan: Pick<RunPlan, 'operations' | 'transports'>): number => plan.operations.length * plan.transports.length;
+export const transferSessions = (plan: Pick<RunPlan, 'operations' | 'transports'>): number =>
+  plan.operations.filter((o) => TRANSFER_OPERATIONS.includes(o)).length * plan.transports.length;
 /** How long those transfers may take at the floor rate, ms (0 without a transfer). */
 export const planTransferMs = (plan: Pick<RunPlan, 'operations' | 'transports' | 'transferBytes'>): number =>
   transferChainMs(plan.transferBytes, transferSessions(plan));

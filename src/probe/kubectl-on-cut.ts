@@ -30,6 +30,9 @@ const PONG_DEADLINE = `about ${WS_PONG_DEADLINE_MS / 1000} s`;
 
 /** What kubectl does with this operation over this transport when the path cuts it so. */
 export function kubectlOnCut(operation: Operation, transport: Transport, cut: CutKind): string {
+  // Measured for exec; attach streams through the same client-go executor (tools/remotecommand), not measured alone.
+  if (operation === 'attach')
+    return `${kubectlOnCut('exec', transport, cut)} (measured for kubectl exec; kubectl attach streams through the same client-go remotecommand executor)`;
   if (operation === 'portforward') {
     switch (cut) {
       case 'closed':

@@ -39,7 +39,7 @@ export async function probePlainGet(
   return Promise.all(
     operations.map(async (operation): Promise<MethodProbe> => {
       // The same path and a harmless query: without an upgrade the API server runs nothing.
-      const query = operation === 'exec' ? 'command=true&stdout=true' : `ports=${target.port}`;
+      const query = operation === 'exec' ? 'command=true&stdout=true' : operation === 'attach' ? 'stdout=true' : `ports=${target.port}`;
       try {
         const res = await rest.request('GET', `${podPath(target, operation)}?${query}`, undefined, 5_000);
         return { operation, status: res.status, byApiServer: res.kubeStatus !== undefined };

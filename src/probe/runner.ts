@@ -156,7 +156,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       allowed: a.allowed ?? null,
       ...(a.allowed === undefined ? { unread: a.reason ?? 'no answer' } : {}),
     }));
-    if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion));
+    if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion, plan.operations));
     return {
       probeVersion: VERSION,
       location: plan.location,

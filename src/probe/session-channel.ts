@@ -68,10 +68,12 @@ export async function openChannel(
   let session: ExecSession | PortForwardSession;
   try {
     session =
-      spec.operation === 'exec'
+      spec.operation !== 'portforward'
         ? await openExec(spec.transport, target.connection, {
             ...common,
-            command: holdShapeCommand(spec.holdShape),
+            // attach joins the target's main process, cat on stdin: the same echo; ending stdin ends the attach with
+            // Success (the container keeps running: it is not stdinOnce), as exec's cat exits 0.
+            ...(spec.operation === 'attach' ? { subresource: 'attach' as const, command: [] } : { command: holdShapeCommand(spec.holdShape) }),
             stdin: true,
             ...(sdk ? { websocketProtocols: SDK_WEBSOCKET_PROTOCOLS } : {}),
           })

@@ -4,7 +4,7 @@
  * `not-measured` when the probe's own setup (credentials, target, port) kept
  * it from measuring the path.
  */
-import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Transport } from '../vocabulary.js';
+import { OPERATION_WORDS, OPERATIONS, TRANSPORT_WORDS, type Operation, type Transport } from '../vocabulary.js';
 import { explainFailure, type DiagnosisContext } from './diagnosis.js';
 import { TODAYS_KUBECTL, kubectlExperience, modelsKubectl, type ModelContext } from './kubectl-model.js';
 import { TODAYS_KUBECTL_LABEL } from './kubectl-clients.js';
@@ -198,7 +198,8 @@ export function verdicts(results: readonly SessionResult[], given: VerdictContex
           'Fix the hop above. kubectl 1.38 (KEP-4006 GA) keeps this fallback, so it still hides the hop, but ignores KUBECTL_*_WEBSOCKETS: nobody can force SPDY there any more. Clients without a fallback (browser terminals, SDK clients, tools on client-go ≥ 0.36) fail on this path now.',
       });
     } else if (today?.outcome === 'breaks' && spdy?.ok) {
-      const env = first.operation === 'exec' ? 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false' : 'KUBECTL_PORT_FORWARD_WEBSOCKETS=false';
+      // exec, attach and cp are kubectl's RemoteCommand (one toggle); port-forward has its own.
+      const env = first.operation === 'portforward' ? 'KUBECTL_PORT_FORWARD_WEBSOCKETS=false' : 'KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false';
       diagnosis.push({
         code: 'kubectl-breaks-today',
         summary: `kubectl ${op} (${TODAYS_KUBECTL_LABEL}) fails on this path today although SPDY works: ${today.reason}.`,
@@ -262,7 +263,7 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
   if (spdy.upgrade.ok && refusedByHopRule(ws?.upgrade)) {
     const hop = identifyHop(ws.upgrade);
     const by = hop ? `${hop.product.name} (${hop.evidence})` : 'a hop, not the API server';
-    const sub = `pods/${ws.operation === 'exec' ? 'exec' : 'portforward'}`;
+    const sub = `pods/${ws.operation}`;
     const plain = context.methodProbes?.find((m) => m.operation === ws.operation);
     const fallbackNote = 'kubectl 1.30–1.38 hide it by falling back to SPDY; WebSocket-only clients fail.';
     // The fix is the hop's rule, whichever subresource showed it: it names every streaming subresource (kubectl exec,
@@ -313,10 +314,16 @@ function pathSignatures(spdy: SessionResult | undefined, ws: SessionResult | und
 }
 
 /** What the RBAC preflight means for each transport, before anything fails. */
-export function rbacFindings(access: readonly AccessSummary[], createForWebSocket: boolean | undefined, gitVersion: string | null): Diagnosis[] {
+export function rbacFindings(
+  access: readonly AccessSummary[],
+  createForWebSocket: boolean | undefined,
+  gitVersion: string | null,
+  operations: readonly Operation[] = OPERATIONS,
+): Diagnosis[] {
   const out: Diagnosis[] = [];
   const allowed = (sub: string, verb: string) => access.find((a) => a.subresource === sub && a.verb === verb)?.allowed;
-  for (const sub of OPERATIONS) {
+  // Only what the plan probes: attach's verbs matter to a plan with attach.
+  for (const sub of operations) {
     const get = allowed(sub, 'get');
     const create = allowed(sub, 'create');
     const problems: string[] = [];

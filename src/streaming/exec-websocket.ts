@@ -19,7 +19,7 @@ const STDIN_CHUNK_BYTES = 32 * 1024;
 
 export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
   const protocols = opts.websocketProtocols ?? [ExecSubprotocol.V5];
-  const up = await upgradeWebSocket(config, { path: execPath(opts), what: 'WebSocket exec', headers: [], protocols });
+  const up = await upgradeWebSocket(config, { path: execPath(opts), what: `WebSocket ${opts.subresource ?? 'exec'}`, headers: [], protocols });
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
   const tty = opts.tty === true;

@@ -41,6 +41,7 @@ export function execQuery(o: ExecOptions): string {
   return encodeQuery(v);
 }
 
+/** exec's path and query, or attach's: the same PodAttachOptions fields without a command (client-go's AttachOptions). */
 export function execPath(o: ExecOptions): string {
-  return `${podPath(o, 'exec')}?${execQuery(o)}`;
+  return `${podPath(o, o.subresource ?? 'exec')}?${execQuery(o)}`;
 }

@@ -35,6 +35,8 @@ export interface PodTarget {
 }
 
 export interface ExecOptions extends PodTarget {
+  /** exec (default) runs `command`; attach joins the container's main process (no command), on the same channels. */
+  readonly subresource?: 'exec' | 'attach';
   readonly command: readonly string[];
   readonly stdin?: boolean;
   readonly stdout?: boolean; // default true

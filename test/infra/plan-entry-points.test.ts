@@ -72,7 +72,7 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('every plan field, broken the same way, is refused with the same words at every entry point', () => {
   it.each<[PlanField, string, string, string]>([
-    ['operations', 'exec', 'shell', '"shell" is not one of exec, portforward'],
+    ['operations', 'exec', 'shell', '"shell" is not one of exec, portforward, attach'],
     ['keepalives', 'none', 'kubeclt', '"kubeclt" is not one of kubectl, none, sdk: did you mean "kubectl"?'],
     ['holds', '0s', '6x', '"6x" is not a duration (examples: 0s, 65s, 6m, 1h)'],
     ['holds', '0s', '7h', '"7h" is longer than the longest hold any runner accepts (6 h)'],

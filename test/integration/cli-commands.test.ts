@@ -49,7 +49,7 @@ describe('kube-stream-probe CLI', () => {
     expect(role.rules).toEqual([
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
       { apiGroups: [''], resources: ['pods'], resourceNames: ['target-0'], verbs: ['get'] },
-      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], resourceNames: ['target-0'], verbs: ['get', 'create'] },
+      { apiGroups: [''], resources: ['pods/exec', 'pods/portforward', 'pods/attach'], resourceNames: ['target-0'], verbs: ['get', 'create'] },
     ]);
     expect(docs[3].subjects).toEqual([{ kind: 'ServiceAccount', name: 'prober', namespace: 'ops' }]);
     expect(docs[4].rules[0]).toEqual({ apiGroups: ['authorization.k8s.io'], resources: ['selfsubjectaccessreviews'], verbs: ['create'] });

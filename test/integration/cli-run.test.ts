@@ -129,7 +129,7 @@ describe('usage and configuration errors: one line naming what was wrong, exit 2
   const cases: Array<[string, () => string[], RegExp]> = [
     ['unknown flag', () => ['run', '--bogus'], /--bogus is not a known flag \(--help lists them\)/],
     ['a misspelt flag', () => ['run', '--hlod', '5s'], /--hlod is not a known flag: did you mean "--hold"\?/],
-    ['bad --ops value', () => ['run', '--ops', 'exec,shell'], /--ops "shell" is not one of exec, portforward/],
+    ['bad --ops value', () => ['run', '--ops', 'exec,shell'], /--ops "shell" is not one of exec, portforward, attach/],
     ['bad --hold value', () => ['run', '--hold', '5 minutes'], /--hold "5 minutes" is not a duration/],
     ['unreadable kubeconfig', () => ['run', '--kubeconfig', join(dir, 'missing')], /kubeconfig .*missing cannot be read \(ENOENT\)/],
     ['malformed YAML', () => ['run', '--kubeconfig', writeConfig('clusters: [\n  - name: x\n   cluster: {')], /not valid YAML \(line \d+\)/],

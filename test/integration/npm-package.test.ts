@@ -129,7 +129,7 @@ for (const bad of [{ plan: { operations: ['exce'] } }, { namespace: 'Bad_NS' }])
     expect(api.err).toBe('');
     expect(api.out.split('\n')).toEqual([
       'exec kubectl clean',
-      'USAGE probeCluster: plan.operations[0] "exce" is not one of exec, portforward: did you mean "exec"?',
+      'USAGE probeCluster: plan.operations[0] "exce" is not one of exec, portforward, attach: did you mean "exec"?',
       // The target's names by the same rules as run's --namespace.
       'USAGE probeCluster: namespace "Bad_NS" is not a namespace name',
       '',

@@ -142,7 +142,7 @@ describe('run --per-node', () => {
     const nodes = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'kube-stream-probe-nodes');
     expect(nodes.rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
     const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'kube-stream-probe-per-node');
-    expect(role.rules).toContainEqual({ apiGroups: [''], resources: ['pods/exec', 'pods/portforward'], verbs: ['get', 'create'] });
+    expect(role.rules).toContainEqual({ apiGroups: [''], resources: ['pods/exec', 'pods/portforward', 'pods/attach'], verbs: ['get', 'create'] });
     expect((await cli(['manifest', '--tolerate-all'])).code).toBe(2);
   });
 });

@@ -20,7 +20,6 @@ import {
 } from '../../lab/sdk-client.js';
 import { runPlan } from '../../src/probe/runner.js';
 import type { ProbeReport } from '../../src/probe/types.js';
-import type { Operation } from '../../src/vocabulary.js';
 import { HOP_PATHS, type HopPath, type Route } from '../helpers/hop-paths.js';
 import { requireHop } from '../helpers/hops.js';
 import { labPlan } from '../helpers/plan.js';
@@ -73,7 +72,7 @@ const PATHS: readonly Path[] = [
 let plain: Emulator;
 let secure: Emulator;
 type Held = Awaited<ReturnType<typeof clientNodeExecHolding>>;
-type Measured = Record<Operation, readonly [Held, Held]>;
+type Measured = Record<'exec' | 'portforward', readonly [Held, Held]>;
 /**
  * Per path: the probe's report, and what client-node and the Python client did (by operation, at hold 0 and HOLD),
  * measured side by side. The Python client only where no proxy is in the way: it ignores proxy-url (22.6).

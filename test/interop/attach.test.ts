@@ -1,0 +1,65 @@
+/**
+ * `--ops attach` (issue 41): the attach subresource, exec's channels on the target's own process, over both
+ * transports as kubectl attaches. Its verdicts are compared with real kubectl 1.29 (SPDY only), 1.33 and 1.36
+ * (WebSocket first, SPDY fallback) running `kubectl attach -i` on the same paths: the emulator directly, and a real
+ * nginx that refuses WebSocket upgrades in front of it.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emulatorKubeconfig, startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
+import { runKubectl } from '../../lab/kubectl.js';
+import type { RealHop } from '../../lab/real-hops/process-hop.js';
+import { startNginx } from '../../lab/real-hops/reverse-proxies.js';
+import { cli } from '../helpers/cli.js';
+import { requireHop } from '../helpers/hops.js';
+
+type Json = any;
+let lab: EmulatorWithKubeconfig;
+let nginx: RealHop | undefined;
+const paths: Record<string, string> = {};
+beforeAll(async () => {
+  lab = await startEmulatorWithKubeconfig({});
+  nginx = await requireHop(() => startNginx({ kind: 'refuse-websocket' }, Number(lab.emulator.url.port)));
+  paths.direct = lab.kubeconfig;
+  paths.nginx = join(tmpdir(), `ksp-attach-nginx-${process.pid}.yaml`);
+  writeFileSync(paths.nginx, emulatorKubeconfig(lab.emulator, { server: `http://127.0.0.1:${nginx!.port}` }));
+});
+afterAll(async () => Promise.all([nginx?.stop(), lab?.stop()]));
+
+const probe = async (kubeconfig: string) => {
+  const r = await cli(['run', '--kubeconfig', kubeconfig, '--ops', 'attach', '--hold', '0s,2s', '--no-preflight', '-o', 'json']);
+  return { code: r.code, doc: JSON.parse(r.stdout) as Json };
+};
+const KUBECTL: Record<string, string> = { '1.29': '1.29', '1.33': '1.31-1.37', '1.36': '1.31-1.37' };
+
+describe.each(['direct', 'nginx'])('attach on the %s path', (path) => {
+  it('the probe attaches over both transports, holds, and its verdict says what each kubectl does; real kubectl attach -i agrees', async () => {
+    const { doc } = await probe(paths[path]!);
+    const rows = doc.verdicts.map((v: Json) => `${v.operation} ${v.holdSeconds}s ${v.verdict}`);
+    expect(rows).toEqual(path === 'direct' ? ['attach 0s clean', 'attach 2s clean'] : ['attach 0s websocket-broken', 'attach 2s websocket-broken']);
+    // The upgrades the emulator saw: attach's path and query (no command), as kubectl's.
+    const ups = lab.emulator.upgrades.filter((u) => u.operation === 'attach');
+    expect(ups.length).toBeGreaterThan(0);
+    for (const u of ups) expect(u.query).toMatch(/^container=main&stderr=true&stdin=true&stdout=true$|^stderr=true&stdin=true&stdout=true$/);
+    for (const version of Object.keys(KUBECTL)) {
+      const forecast = doc.verdicts[0].kubectl.find((k: Json) => k.client === KUBECTL[version]).outcome;
+      const k = await runKubectl(version, ['--kubeconfig', paths[path]!, 'attach', '-i', 'probe-target'], { stdin: 'attached line\n', timeoutMs: 20_000 });
+      // works or works-via-fallback: kubectl attaches and echoes; breaks: it would not.
+      expect([version, forecast === 'breaks' ? 'breaks' : 'works', k.code, k.stdout]).toEqual([version, 'works', 0, 'attached line\n']);
+    }
+    if (path === 'nginx') {
+      expect(doc.verdicts[0].kubectl.map((k: Json) => `${k.client} ${k.outcome}`)).toEqual([
+        '1.29 works',
+        '1.30 works-via-fallback',
+        '1.31-1.37 works-via-fallback',
+        '1.38 works-via-fallback',
+        'websocket-only breaks',
+      ]);
+      const codes = doc.verdicts[0].diagnosis.map((d: Json) => d.code);
+      expect(codes).toContain('hop-refused-upgrade');
+      expect(doc.verdicts[0].diagnosis.find((d: Json) => d.code === 'silent-fallback').summary).toMatch(/^kubectl attach \(1\.31–1\.37\) works on this path today only through its silent fallback/);
+    }
+  }, 90_000);
+});
