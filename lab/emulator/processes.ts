@@ -13,9 +13,10 @@ import { interactiveShell, parseScript, runScript } from './shell.js';
 import { cat, headLines, tar, wcBytes } from './stdin-commands.js';
 
 export type { ProcessIO } from './process-io.js';
+import { mainProcessOf } from './main-process.js';
 export { parseScript } from './shell.js';
 
-/** attach joins the container's main process: it reads stdin when attached, else runs until the session ends. */
+/** attach joins the container's main process, one per pod, shared by every attached client (main-process.ts). */
 export const ATTACH_MAIN = '__attach-main__';
 
 export async function runCommand(argv: readonly string[], io: ProcessIO): Promise<number> {
@@ -26,9 +27,8 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
       io.stderr(Buffer.from('no command given\n'));
       return 126;
     case ATTACH_MAIN:
-      if (io.stdin) return cat(io);
-      await new Promise<void>((resolve) => (io.signal.aborted ? resolve() : io.signal.addEventListener('abort', () => resolve(), { once: true })));
-      return 0;
+      // The pod's one main process, shared by every attached client (main-process.ts).
+      return mainProcessOf(fs).attach(io);
     case 'cat':
       if (args.length === 0) return cat(io);
       for (const f of args) {
