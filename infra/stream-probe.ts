@@ -17,6 +17,7 @@ import * as scheduler from 'aws-cdk-lib/aws-scheduler';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { LAMBDA_MAX_SECONDS, lambdaRunSeconds } from '../src/config/lambda-limits.js';
+import { holdSpan } from '../src/config/plan.js';
 import { defaultMemoryMb, type LocationRuntimeConfig } from '../src/config/probe-config.js';
 import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import { encodeRuntimeConfig } from '../src/config/runtime-config.js';
@@ -87,7 +88,7 @@ export class StreamProbe extends Construct {
     this.props = props;
     this.locationName = props.locationName;
     this.envJson = this.runtimeEnvironment(stack);
-    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.longestHold, this.plan.longestTransferMs)));
+    const timeout = Duration.seconds(Math.min(LAMBDA_MAX_SECONDS, lambdaRunSeconds(this.plan.holdSpan, this.plan.longestTransferMs)));
     // Retained with the stack's destroy (the logs outlive it), so its name is CloudFormation's: a fixed
     // name would make the next deploy fail on the log group left behind.
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
@@ -205,7 +206,7 @@ export class StreamProbe extends Construct {
           network: this.network!,
           logGroup: this.logGroup,
           envJson: this.envJson,
-        })).target(s.name, event, Math.max(...s.holdsSeconds), role, s.transferMs),
+        })).target(s.name, event, holdSpan(s), role, s.transferMs),
     });
   }
 

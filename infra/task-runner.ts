@@ -69,7 +69,7 @@ export class TaskRunner {
   }
 
   /** The task definition for one long-hold schedule, and the Scheduler target that starts it. */
-  target(name: string, event: object, longestHold: number, schedulerRole: iam.IRole, transferMs = 0): targets.EcsRunFargateTask {
+  target(name: string, event: object, holdSpanSeconds: number, schedulerRole: iam.IRole, transferMs = 0): targets.EcsRunFargateTask {
     const { p, scope } = this;
     const definition = new ecs.FargateTaskDefinition(scope, `Task-${name}`, {
       // `invoke` finds a location's task by this family prefix, and runs it in its cluster (src/aws/task-invoke.ts).
@@ -86,7 +86,7 @@ export class TaskRunner {
       environment: {
         KSP_LOCATION_CONFIG: p.envJson,
         KSP_EVENT: JSON.stringify(event),
-        KSP_TASK_SECONDS: String(taskRunSeconds(longestHold, transferMs)),
+        KSP_TASK_SECONDS: String(taskRunSeconds(holdSpanSeconds, transferMs)),
         // Where an ad hoc run (`invoke`) starts this task: the schedule's own subnets and security groups.
         KSP_NETWORK: Stack.of(scope).toJsonString({
           subnets: p.props.subnets!.map((s) => s.subnetId),

@@ -8,7 +8,7 @@ import type { ClusterConfig, ScheduleConfig } from '../src/config/probe-config.j
 import { ALARM_DEFAULTS, RULES, duplicateName } from '../src/config/rules.js';
 import { Checker } from '../src/config/checker.js';
 import { parseClusters } from '../src/config/clusters.js';
-import { longestHold, planTransferMs, runnerFor } from '../src/config/plan.js';
+import { holdSpan, planTransferMs, runnerFor } from '../src/config/plan.js';
 import { parseSchedule } from '../src/config/schedule-plan.js';
 import { probeError } from '../src/errors.js';
 import { sessionStarts } from '../src/config/location-size.js';
@@ -21,7 +21,8 @@ export interface Plan {
   readonly project: string;
   readonly clusters: ClusterConfig[];
   readonly schedules: (ScheduleConfig & { readonly runner: Runner; readonly transferMs: number; readonly starts: number })[];
-  readonly longestHold: number;
+  /** The longest the Lambda schedules' runs hold, s (config/plan.ts holdSpan): sizes the function's timeout. */
+  readonly holdSpan: number;
   /** The most sessions one Lambda run starts (its largest schedule, location-size.ts): sizes the default memory. */
   readonly sessionStarts: number;
   /** The longest transfer chain of a schedule the Lambda runs, ms (transferChainMs). */
@@ -82,7 +83,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     const evaluationPeriods = alarmOptions ? alarmOptions.evaluationPeriods : undefined;
     const schedule = parseSchedule(c, { ...s, holds }, i, { source: 'StreamProbe props', taskMaxHoldSeconds, evaluationPeriods });
     const runner = runnerFor(schedule);
-    check(`${f}.holds`, RULES.taskNeedsVpc(longestHold(schedule), props.vpc !== undefined));
+    check(`${f}.holds`, RULES.taskNeedsVpc(holdSpan(schedule), props.vpc !== undefined));
     const starts = sessionStarts(clusters, schedule);
     check('clusters', RULES.sessionStarts(starts, clusters.length, s.name, runner, runner === 'lambda' ? props.memorySize : undefined));
     // The transfers run one after another, alongside the holds: the run lasts the longer of the two.
@@ -98,7 +99,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
   if (props.ticketEmail && props.ticketTopic)
     throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
-  const lambdaHolds = schedules.filter((s) => s.runner === 'lambda').flatMap((s) => s.holdsSeconds);
+  const lambdaSpans = schedules.filter((s) => s.runner === 'lambda').map(holdSpan);
   const lambdaTransferMs = Math.max(0, ...schedules.filter((s) => s.runner === 'lambda').map((s) => s.transferMs));
   const task = schedules.find((s) => s.runner === 'task');
   const s3Gateway = task ? taskS3Gateway(props, task.name) : undefined;
@@ -106,7 +107,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     project,
     clusters,
     schedules,
-    longestHold: lambdaHolds.length ? Math.max(...lambdaHolds) : 0,
+    holdSpan: Math.max(0, ...lambdaSpans),
     longestTransferMs: lambdaTransferMs,
     sessionStarts: Math.max(0, ...schedules.filter((s) => s.runner === 'lambda').map((s) => s.starts)),
     alarms: alarmOptions,

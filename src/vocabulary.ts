@@ -17,6 +17,14 @@ export type Operation = (typeof OPERATIONS)[number];
 export const DEFAULT_OPERATIONS: readonly Operation[] = ['exec', 'portforward'];
 /** Operations that carry a transfer (`--transfer`): exec (the kubectl cp path) and port-forward; attach has no command to run one. */
 export const TRANSFER_OPERATIONS: readonly Operation[] = ['exec', 'portforward'];
+/**
+ * Operations whose sessions all join ONE process, the container's own: attach. containerd merges every attached
+ * client's stdin into it and broadcasts its output to every attached client (pkg/cri/io/container_io.go, Attach:
+ * stdoutGroup/stderrGroup), so one attach session's echo is traffic on every other attach session's connection. An
+ * attach hold is idle only while no other attach session writes: their holds run one length after another
+ * (probe/shared-process.ts), and a run with them lasts the sum of their holds (holdSpan).
+ */
+export const SHARED_PROCESS_OPERATIONS: readonly Operation[] = ['attach'];
 
 export const TRANSPORTS = ['websocket', 'spdy'] as const;
 export type Transport = (typeof TRANSPORTS)[number];
@@ -60,6 +68,19 @@ export interface RunPlan {
   readonly holdShapes?: readonly HoldShape[];
 }
 
+/**
+ * How long a run's holds last, s: its longest hold, all holds running at once; but attach's holds run one length
+ * after another (SHARED_PROCESS_OPERATIONS), so with attach in the plan it is at least the sum of the distinct holds.
+ * Every time budget of a run (the runner, the Lambda's timeout, the task's, a scrape's) counts from it.
+ */
+export const holdSpan = (plan: Pick<RunPlan, 'holdsSeconds' | 'operations'>): number => {
+  const longest = Math.max(0, ...plan.holdsSeconds);
+  if (!plan.operations.some((o) => SHARED_PROCESS_OPERATIONS.includes(o))) return longest;
+  return Math.max(
+    longest,
+    [...new Set(plan.holdsSeconds)].reduce((a, b) => a + b, 0),
+  );
+};
 /** What a plan probes when nothing narrows it. */
 export const DEFAULT_MATRIX: RunPlan = {
   operations: DEFAULT_OPERATIONS,

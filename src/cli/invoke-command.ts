@@ -12,7 +12,7 @@ import { errorMessage, probeError } from '../errors.js';
 import type { LocationSummary } from '../lambda/run-location.js';
 import { invokeTask, type TaskInvokeClients } from '../aws/task-invoke.js';
 import { LAMBDA_MAX_HOLD_SECONDS, taskRunSeconds } from '../config/lambda-limits.js';
-import { longestHold, planEvent, planTransferMs, runnerFor } from '../config/plan.js';
+import { holdSpan, planEvent, planTransferMs, runnerFor } from '../config/plan.js';
 import { MATRIX_FLAGS, list, oneOf, parse, planFromFlags } from './args.js';
 import { EXIT } from './exit-codes.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-model.js';
@@ -110,7 +110,7 @@ export async function invokeCommand(argv: readonly string[], io: CommandIO, deps
             project: config.project,
             location: loc.name,
             event,
-            taskSeconds: taskRunSeconds(longestHold(plan), planTransferMs(plan)),
+            taskSeconds: taskRunSeconds(holdSpan(plan), planTransferMs(plan)),
             pollMs: deps?.taskPollMs,
             progress: (t) => io.err(`${t}\n`),
             signal: io.signal,

@@ -12,7 +12,7 @@ import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
-import { longestHold, planFlagValues } from '../config/plan.js';
+import { holdSpan, planFlagValues } from '../config/plan.js';
 import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
 import { formatSize, parseDurationSeconds } from '../vocabulary.js';
@@ -377,7 +377,7 @@ function runnerOptions(values: ManifestValues, namespace: string): Runner | unde
     if (needs > everySeconds)
       throw probeError(
         'USAGE',
-        `a scrape holding ${longestHold(plan)} s needs a ${needs} s scrape_timeout, longer than --every ${values.every ?? '5m'}: scrape less often or hold less`,
+        `a scrape holding ${holdSpan(plan)} s needs a ${needs} s scrape_timeout, longer than --every ${values.every ?? '5m'}: scrape less often or hold less`,
         { field: 'hold' },
       );
     return { kind, ...common, serviceMonitor: values['service-monitor'] === true };
@@ -388,7 +388,7 @@ function runnerOptions(values: ManifestValues, namespace: string): Runner | unde
   if (runnerDeadlineSeconds(plan) > everySeconds * 4)
     throw probeError(
       'USAGE',
-      `a run holding ${longestHold(plan)} s${plan.transferBytes ? ` and moving --transfer ${formatSize(plan.transferBytes)}` : ''} may take up to ${runnerDeadlineSeconds(plan)} s, longer than four runs of --every ${values.every ?? '5m'}: run the long holds (or the transfer) in a CronJob of their own with a longer --every`,
+      `a run holding ${holdSpan(plan)} s${plan.transferBytes ? ` and moving --transfer ${formatSize(plan.transferBytes)}` : ''} may take up to ${runnerDeadlineSeconds(plan)} s, longer than four runs of --every ${values.every ?? '5m'}: run the long holds (or the transfer) in a CronJob of their own with a longer --every`,
       { field: 'hold' },
     );
   return {

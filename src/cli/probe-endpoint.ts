@@ -25,7 +25,7 @@ import { runPlan } from '../probe/runner.js';
 import type { ProbePlan, ProbeReport } from '../probe/types.js';
 import { Checker } from '../config/checker.js';
 import { RUN_OVERHEAD_SECONDS } from '../config/lambda-limits.js';
-import { PLAN_FIELDS, PLAN_NAMES, longestHold, parsePlan } from '../config/plan.js';
+import { PLAN_FIELDS, PLAN_NAMES, holdSpan, parsePlan } from '../config/plan.js';
 import type { RunPlan } from '../vocabulary.js';
 import { Gauge } from 'prom-client';
 import { exitCodeFor, renderReports } from './run-command.js';
@@ -100,7 +100,7 @@ export function probeRequest(url: URL, headers: IncomingMessage['headers'], opti
     if (!isProbeError(err, 'USAGE')) throw err;
     return refused(errorMessage(err));
   }
-  const longest = longestHold(sel);
+  const longest = holdSpan(sel);
   if (longest > options.maxHoldSeconds) return refused(`hold: ${longest} s is longer than this server allows (--max-hold ${options.maxHoldSeconds} s)`);
   const header = headers['x-prometheus-scrape-timeout-seconds'];
   const said = typeof header === 'string' ? Number(header) : Number.NaN;

@@ -11,7 +11,7 @@ import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-n
 import { NODE_TARGET_SELECTOR, TARGET_SELECTOR } from '../kube/target.js';
 import { BROKEN_VERDICTS, type ProbePlan, type ProbeReport, type Verdict } from '../probe/types.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import { DEFAULT_MATRIX, READ_KEEPALIVES, parseDurationSeconds } from '../vocabulary.js';
+import { DEFAULT_MATRIX, READ_KEEPALIVES, holdSpan, parseDurationSeconds } from '../vocabulary.js';
 import { PLAN_FLAGS, integer, named, oneOf, parse, planFromFlags, targetFlags } from './args.js';
 import { NAME_RULES } from '../config/rules.js';
 import { KUBECTL_LEGEND, diagnosisText, reportHeader, resultsTable, table, verdictTable } from './format.js';
@@ -197,7 +197,7 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
   const failOn = oneOf('fail-on', values['fail-on'], FAIL_ON, 'kubectl');
   if (values['per-node'])
     return perNodeRun(io, plan, output, redactor, values.out, publish, { skipPreflight: values['no-preflight'], signal: io.signal, findings, failOn });
-  const longest = Math.max(...sel.holdsSeconds);
+  const longest = holdSpan(sel);
   // A terminal redraws a line each second from 5 s holds; a pipe or CI log gets a line every 10 s (progress.ts).
   const progress =
     io.interactive && longest >= 5

@@ -19,7 +19,7 @@
  */
 import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import { taskRunSeconds } from '../config/lambda-limits.js';
-import { longestHold, planFlagValues, planTransferMs } from '../config/plan.js';
+import { holdSpan, planFlagValues, planTransferMs } from '../config/plan.js';
 import { prometheusRules } from '../metrics/prometheus-rules.js';
 import { RESTRICTED_POD, restrictedContainer } from './pod-security.js';
 import { DEFAULT_MATRIX, type RunPlan } from '../vocabulary.js';
@@ -33,7 +33,7 @@ export type Mesh = 'none' | 'istio' | 'linkerd';
 export const RUNNER_DEFAULT_PLAN: RunPlan = { ...DEFAULT_MATRIX, holdsSeconds: [0, 65] };
 
 /** A run's budget in the runner (its Job's activeDeadlineSeconds): the task runner's for its holds and transfers, plus a minute to pull and start. */
-export const runnerDeadlineSeconds = (plan: RunPlan): number => taskRunSeconds(longestHold(plan), planTransferMs(plan)) + 60;
+export const runnerDeadlineSeconds = (plan: RunPlan): number => taskRunSeconds(holdSpan(plan), planTransferMs(plan)) + 60;
 
 export interface RunnerOptions extends RunPlan {
   readonly namespace: string;
@@ -60,7 +60,7 @@ export const GRAFANA_DASHBOARD_LABEL = { grafana_dashboard: '1' } as const;
 
 /** What either runner adds when asked: the alert rules (a PrometheusRule) and the Grafana dashboard (a ConfigMap its sidecar loads). */
 function monitoringExtras(
-  o: Pick<RunnerOptions, 'namespace' | 'everySeconds' | 'holdsSeconds' | 'prometheusRule' | 'grafanaDashboard' | 'perNode'>,
+  o: Pick<RunnerOptions, 'namespace' | 'everySeconds' | 'holdsSeconds' | 'operations' | 'prometheusRule' | 'grafanaDashboard' | 'perNode'>,
   name: string,
   labels: Record<string, string>,
 ): unknown[] {
@@ -71,7 +71,7 @@ function monitoringExtras(
             apiVersion: 'monitoring.coreos.com/v1',
             kind: 'PrometheusRule',
             metadata: { name: 'kube-stream-probe', namespace: o.namespace, labels },
-            spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds }]),
+            spec: prometheusRules([{ intervalSeconds: o.everySeconds, holdsSeconds: o.holdsSeconds, operations: o.operations }]),
           },
         ]
       : []),
@@ -219,7 +219,7 @@ export interface ServeOptions extends RunPlan {
 }
 
 /** The scrape_timeout the exporter's run needs (probe-endpoint.ts scrapeTimeoutFor: the rule serve refuses by). */
-export const serveScrapeTimeoutSeconds = (plan: RunPlan): number => scrapeTimeoutFor(longestHold(plan));
+export const serveScrapeTimeoutSeconds = (plan: RunPlan): number => scrapeTimeoutFor(holdSpan(plan));
 
 /** The /probe parameters for the plan (the query's names: config/plan.ts), as a ServiceMonitor's params or a scrape job's. */
 export function serveParams(plan: RunPlan): Record<string, string[]> {
@@ -270,16 +270,7 @@ export function serveDocuments(o: ServeOptions): unknown[] {
                 name: 'serve',
                 image: o.image,
                 // The image's entry point is `runner.mjs serve` (container/Dockerfile's serve stage).
-                args: [
-                  '--listen',
-                  `0.0.0.0:${SERVE_PORT}`,
-                  '--location',
-                  o.location,
-                  '--cluster-name',
-                  o.cluster,
-                  '--max-hold',
-                  `${Math.max(...o.holdsSeconds, 0)}s`,
-                ],
+                args: ['--listen', `0.0.0.0:${SERVE_PORT}`, '--location', o.location, '--cluster-name', o.cluster, '--max-hold', `${holdSpan(o)}s`],
                 ports: [{ name: SERVE_PORT_NAME, containerPort: SERVE_PORT, protocol: 'TCP' }],
                 readinessProbe: healthy,
                 livenessProbe: healthy,

@@ -8,7 +8,7 @@ import { OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { METRIC_KEEPALIVES } from '../metrics/contract.js';
 import { neededEndpointServices } from './aws-apis.js';
 import { RUN_OVERHEAD_SECONDS } from './lambda-limits.js';
-import { longestHold, runnerFor, transferSessions } from './plan.js';
+import { holdSpan, runnerFor, transferSessions } from './plan.js';
 import { functionMemoryMb, runtimeConfigFor, type LocationConfig, type ProbeConfig } from './probe-config.js';
 import { averageIntervalSeconds } from './schedule.js';
 
@@ -80,7 +80,7 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
     const perMonth = SECONDS_PER_MONTH / averageIntervalSeconds(s.expression);
     // Out and back through every operation × transport, for each cluster.
     transferBytes += perMonth * clusters * 2 * (s.transferBytes ?? 0) * transferSessions(s);
-    const longest = longestHold(s);
+    const longest = holdSpan(s);
     runs += perMonth;
     // Holds longer than a Lambda run allows run as an ECS Fargate task (counted here with the compute).
     lambdaUsd +=

@@ -13,6 +13,7 @@ import {
   KEEPALIVES,
   MAX_HOLD_SECONDS,
   OPERATIONS,
+  holdSpan,
   TRANSFER_OPERATIONS,
   TRANSPORTS,
   type RunPlan,
@@ -22,6 +23,7 @@ import {
 } from '../vocabulary.js';
 
 export type { RunPlan } from '../vocabulary.js';
+export { holdSpan } from '../vocabulary.js';
 
 export const PLAN_FIELDS = ['operations', 'transports', 'keepalives', 'holds', 'transfer', 'holdShapes'] as const;
 export type PlanField = (typeof PLAN_FIELDS)[number];
@@ -100,7 +102,7 @@ export function parsePlan(src: PlanSource, raw: RawPlan, defaults: RunPlan = DEF
   // Silent alone is what no hold shape says (plan-matrix.ts): one way to write it.
   const shapes = pick('holdShapes', HOLD_SHAPES) ?? defaults.holdShapes;
   const holdShapes = shapes && !(shapes.length === 1 && shapes[0] === 'silent') ? shapes : undefined;
-  return {
+  const plan: RunPlan = {
     operations: pick('operations', OPERATIONS) ?? [...defaults.operations],
     transports: pick('transports', TRANSPORTS) ?? [...defaults.transports],
     keepalives: pick('keepalives', KEEPALIVES) ?? [...defaults.keepalives],
@@ -108,6 +110,15 @@ export function parsePlan(src: PlanSource, raw: RawPlan, defaults: RunPlan = DEF
     ...(transferBytes ? { transferBytes } : {}),
     ...(holdShapes ? { holdShapes: [...holdShapes] } : {}),
   };
+  // Attach's holds run one after another: their sum is a hold of the run's, under the same limits as each one.
+  const span = holdSpan(plan);
+  if (span > Math.max(0, ...plan.holdsSeconds)) {
+    const sum = `with attach the holds run one after another (the attach sessions share the container's one process), ${span} s in all`;
+    if (span > MAX_HOLD_SECONDS) c.fail(path('holds'), `${sum}: longer than the longest hold any runner accepts (${MAX_HOLD_SECONDS / 3600} h)`);
+    const rule = src.holdRule?.(span);
+    if (rule) c.fail(path('holds'), `${sum}: ${rule}`);
+  }
+  return plan;
 }
 
 /**
@@ -131,9 +142,8 @@ export function planFlagValues(plan: RunPlan): Record<PlanField, string> {
   return Object.fromEntries(PLAN_FIELDS.map((f) => [f, [values[f]].flat().join(',')])) as Record<PlanField, string>;
 }
 
-export const longestHold = (plan: Pick<RunPlan, 'holdsSeconds'>): number => Math.max(0, ...plan.holdsSeconds);
-/** Which runner holds a plan: the Lambda, or (a hold longer than a Lambda run allows) the ECS task. */
-export const runnerFor = (plan: Pick<RunPlan, 'holdsSeconds'>): Runner => runnerForHold(longestHold(plan));
+/** Which runner holds a plan: the Lambda, or (holds longer than a Lambda run allows) the ECS task. */
+export const runnerFor = (plan: Pick<RunPlan, 'holdsSeconds' | 'operations'>): Runner => runnerForHold(holdSpan(plan));
 /** The transfers one run makes, one after another: one per operation × transport. */
 export const transferSessions = (plan: Pick<RunPlan, 'operations' | 'transports'>): number =>
   plan.operations.filter((o) => TRANSFER_OPERATIONS.includes(o)).length * plan.transports.length;

@@ -11,7 +11,7 @@ import { parseClusters } from './clusters.js';
 import type { EndpointsConfig, LocationConfig, ProbeConfig, VpcPlacement } from './types.js';
 import { ALARM_DEFAULTS, NAME_RULES, RULES } from './rules.js';
 import { sessionStarts } from './location-size.js';
-import { longestHold, runnerFor } from './plan.js';
+import { holdSpan, runnerFor } from './plan.js';
 import { parseSchedule } from './schedule-plan.js';
 
 /** The retention periods CloudWatch Logs accepts. */
@@ -124,8 +124,7 @@ function checkLocations(c: Checker, config: ProbeConfig): void {
       if (cl.auth.type === 'eks' && cl.auth.accessEntryGroup)
         c.check(`clusters[${clusters.indexOf(cl)}].auth.accessEntryGroup`, RULES.accessEntryRegion(cl.auth.region, l.region));
     for (const s of schedules) {
-      if (!l.vpc)
-        c.check(`locations[${k}].vpc`, RULES.taskNeedsVpc(longestHold(s), false)?.replace(/^hold/, `is required: schedule "${s.name}" has a hold of`));
+      if (!l.vpc) c.check(`locations[${k}].vpc`, RULES.taskNeedsVpc(holdSpan(s), false)?.replace(/^hold/, `is required: schedule "${s.name}" has a hold of`));
       const problem = RULES.sessionStarts(sessionStarts(here, s), here.length, s.name, runnerFor(s), memoryMb);
       if (problem) c.fail(`locations[${k}].clusters`, problem);
     }

@@ -6,7 +6,7 @@
  */
 import type { Checker } from './checker.js';
 import { TASK_MAX_HOLD_SECONDS } from './lambda-limits.js';
-import { PLAN_FIELDS, PLAN_NAMES, longestHold, parsePlan, transferSessions } from './plan.js';
+import { PLAN_FIELDS, PLAN_NAMES, holdSpan, parsePlan, transferSessions } from './plan.js';
 import { RULES } from './rules.js';
 import { scheduleIntervalSeconds } from './schedule.js';
 import type { ScheduleConfig } from './types.js';
@@ -40,7 +40,7 @@ export function parseSchedule(c: Checker, raw: unknown, i: number, rules: Schedu
   if (o.holds === undefined) c.fail(`${f}.holds`, 'is required: the holds each run makes (0s probes without holding)');
   const taskMax = rules.taskMaxHoldSeconds ?? TASK_MAX_HOLD_SECONDS;
   const plan = parsePlan({ checker: c, names: PLAN_NAMES.document, at: `${f}.`, holdRule: (h) => RULES.scheduledHold(h, taskMax) }, o);
-  const longest = longestHold(plan);
+  const longest = holdSpan(plan);
   c.check(`${f}.expression`, RULES.noOverlap(expression, longest, source));
   if (plan.transferBytes) c.check(`${f}.transfer`, RULES.transferFits(plan.transferBytes, transferSessions(plan), longest));
   return { name, expression, ...plan };

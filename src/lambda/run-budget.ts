@@ -1,22 +1,30 @@
 /**
- * The event's plan cut to the time an invocation has: a hold runs only if its whole session fits before publishing,
- * the transfers (one after another, alongside the holds) only if their chain does; what does not fit is refused up
- * front, with why, in the run's summary.
+ * The event's plan cut to the time an invocation has: a hold runs only if its whole session fits before publishing
+ * (with attach, after the shorter holds it runs behind), the transfers (one after another, alongside the holds) only
+ * if their chain does; what does not fit is refused up front, with why, in the run's summary.
  */
 import { lambdaSessionMs } from '../config/lambda-limits.js';
 import { planTransferMs, transferSessions } from '../config/plan.js';
 import type { RefusedHold } from '../metrics/location-summary.js';
 import { TRANSFER_FLOOR_BYTES_PER_SECOND } from '../probe/transfer.js';
-import type { RunPlan } from '../vocabulary.js';
+import { SHARED_PROCESS_OPERATIONS, type RunPlan } from '../vocabulary.js';
 
 export function fitToBudget(plan: RunPlan, sessionBudgetMs: number): { plan: RunPlan; refused: RefusedHold[] } {
   const left = `only ${Math.max(0, Math.floor(sessionBudgetMs / 1000))}s are left before publishing`;
   const refused: RefusedHold[] = [];
   const holdsSeconds: number[] = [];
+  // Attach's holds run one after another, shortest first (SHARED_PROCESS_OPERATIONS): each needs the ones before it too.
+  const oneAfterAnother = plan.operations.some((o) => SHARED_PROCESS_OPERATIONS.includes(o));
+  let before = 0;
   for (const h of plan.holdsSeconds) {
-    const needs = lambdaSessionMs(h);
-    if (needs <= sessionBudgetMs) holdsSeconds.push(h);
-    else refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes; ${left}` });
+    const needs = before + lambdaSessionMs(h);
+    if (needs <= sessionBudgetMs) {
+      holdsSeconds.push(h);
+      if (oneAfterAnother) before = needs;
+    } else {
+      const after = before ? `, behind the shorter attach holds (${Math.ceil(before / 1000)}s of it)` : '';
+      refused.push({ holdSeconds: h, reason: `a ${h}s hold needs up to ${Math.ceil(needs / 1000)}s with handshakes and echoes${after}; ${left}` });
+    }
   }
   let transferBytes = plan.transferBytes;
   const needs = planTransferMs(plan);

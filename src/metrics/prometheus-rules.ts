@@ -21,6 +21,7 @@
  * eight pages). Replayed with
  * promtool: test/lab/prometheus-rules.test.ts.
  */
+import { DEFAULT_OPERATIONS, holdSpan, type Operation } from '../vocabulary.js';
 import { TODAYS_KUBECTL_LABEL } from '../probe/kubectl-clients.js';
 import { PUSH_JOBS } from './pushgateway.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
@@ -29,6 +30,8 @@ import { PROMETHEUS_METRICS } from './prometheus.js';
 export interface RuledSchedule {
   readonly intervalSeconds: number;
   readonly holdsSeconds: readonly number[];
+  /** What the schedule probes (attach's holds run one after another: a run lasts longer); absent: exec and port-forward. */
+  readonly operations?: readonly Operation[];
 }
 
 export interface PrometheusRule {
@@ -84,7 +87,7 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
       .join(' or ');
   const stale = schedules
     .map((s) => {
-      const late = 2 * s.intervalSeconds + Math.max(0, ...s.holdsSeconds) + 60;
+      const late = 2 * s.intervalSeconds + holdSpan({ holdsSeconds: s.holdsSeconds, operations: s.operations ?? DEFAULT_OPERATIONS }) + 60;
       return `max by (location) (time() - push_time_seconds{${job}, holds="${holdsGroup(s.holdsSeconds)}"} > ${late})`;
     })
     .join(' or ');

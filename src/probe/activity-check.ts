@@ -12,6 +12,7 @@
  *   moving bytes more often than its lower end, the check echoes more often than that (0.8 × the lower end) past the
  *   upper end: survived, the device forgets idle flows; lost, it drops flows whatever moves.
  */
+import { quietOperation } from './shared-process.js';
 import { HOLD_SHAPE_PERIOD_SECONDS, type Transport } from '../vocabulary.js';
 import { kubectlPingPeriodMs } from '../streaming/keepalive.js';
 import type { IdleBracket, LifetimeCheck, SessionResult, SessionSpec } from './types.js';
@@ -99,7 +100,7 @@ export function idleCheckSpec(b: IdleBracket): SessionSpec | undefined {
   if (b.aboveSeconds <= 0) return undefined;
   const everySeconds = Math.max(0.2, tenth(b.aboveSeconds * 0.8));
   return {
-    operation: b.seenOn.operation,
+    operation: quietOperation(b.seenOn.operation),
     transport: b.seenOn.transport,
     keepalive: 'none',
     holdSeconds: Math.ceil(b.atMostSeconds + 2 * everySeconds + 1),

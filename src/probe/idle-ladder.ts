@@ -6,6 +6,7 @@
  * usually leaves the bracket holding one product's figure; the rest are spread evenly. Rounds run while the bracket is
  * wider than a second or a tenth of its upper end, and only when the whole round fits the time left (`untilMs`).
  */
+import { quietOperation } from './shared-process.js';
 import { forgettingTimeouts } from './idle-devices.js';
 import { idleBracket, resolved, type IdleBracket } from './idle-bracket.js';
 import type { SessionResult, SessionSpec } from './types.js';
@@ -66,7 +67,9 @@ export async function runLadder(
     if (!gaps.length) break;
     const roundMs = Math.max(...gaps) * 1000 + 2 * connectMs + o.echoTimeoutMs + 1_000;
     if (now() + roundMs > o.untilMs) break;
-    const { operation, transport } = b.seenOn;
+    // Its rungs hold at once: as exec where attach showed it (shared-process.ts: attach's holds would hear each other).
+    const operation = quietOperation(b.seenOn.operation);
+    const { transport } = b.seenOn;
     rungs.push(...(await Promise.all(gaps.map((holdSeconds) => run({ operation, transport, keepalive: 'none', holdSeconds })))));
   }
   return rungs;

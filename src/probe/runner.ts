@@ -17,6 +17,7 @@ import { DEFAULT_ECHO_TIMEOUT_MS, runSession, type SessionOptions } from './sess
 import { StartPacer } from './start-pacer.js';
 import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
 import { expandPlan } from './plan-matrix.js';
+import { HoldBarrier, sharedProcessGroups, sharesProcess, type HoldTurn } from './shared-process.js';
 import { followUps, type FollowUps } from './follow-ups.js';
 
 export { expandPlan } from './plan-matrix.js';
@@ -24,15 +25,32 @@ export { expandPlan } from './plan-matrix.js';
 /**
  * Every session of a plan, in the plan's order: the holds all at once, and the transfers one after another
  * alongside them (each transfer has the path's bandwidth to itself, so SPDY against WebSocket compares the
- * transports and not their share of the path).
+ * transports and not their share of the path). Sessions that share the container's process (attach) hold one
+ * length after another, shortest first, each length's sessions starting their holds together (shared-process.ts).
  */
-export async function runSessions(specs: readonly SessionSpec[], run: (s: SessionSpec) => Promise<SessionResult>): Promise<SessionResult[]> {
+export async function runSessions(specs: readonly SessionSpec[], run: (s: SessionSpec, turn?: HoldTurn) => Promise<SessionResult>): Promise<SessionResult[]> {
   const out: SessionResult[] = new Array(specs.length);
   const transfers = specs.map((s, i) => [s, i] as const).filter(([s]) => s.transferBytes);
   const chain = (async () => {
     for (const [s, i] of transfers) out[i] = await run(s);
   })();
-  await Promise.all([...specs.map(async (s, i) => (s.transferBytes ? undefined : (out[i] = await run(s)))), chain]);
+  const shared = (async () => {
+    for (const group of sharedProcessGroups(specs)) {
+      const barrier = new HoldBarrier(group.length);
+      await Promise.all(
+        group.map(async (i) => {
+          const turn = barrier.turn();
+          try {
+            out[i] = await run(specs[i]!, turn);
+          } finally {
+            turn.arrive();
+          }
+        }),
+      );
+    }
+  })();
+  const alone = specs.map(async (s, i) => (s.transferBytes || sharesProcess(s) ? undefined : (out[i] = await run(s))));
+  await Promise.all([...alone, chain, shared]);
   return out;
 }
 
@@ -120,7 +138,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
       unlessAborted(checkTarget(rest, c), signal, undefined),
       options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
-      runSessions(expandPlan(plan), (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer })),
+      runSessions(expandPlan(plan), (s, holdTurn) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer, holdTurn })),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?

@@ -6,6 +6,7 @@ import type { Clock } from '../timers.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS } from '../net/connection.js';
 import type { ClusterTarget, SessionSpec } from './types.js';
 import type { StartPacer } from './start-pacer.js';
+import type { HoldTurn } from './shared-process.js';
 
 export type SessionState = 'connecting' | 'transferring' | 'holding' | 'lost' | 'done';
 
@@ -29,6 +30,11 @@ export interface SessionOptions {
   readonly pacer?: Pick<StartPacer, 'turn'>;
   /** Called once the session's start (upgrade and first echo, or its failure) is over: its CPU-heavy part. */
   readonly onStarted?: () => void;
+  /**
+   * The session shares the container's process with others (attach): it arrives once its first echo is done, and its
+   * hold begins when the whole group has (shared-process.ts).
+   */
+  readonly holdTurn?: HoldTurn;
 }
 
 export const DEFAULT_ECHO_TIMEOUT_MS = 5_000;

@@ -13,6 +13,7 @@ import { nonce } from './echo.js';
 import { runTransfer, transferLimitMs } from './transfer.js';
 import { TICK, writeTicks } from './hold-shape.js';
 import { HoldActivity } from './hold-activity.js';
+import { WINDOW_MS } from './start-pacer.js';
 import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
 import { ExecSubprotocol } from '../streaming/channel/codec.js';
@@ -52,6 +53,7 @@ class SessionRun {
         await this.prove();
       } finally {
         this.options.onStarted?.();
+        this.options.holdTurn?.arrive();
       }
       if (this.spec.transferBytes) await this.transfer(this.spec.transferBytes);
       else {
@@ -178,6 +180,8 @@ class SessionRun {
       this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
       return;
     }
+    // Sharing the process: the hold begins once no other session of its group will echo before the end (shared-process.ts).
+    await this.options.holdTurn?.ready;
     this.progress('holding');
     const c = this.channel!;
     const upgradedAt = this.upgradedAt ?? this.clock.now();
@@ -328,7 +332,9 @@ async function runStarted(spec: SessionSpec, target: ClusterTarget, options: Ses
   const deadlineMs =
     sessionDeadlineMs(spec.holdSeconds, target.connection, options) +
     (spec.transferBytes ? transferLimitMs(spec.transferBytes) : 0) +
-    (spec.holdShape ? 2 * HOLD_SHAPE_PERIOD_SECONDS * 1000 : 0);
+    (spec.holdShape ? 2 * HOLD_SHAPE_PERIOD_SECONDS * 1000 : 0) +
+    // Waiting for its group's starts: each may wait its turn at the pacer and then take a whole start.
+    (options.holdTurn ? WINDOW_MS + sessionDeadlineMs(0, target.connection, options) : 0);
   const outcome = await withTimeout(unlessAborted(run.run(), options.signal, 'aborted' as const), deadlineMs, options.clock);
   if (outcome === 'aborted') return run.interrupted(signalName(options.signal!));
   return outcome ?? run.atDeadline(deadlineMs);

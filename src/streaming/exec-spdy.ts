@@ -19,7 +19,12 @@ import { spdyWireLog, upgradeSpdy } from './upgrade.js';
 /** client-go tools/remotecommand/spdy.go: offered in this order, one header line each. */
 export const SPDY_EXEC_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions): Promise<ExecSession> {
-  const up = await upgradeSpdy(config, { path: execPath(opts), what: `SPDY ${opts.subresource ?? 'exec'}`, protocols: SPDY_EXEC_PROTOCOLS, emptyMeans: ExecSubprotocol.V1 });
+  const up = await upgradeSpdy(config, {
+    path: execPath(opts),
+    what: `SPDY ${opts.subresource ?? 'exec'}`,
+    protocols: SPDY_EXEC_PROTOCOLS,
+    emptyMeans: ExecSubprotocol.V1,
+  });
   const protocol = up.protocol;
   const session = new SpdySession(up.socket, { head: up.head, onControlFrame: spdyWireLog(config, up.conn, 'SPDY exec') });
   const tty = opts.tty === true;

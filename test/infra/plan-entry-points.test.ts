@@ -4,6 +4,7 @@
  * the deployment YAML and the StreamProbe construct's props — is refused with the same words: the path as that
  * entry point names it, the value, the rule (and the nearest known name for a misspelt one).
  */
+import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { probeRequest } from '../../src/cli/probe-endpoint.js';
 import { readConfigDocument } from '../../src/config/load.js';
@@ -85,6 +86,31 @@ describe('every plan field, broken the same way, is refused with the same words 
     expect(Object.keys(got)).toEqual(['run', 'invoke', 'runner', 'serve', 'event', 'yaml', ...(field === 'holds' ? [] : ['construct'])]);
   });
 
+  it("attach's holds, which run one after another, are refused when their sum is too long, at every entry point", async () => {
+    const rule = `with attach the holds run one after another (the attach sessions share the container's one process), 25200 s in all: longer than the longest hold any runner accepts (6 h)`;
+    const got: Record<string, string> = {};
+    got.run = (await cli(['run', '--ops', 'exec,attach', '--hold', '4h,3h'])).stderr.split('\n')[0]!.replace(/^kube-stream-probe \w+: /, '');
+    got.runner = (await cli([...RUNNER, '--ops', 'exec,attach', '--hold', '4h,3h'])).stderr.split('\n')[0]!.replace(/^kube-stream-probe \w+: /, '');
+    const answer = probeRequest(new URL('http://exporter/probe?ops=attach&hold=4h,3h'), {}, { maxHoldSeconds: 30_000, defaultTimeoutSeconds: 120 } as never);
+    got.serve = 'body' in answer ? answer.body.trim() : '(accepted)';
+    got.event = thrown(() => parseProbeEvent({ operations: ['attach'], holds: ['4h', '3h'] }));
+    const where = { ...expectedPaths('holds', 0), event: 'event.holds' };
+    for (const [entry, message] of Object.entries(got)) expect(message, entry).toMatch(new RegExp(`^${escape(where[entry as keyof typeof where])} ${escape(rule)}`));
+    // A schedule's holds within the task runner's 2 h each, 3.5 h in all: refused by that runner's limit.
+    const scheduled: Record<string, string> = {};
+    scheduled.yaml = thrown(() => {
+      const c = readConfigDocument(EXAMPLE) as Json;
+      Object.assign(c.schedules[0], { operations: ['attach'], holds: ['2h', '90m'] });
+      parseProbeConfig(c, 'config.yaml');
+    });
+    scheduled.construct = thrown(
+      constructWith((p) => Object.assign(p.schedules[0], { operations: ['attach'], holds: [Duration.hours(2), Duration.minutes(90)] })),
+    );
+    const taskRule = `with attach the holds run one after another (the attach sessions share the container's one process), 12600 s in all: 12600 s is longer than the task runner's 7200 s (taskMaxHold)`;
+    expect(scheduled.yaml).toMatch(new RegExp(`^${escape(`config.yaml: schedules[0].holds ${taskRule}`)}`));
+    expect(scheduled.construct).toMatch(new RegExp(`^${escape(`StreamProbe props: schedules[0].holds ${taskRule}`)}`));
+  });
+
   it('transports: refused in a schedule (the A/B and its alarms need both), checked like the rest elsewhere', async () => {
     const got = await messages('transports', 'spdy', 'http');
     for (const entry of ['run', 'invoke', 'runner', 'serve', 'event'])
@@ -129,6 +155,7 @@ describe('a plan written by one entry point is read back unchanged by the next',
       transferBytes: 1536,
       holdShapes: ['output', 'input'],
     },
+    { operations: ['attach'], transports: ['websocket', 'spdy'], keepalives: ['kubectl', 'none', 'sdk'], holdsSeconds: [0, 65, 360] },
   ];
   it.each(plans.map((p) => [JSON.stringify(p), p] as const))('%s', (_name, plan) => {
     const c = new Checker('test');

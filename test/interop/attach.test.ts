@@ -59,7 +59,47 @@ describe.each(['direct', 'nginx'])('attach on the %s path', (path) => {
       ]);
       const codes = doc.verdicts[0].diagnosis.map((d: Json) => d.code);
       expect(codes).toContain('hop-refused-upgrade');
-      expect(doc.verdicts[0].diagnosis.find((d: Json) => d.code === 'silent-fallback').summary).toMatch(/^kubectl attach \(1\.31–1\.37\) works on this path today only through its silent fallback/);
+      expect(doc.verdicts[0].diagnosis.find((d: Json) => d.code === 'silent-fallback').summary).toMatch(
+        /^kubectl attach \(1\.31–1\.37\) works on this path today only through its silent fallback/,
+      );
     }
   }, 90_000);
+});
+
+describe("attach sessions share the container's one process", () => {
+  // The emulator broadcasts the process's output to every attached client, as containerd does (main-process.ts), and
+  // cuts a connection idle 4 s. Held all at once, the 3 s sessions' last echoes would come out on the 6 s sessions'
+  // connections 3 s in, and those would "survive" a 4 s idle cut after 6 s; held one length after another, they are cut.
+  it('holds of different lengths run one after another, so a 6 s attach hold is really idle and a 4 s idle cut ends it', async () => {
+    const cut = await startEmulatorWithKubeconfig({ faults: { idleCutSeconds: 4 } });
+    try {
+      const t0 = performance.now();
+      const r = await cli([
+        'run',
+        '--kubeconfig',
+        cut.kubeconfig,
+        '--ops',
+        'attach',
+        '--hold',
+        '0s,3s,6s',
+        '--keepalive',
+        'none',
+        '--no-preflight',
+        '--follow-up-budget',
+        '0s',
+        '-o',
+        'json',
+      ]);
+      const seconds = (performance.now() - t0) / 1000;
+      const doc = JSON.parse(r.stdout) as Json;
+      const holds = doc.results.map((x: Json) => `${x.holdSeconds}s ${x.transport} ${x.hold.survived === false ? 'cut' : 'ok'}`).sort();
+      expect(holds).toEqual(['0s spdy ok', '0s websocket ok', '3s spdy ok', '3s websocket ok', '6s spdy cut', '6s websocket cut']);
+      // One length after another: the 6 s group began after the 3 s group was over.
+      const upgrades = cut.emulator.upgrades.filter((u) => u.operation === 'attach');
+      expect(upgrades).toHaveLength(6);
+      expect(seconds).toBeGreaterThan(3 + 4);
+    } finally {
+      await cut.stop();
+    }
+  }, 60_000);
 });
