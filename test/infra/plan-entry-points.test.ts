@@ -95,7 +95,8 @@ describe('every plan field, broken the same way, is refused with the same words 
     got.serve = 'body' in answer ? answer.body.trim() : '(accepted)';
     got.event = thrown(() => parseProbeEvent({ operations: ['attach'], holds: ['4h', '3h'] }));
     const where = { ...expectedPaths('holds', 0), event: 'event.holds' };
-    for (const [entry, message] of Object.entries(got)) expect(message, entry).toMatch(new RegExp(`^${escape(where[entry as keyof typeof where])} ${escape(rule)}`));
+    for (const [entry, message] of Object.entries(got))
+      expect(message, entry).toMatch(new RegExp(`^${escape(where[entry as keyof typeof where])} ${escape(rule)}`));
     // A schedule's holds within the task runner's 2 h each, 3.5 h in all: refused by that runner's limit.
     const scheduled: Record<string, string> = {};
     scheduled.yaml = thrown(() => {
