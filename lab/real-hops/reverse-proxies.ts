@@ -15,7 +15,9 @@ export type NginxVariant =
   /** Upgrades proxied, but WebSocket refused with nginx's own 403 (a WAF rule against WebSocket). */
   | { readonly kind: 'refuse-websocket' }
   /** Upgrades proxied, but GET refused on exec/portforward (a method rule written when kubectl spoke only SPDY). */
-  | { readonly kind: 'verb-acl' };
+  | { readonly kind: 'verb-acl' }
+  /** Only …/exec and …/portforward allowed among the pod subresources (an allow-list written for those two): attach gets nginx's 403. */
+  | { readonly kind: 'exec-only' };
 
 export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): string[] {
   const upgrade = [
@@ -38,6 +40,8 @@ export function nginxServerBlock(variant: NginxVariant, upstreamPort: number): s
       return ['if ($http_upgrade ~* "spdy") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
     case 'refuse-websocket':
       return ['if ($http_upgrade ~* "websocket") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
+    case 'exec-only':
+      return ['if ($uri ~ "/pods/[^/]+/attach$") { return 403; }', ...upgrade, `proxy_pass http://127.0.0.1:${upstreamPort};`];
     case 'verb-acl':
       return [
         'set $streaming "";',

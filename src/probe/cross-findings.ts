@@ -86,6 +86,22 @@ export function crossFindings(results: readonly SessionResult[], context: CrossC
           : `Not a feature gate (it upgraded): see the ${opWords(bad)} session's diagnosis.`,
     });
   }
+  for (const r of results) {
+    // attach against exec on the same path: the same channels and client code, but its own URL and RBAC subresource.
+    if (r.operation !== 'attach' || r.transferBytes || r.holdShape) continue;
+    const exec = find(r, { operation: 'exec' });
+    if (!exec || exec.ok === r.ok) continue;
+    const refused = !r.ok && !r.upgrade.ok;
+    out.push({
+      code: 'exec-attach-disagree',
+      summary: `${TRANSPORT_WORDS[r.transport]} ${exec.ok ? 'exec works but attach does not' : 'attach works but exec does not'} (keepalive "${r.keepalive}", hold ${r.holdSeconds} s)${
+        refused ? ': the attach upgrade was refused' : ''
+      }.`,
+      check: refused
+        ? "attach has its own URL (…/pods/NAME/attach) and RBAC subresource (pods/attach): a proxy, WAF or identity-aware gateway that allows only …/exec refuses it (e.g. tailscale/tailscale#16490), and so does a Role without pods/attach. Check the hop's path rules and the Role; kubectl attach, kubectl run -it and kubectl debug go through it."
+        : `Both upgraded: see the ${exec.ok ? 'attach' : 'exec'} session's diagnosis (attach joins the container's own process; exec starts one).`,
+    });
+  }
   const seen = new Set<string>();
   return out.filter((d) => (seen.has(d.summary) ? false : (seen.add(d.summary), true)));
 }

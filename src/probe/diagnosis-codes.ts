@@ -44,6 +44,7 @@ export const DIAGNOSIS_CODES = {
   'cut-despite-pings':
     'the session was cut as early with pings as without, and nothing told a lifetime cap from a timer that counts only data (the check did not run or was inconclusive)',
   'exec-portforward-disagree': 'one operation works on this path and the other does not',
+  'exec-attach-disagree': 'exec works on this path and attach does not (or the reverse): attach has its own URL and RBAC subresource',
   'verb-acl': "SPDY's POST passed and WebSocket's GET was refused by a hop's rule: a method ACL written for SPDY",
   'http2-leg': 'WebSocket passed and SPDY reached the API server without its Upgrade: a hop that carries only WebSocket (an HTTP/2 leg)',
   'silent-fallback': "today's kubectl works here only because it falls back to SPDY",

@@ -103,3 +103,25 @@ describe("attach sessions share the container's one process", () => {
     }
   }, 60_000);
 });
+
+describe('a hop that allows only exec among the streaming subresources', () => {
+  it('exec works and attach does not: the probe says so (exec-attach-disagree), and real kubectl 1.36 exec works where attach fails', async () => {
+    const hop = await requireHop(() => startNginx({ kind: 'exec-only' }, Number(lab.emulator.url.port)));
+    const kubeconfig = join(tmpdir(), `ksp-attach-exec-only-${process.pid}.yaml`);
+    writeFileSync(kubeconfig, emulatorKubeconfig(lab.emulator, { server: `http://127.0.0.1:${hop!.port}` }));
+    try {
+      const r = await cli(['run', '--kubeconfig', kubeconfig, '--ops', 'exec,attach', '--hold', '0s', '--no-preflight', '-o', 'json']);
+      const doc = JSON.parse(r.stdout) as Json;
+      expect(doc.verdicts.map((v: Json) => `${v.operation} ${v.verdict}`)).toEqual(['exec clean', 'attach both-broken']);
+      const finding = doc.findings.find((f: Json) => f.code === 'exec-attach-disagree');
+      expect(finding.summary).toMatch(/^WebSocket exec works but attach does not \(keepalive "kubectl", hold 0 s\): the attach upgrade was refused\.$/);
+      expect(finding.check).toMatch(/pods\/attach/);
+      const exec = await runKubectl('1.36', ['--kubeconfig', kubeconfig, 'exec', '-i', 'probe-target', '--', 'cat'], { stdin: 'x\n', timeoutMs: 20_000 });
+      const attach = await runKubectl('1.36', ['--kubeconfig', kubeconfig, 'attach', '-i', 'probe-target'], { stdin: 'x\n', timeoutMs: 20_000 });
+      expect([exec.code, exec.stdout, attach.code === 0]).toEqual([0, 'x\n', false]);
+    } finally {
+      await hop?.stop();
+    }
+  }, 90_000);
+});
+

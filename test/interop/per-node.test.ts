@@ -131,6 +131,18 @@ describe('run --per-node', () => {
     expect(oursPf).toEqual(pfBreaks);
   }, 90_000);
 
+  it("the kubelet leg's fault after the 101 is named for attach as for exec, and real kubectl 1.35 attach breaks there too", async () => {
+    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--pod', 'probe-node-node-b', '--ops', 'attach', '--hold', '0s', '--echo-timeout', '2000', '-o', 'json']);
+    const doc = JSON.parse(r.stdout);
+    const ws = doc.results.find((x: { transport: string }) => x.transport === 'websocket');
+    expect(ws).toMatchObject({ operation: 'attach', upgrade: { ok: true, status: 101 }, errorCode: 'STREAM_ERROR' });
+    expect(doc.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['websocket-broken']);
+    expect(doc.verdicts[0].diagnosis.map((d: { code: string }) => d.code)).toContain('stream-error-after-upgrade');
+    expect(doc.verdicts[0].kubectl.find((k: { client: string }) => k.client === '1.31-1.37').outcome).toBe('breaks');
+    const k = await runKubectl('1.35', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-node-node-b'], { stdin: 'hi\n', timeoutMs: 20_000 });
+    expect([k.code === 0, k.stderr]).toEqual([false, expect.stringMatching(/server gave HTTP response to HTTPS client/)]);
+  }, 60_000);
+
   it('the manifest: a DaemonSet labelled as run --per-node looks for, and the RBAC to find it and read nodes', async () => {
     const r = await cli(['manifest', '--per-node', '--tolerate-all']);
     const docs = YAML.parseAllDocuments(r.stdout).map((d) => d.toJSON());
