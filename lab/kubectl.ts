@@ -6,6 +6,7 @@ import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import net from 'node:net';
+import { inTerminal, type InTerminal } from './pty.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -342,4 +343,13 @@ export function kubectlBytes(
     });
     child.stdin!.end(stdin);
   });
+}
+
+/**
+ * `kubectl ARGS` on a pty of its own, as a user at a terminal runs `-it` (lab/pty.ts). Type only once kubectl is
+ * streaming: before it puts the terminal in raw mode the pty's own line discipline would take the input (and Ctrl-D
+ * would end kubectl's stdin).
+ */
+export function kubectlInTerminal(version: string, args: readonly string[], size: { cols: number; rows: number }, timeoutMs = 30_000): InTerminal {
+  return inTerminal([kubectlPath(version), ...args], size, kubectlEnv(), timeoutMs);
 }

@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   EXEC_FAILED: 'the server reported on the error stream that the command failed to run',
   EXEC_STATUS: 'the exec error stream carried a malformed status',
   EXEC_NO_STATUS: 'the exec session ended without an exit status',
+  TTY_SIZE_LOST: "a terminal session's size (sent as kubectl sends it) is not the size its process reads",
   PORTFORWARD_ERROR: 'the server reported a port-forward error',
   STREAM_ERROR: 'the upgrade succeeded, then the server reported an error on the error stream (not the pod: the path to its kubelet or runtime)',
   REST_FAILED: 'a plain API request (discovery, version, access review) failed',
@@ -145,6 +146,7 @@ export interface ErrorContexts {
   EXEC_FAILED: { readonly subprotocol: string; readonly reason?: string; readonly statusCode?: number };
   EXEC_STATUS: { readonly subprotocol: string };
   EXEC_NO_STATUS: { readonly cause: string };
+  TTY_SIZE_LOST: { readonly sent: string; readonly seen: string; readonly when: 'start' | 'resize' };
   PORTFORWARD_ERROR: { readonly port: number; readonly text: string };
   STREAM_ERROR: { readonly operation: string; readonly text: string };
   REST_FAILED: { readonly method: string; readonly path: string; readonly status?: number; readonly kubeStatus?: KubeStatus; readonly timeoutMs?: number };

@@ -44,9 +44,11 @@ export type KeepaliveMode = (typeof KEEPALIVES)[number];
  * What moves during a hold: nothing but the keepalive's pings (`silent`), or output from the pod every few
  * seconds with nothing from the client (`output`, as `tail -f` or `kubectl logs -f` through exec do), or input
  * from the client every few seconds with nothing back (`input`, as a slow upload does). Exec only: a
- * port-forward's pod side is an echo, which answers every byte.
+ * port-forward's pod side is an echo, which answers every byte. And `tty`: a silent hold in a terminal session
+ * (`kubectl exec -it`, `kubectl attach -it`), exec and attach, at every hold: the terminal's size is sent as kubectl
+ * sends it, checked through the terminal at the start, changed after the hold and checked again (probe/terminal.ts).
  */
-export const HOLD_SHAPES = ['silent', 'output', 'input'] as const;
+export const HOLD_SHAPES = ['silent', 'output', 'input', 'tty'] as const;
 export type HoldShape = (typeof HOLD_SHAPES)[number];
 /** How often a shaped hold moves its few bytes, s. */
 export const HOLD_SHAPE_PERIOD_SECONDS = 2;

@@ -11,6 +11,8 @@ import type { SpdySession } from '../../src/streaming/spdy/session.js';
 import type { SpdyStream } from '../../src/streaming/spdy/stream.js';
 import type { PodFilesystem } from './pod-fs.js';
 import { ATTACH_MAIN, runCommand } from './processes.js';
+import { mainProcessOf } from './main-process.js';
+import { Terminal, type TerminalSize } from './terminal.js';
 import { FaultySink, type StreamFaults } from './stream-faults.js';
 
 export interface ExecRequest {
@@ -25,6 +27,9 @@ export interface ExecRequest {
   readonly faults?: StreamFaults;
   /** The client's end of stdin never reaches the process (the loseStdinEof fault). */
   readonly keepStdinOpen: boolean;
+  /** The session's terminal (tty): exec's own, or the attached container's pty; its resizes as received. */
+  readonly terminal: Terminal;
+  readonly resizes: TerminalSize[];
 }
 
 /** kubelet DefaultStreamCreationTimeout. */
@@ -37,9 +42,14 @@ export function execRequestFrom(query: URLSearchParams, attach: boolean, fs: Pod
     const v = query.get(n);
     return v !== null && v !== '0' && v.toLowerCase() !== 'false';
   };
+  const container = query.get('container') ?? 'main';
+  const dropResize = faults?.dropResize === true;
   return {
+    // Resizes go to the session's terminal: attach's is the container's pty, shared by every attached client.
+    terminal: attach ? (mainProcessOf(fs, container, dropResize).terminal ?? new Terminal(dropResize)) : new Terminal(dropResize),
+    resizes: [],
     // attach joins the container's main process: cat on stdin, running until the session ends.
-    command: attach ? [ATTACH_MAIN] : query.getAll('command'),
+    command: attach ? [ATTACH_MAIN, container] : query.getAll('command'),
     stdin: flag('stdin'),
     stdout: flag('stdout'),
     stderr: flag('stderr'),
@@ -66,7 +76,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     const type = headerValue(stream.headers, 'streamtype') ?? '';
     onStream(Object.fromEntries(Object.entries(stream.headers).map(([k, v]) => [k, v.join(',')])));
     stream.reply({});
-    if (type === 'resize') stream.resume(); // sizes are read and ignored
+    if (type === 'resize') stream.on('data', (b: Buffer) => req.terminal.resize(b, req.resizes));
     streams.set(type, stream);
     if (streams.size === expected) {
       clearTimeout(timer);
@@ -86,6 +96,7 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
       signal: abort.signal,
       fs: req.fs,
       tty: req.tty,
+      terminal: req.terminal,
     });
     await faulty?.flush();
     if (abort.signal.aborted) return;

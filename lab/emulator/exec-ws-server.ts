@@ -38,6 +38,7 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
     }
     if (!msg) return;
     if (msg.channel === Channel.STDIN) stdin?.write(msg.payload);
+    else if (msg.channel === Channel.RESIZE) req.terminal.resize(msg.payload, req.resizes);
     else if (msg.channel === Channel.CLOSE && protocol === ExecSubprotocol.V5) {
       // wsstream/conn.go: exactly one byte, a valid channel; else a protocol error.
       if (msg.payload.length !== 1) ws.close(1002);
@@ -56,6 +57,7 @@ export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecReq
       signal: abort.signal,
       fs: req.fs,
       tty: req.tty,
+      terminal: req.terminal,
     });
     await faulty?.flush();
     if (abort.signal.aborted) return;

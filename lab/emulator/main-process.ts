@@ -8,9 +8,23 @@
  */
 import type { PodFilesystem } from './pod-fs.js';
 import type { ProcessIO } from './process-io.js';
+import { Terminal, sizeLoop } from './terminal.js';
+import { TARGET_DEFAULTS } from '../../src/kube/target.js';
+
+/** The target's containers that attach can join (kube-stream-probe manifest): `main` runs cat, `tty` the size loop on a pty. */
+const TTY_CONTAINER = TARGET_DEFAULTS.ttyContainer;
 
 export class MainProcess {
   private readonly attached = new Set<(b: Buffer) => void>();
+  private readonly process: (input: Buffer) => void;
+
+  /** `terminal`: the container has `tty: true` (its process runs the size loop on it); else it runs cat. */
+  constructor(readonly terminal?: Terminal) {
+    const broadcast = (b: Buffer) => {
+      for (const write of this.attached) write(b);
+    };
+    this.process = terminal ? sizeLoop(terminal, broadcast) : broadcast;
+  }
 
   /** How many clients are attached now. */
   get clients(): number {
@@ -28,10 +42,8 @@ export class MainProcess {
       };
       io.signal.addEventListener('abort', detach, { once: true });
       if (!io.stdin) return;
-      // cat: what any attached client writes comes back to every attached client.
-      io.stdin.on('data', (c: Buffer) => {
-        for (const write of this.attached) write(c);
-      });
+      // What any attached client writes reaches the one process, whose output goes to every attached client.
+      io.stdin.on('data', (c: Buffer) => this.process(c));
       io.stdin.once('end', detach);
       io.stdin.once('close', detach);
       io.stdin.resume();
@@ -39,10 +51,12 @@ export class MainProcess {
   }
 }
 
-/** One main process per pod (the pod's filesystem stands for the pod: one per emulator). */
-const MAIN = new WeakMap<PodFilesystem, MainProcess>();
-export function mainProcessOf(fs: PodFilesystem): MainProcess {
-  let m = MAIN.get(fs);
-  if (!m) MAIN.set(fs, (m = new MainProcess()));
+/** One main process per container of the pod (the pod's filesystem stands for the pod: one per emulator). */
+const MAIN = new WeakMap<PodFilesystem, Map<string, MainProcess>>();
+export function mainProcessOf(fs: PodFilesystem, container = 'main', dropResizes = false): MainProcess {
+  let pod = MAIN.get(fs);
+  if (!pod) MAIN.set(fs, (pod = new Map()));
+  let m = pod.get(container);
+  if (!m) pod.set(container, (m = new MainProcess(container === TTY_CONTAINER ? new Terminal(dropResizes) : undefined)));
   return m;
 }

@@ -1,4 +1,5 @@
 /** What the emulated API server can be told to be, and what it records. */
+import type { TerminalSize } from './terminal.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ObjectSchema } from './object-store.js';
 import type { ServiceAccountRef } from './rbac-authorizer.js';
@@ -139,6 +140,8 @@ export interface UpgradeRecord {
   subprotocol?: string;
   /** performance.now() when the 101 was written (the emulator's own clock). */
   wrote101At?: number;
+  /** exec and attach: the terminal sizes the client sent (resize channel or stream), in order. */
+  resizes?: readonly TerminalSize[];
   /** What credential came with the upgrade, and a fingerprint (sha256 prefix) of it; never the credential. */
   readonly credential: {
     readonly kind: 'none' | 'bearer' | 'eks-token' | 'basic' | 'client-cert';

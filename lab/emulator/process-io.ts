@@ -1,6 +1,7 @@
 /** What an emulated command gets (processes.ts), and the small helpers the commands share. */
 import type { Readable } from 'node:stream';
 import type { PodFilesystem } from './pod-fs.js';
+import type { Terminal } from './terminal.js';
 
 export interface ProcessIO {
   readonly stdin?: Readable;
@@ -12,6 +13,8 @@ export interface ProcessIO {
   readonly fs?: PodFilesystem;
   /** A terminal was asked for (exec -t): the shell echoes and prompts. */
   readonly tty?: boolean;
+  /** The session's terminal and its size (terminal.ts). */
+  readonly terminal?: Terminal;
 }
 
 /** Runs one command line (processes.ts `runCommand`): how scripts and the shell run what they parse. */

@@ -14,6 +14,8 @@ import { cat, headLines, tar, wcBytes } from './stdin-commands.js';
 
 export type { ProcessIO } from './process-io.js';
 import { mainProcessOf } from './main-process.js';
+import { TTY_SIZE_SCRIPT } from '../../src/probe/hold-shape.js';
+import { sizeLoop, type Terminal } from './terminal.js';
 export { parseScript } from './shell.js';
 
 /** attach joins the container's main process, one per pod, shared by every attached client (main-process.ts). */
@@ -27,8 +29,14 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
       io.stderr(Buffer.from('no command given\n'));
       return 126;
     case ATTACH_MAIN:
-      // The pod's one main process, shared by every attached client (main-process.ts).
-      return mainProcessOf(fs).attach(io);
+      // The container's one main process, shared by every attached client (main-process.ts).
+      return mainProcessOf(fs, args[0]).attach(io);
+    case 'stty':
+      // busybox stty size: "ROWS COLS" of the terminal on stdin.
+      if (args.join(' ') !== 'size') return (say(io.stderr, 'stty: only stty size is emulated\n'), 1);
+      if (!io.tty || !io.terminal) return (say(io.stderr, 'stty: standard input: Not a tty\n'), 1);
+      say(io.stdout, `${io.terminal.height} ${io.terminal.width}\n`);
+      return 0;
     case 'cat':
       if (args.length === 0) return cat(io);
       for (const f of args) {
@@ -107,10 +115,24 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
     case '/bin/sh':
     case 'bash': {
       if (args[0] !== '-c' || args[1] === undefined) return interactiveShell(io, fs, runCommand);
+      // The TTY check's loop on a pty (terminal.ts sizeLoop does the line discipline's part as well).
+      if (args[1] === TTY_SIZE_SCRIPT && io.tty && io.terminal) return ttySizeLoop(io, io.terminal);
       return runScript(parseScript(args[1]), { ...io, fs }, runCommand);
     }
     default:
       io.stderr(Buffer.from(`sh: ${cmd}: not found\n`));
       return 127;
   }
+}
+
+/** `sh -c 'while read -r l; do stty size; done'` on a pty: until stdin ends or the session goes away. */
+function ttySizeLoop(io: ProcessIO, terminal: Terminal): Promise<number> {
+  return new Promise((resolve) => {
+    const feed = sizeLoop(terminal, io.stdout, () => resolve(0));
+    if (!io.stdin) return resolve(0);
+    io.stdin.on('data', feed);
+    io.stdin.once('end', () => resolve(0));
+    io.signal.addEventListener('abort', () => resolve(137), { once: true });
+    io.stdin.resume();
+  });
 }

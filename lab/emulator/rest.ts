@@ -4,6 +4,8 @@
  * discovery, the pod, /version, pod lists
  * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
  */
+import { TARGET_DEFAULTS } from '../../src/kube/target.js';
+import { holdShapeCommand } from '../../src/probe/hold-shape.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
@@ -68,12 +70,19 @@ export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Re
           command: ['sh', '-c', 'cat'],
           ports: ctx.podPorts.map((p) => ({ name: `echo-${p}`, containerPort: p, protocol: 'TCP' })),
         },
+        // The manifest's terminal container: kubectl attach -t reads `tty` here (without it kubectl drops -t).
+        { name: TARGET_DEFAULTS.ttyContainer, image: 'kube-stream-probe/target:lab', command: holdShapeCommand('tty'), stdin: true, tty: true },
       ],
     },
     status: {
       phase: 'Running',
       podIP: pod.ip,
-      containerStatuses: [{ name: ctx.container, ready: true, restartCount: 0, state: { running: { startedAt: ctx.startedAt.toISOString() } } }],
+      containerStatuses: [ctx.container, TARGET_DEFAULTS.ttyContainer].map((name) => ({
+        name,
+        ready: true,
+        restartCount: 0,
+        state: { running: { startedAt: ctx.startedAt.toISOString() } },
+      })),
     },
   };
 }

@@ -21,6 +21,11 @@ export interface StreamFaults {
    * kubelet or runtime leg that loses it. The process keeps reading and never exits; no exit status comes.
    */
   readonly loseStdinEof?: boolean;
+  /**
+   * Ignore every terminal resize (WebSocket channel 4, the SPDY resize stream): a runtime that never applies them, so a
+   * TTY session keeps the size it started with (0×0 for a container's pty) and a full-screen program never redraws.
+   */
+  readonly dropResize?: boolean;
 }
 
 /** How much may wait in the throttle's queue before the source is asked to pause. */

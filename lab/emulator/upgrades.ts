@@ -11,7 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import { afterUpgradeFaults, streamError, watchIdle, type Ended } from './connection-faults.js';
-import { execRequestFrom, serveSpdyExec } from './exec-spdy-server.js';
+import { execRequestFrom, serveSpdyExec, type ExecRequest } from './exec-spdy-server.js';
 import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type UpgradeRecord } from './options.js';
 import type { PodFilesystem } from './pod-fs.js';
@@ -60,7 +60,7 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
   void session.closed.then((end) => host.ended(rec, end.cause));
   const onStream = (h: Record<string, string>) => rec.streams.push(h);
   if (sub === 'portforward') serveSpdyPortForward(session, host.forwardTarget(), onStream);
-  else serveSpdyExec(session, protocol, execRequestFrom(url.searchParams, sub === 'attach', host.fs, host.options.faults), onStream);
+  else serveSpdyExec(session, protocol, recordResizes(rec, execRequestFrom(url.searchParams, sub === 'attach', host.fs, host.options.faults)), onStream);
 }
 
 export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
@@ -113,9 +113,15 @@ export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket
       serveWebSocketExec(
         ws,
         protocol ?? '',
-        execRequestFrom(url.searchParams, sub === 'attach', host.fs, host.options.faults),
+        recordResizes(rec, execRequestFrom(url.searchParams, sub === 'attach', host.fs, host.options.faults)),
         host.options.wsFirstMessageDelayMs ?? 5,
       );
     }
   });
+}
+
+/** The session's resizes, as received, on its record (tests compare ours with kubectl's). */
+function recordResizes(rec: UpgradeRecord, req: ExecRequest): ExecRequest {
+  rec.resizes = req.resizes;
+  return req;
 }

@@ -78,6 +78,8 @@ export interface PlanFlags {
   readonly keepalive?: string;
   readonly transfer?: string;
   readonly 'hold-shape'?: string;
+  /** `--tty`: every exec and attach session with a terminal (kubectl's -t): `--hold-shape tty`. */
+  readonly tty?: boolean;
 }
 
 /** The plan the flags say (config/plan.ts, the one parser), `defaults` where a flag is absent. */
@@ -90,7 +92,7 @@ export function planFromFlags(values: PlanFlags, defaults: RunPlan = DEFAULT_MAT
       keepalives: values.keepalive,
       holds: values.hold,
       transfer: values.transfer,
-      holdShapes: values['hold-shape'],
+      holdShapes: values.tty ? [values['hold-shape'], 'tty'].filter(Boolean).join(',') : values['hold-shape'],
     },
     defaults,
   );
@@ -130,4 +132,5 @@ export const PLAN_FLAGS = {
   container: { type: 'string' },
   port: { type: 'string' },
   ...MATRIX_FLAGS,
+  tty: { type: 'boolean' },
 } as const;

@@ -37,6 +37,8 @@ Flags:
   --throttle SIZE          send exec output and forwarded bytes at most SIZE per second, e.g. 1MiB
   --lose-stdin-eof         never pass stdin's end to an exec's process (v5's close signal, SPDY's stdin FIN):
                            it never exits, as behind a kubelet or runtime leg that loses it
+  --drop-resize            ignore terminal resizes (WebSocket channel 4, the SPDY resize stream): a TTY keeps
+                           the size it started with, as behind a runtime that never applies them
   --echo-port N            forward pod ports to this TCP echo port (another process) instead of its own
   --echo-in-stream         pod ports echo inside the emulator, no TCP hop to a pod (the throughput bench)
   -h, --help               this help
@@ -64,6 +66,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
     'stall-after': { type: 'string' },
     throttle: { type: 'string' },
     'lose-stdin-eof': { type: 'boolean' },
+    'drop-resize': { type: 'boolean' },
     'echo-port': { type: 'string' },
     'echo-in-stream': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -94,6 +97,7 @@ export async function emulatorCommand(argv: readonly string[], io: CommandIO): P
       stallAfterBytes: size('--stall-after', values['stall-after']),
       throttleBytesPerSecond: size('--throttle', values.throttle),
       loseStdinEof: values['lose-stdin-eof'],
+      dropResize: values['drop-resize'],
     },
   });
   // Our own temp dir is removed when the emulator stops; a path the user chose is left for them.

@@ -38,7 +38,7 @@ Flags:
   --runner R           auto | lambda | task (default auto: the task when a hold is longer than a Lambda run);
                        a task is started, waited for (progress on stderr) and read from its log
   --keepalive LIST     kubectl,none
-  --hold-shape LIST    silent,output,input: what moves during exec holds (run --help)
+  --hold-shape LIST    silent,output,input,tty: what moves during exec holds (run --help)
   --transfer SIZE      also stream SIZE bytes through each operation × transport (8MiB; run --help)
   -o, --output FORMAT  table | json | html (html: every location's reports in one self-contained file)
   --out FILE           write the report to FILE instead of stdout

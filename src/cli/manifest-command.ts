@@ -12,6 +12,7 @@ import { grafanaDashboard } from '../metrics/grafana-dashboard.js';
 import YAML from 'yaml';
 import { probeError } from '../errors.js';
 import { NODE_TARGET_LABEL, TARGET_DEFAULTS, TARGET_LABEL, statefulPodName } from '../kube/target.js';
+import { holdShapeCommand } from '../probe/hold-shape.js';
 import { holdSpan, planFlagValues } from '../config/plan.js';
 import { restrictedContainer } from './pod-security.js';
 import { parsePushgatewayUrl } from '../metrics/pushgateway.js';
@@ -125,6 +126,16 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
     containers: [
       // exec runs `cat` here; attach joins the main process, which is `cat` too.
       { name: 'main', image: o.image, command: ['cat'], stdin: true, securityContext: restricted, resources },
+      // Terminal attach sessions (--tty) join this one: a pty, and for each line typed the size it reads (probe/terminal.ts).
+      {
+        name: TARGET_DEFAULTS.ttyContainer,
+        image: o.image,
+        command: holdShapeCommand('tty'),
+        stdin: true,
+        tty: true,
+        securityContext: restricted,
+        resources,
+      },
       {
         name: 'echo',
         image: o.echoImage,

@@ -49,10 +49,14 @@ Flags:
   --keepalive LIST      kubectl,none,sdk: kubectl's pings; none at all (the path's idle timer); sdk: as
                         WebSocket-only SDK clients hold (no pings, their subprotocols, port-forward over the
                         kubelet's legacy protocol), which the WS-only column is read from (default kubectl,sdk)
-  --hold-shape LIST     silent,output,input: what moves during exec holds (default silent): output = the
+  --hold-shape LIST     silent,output,input,tty: what moves during exec holds (default silent): output = the
                         pod writes a line every 2 s and the client nothing (tail -f); input = the client
                         writes every 2 s and the pod nothing. Each shape is its own row; a hop with one
-                        idle timer per direction cuts output or input while silent survives
+                        idle timer per direction cuts output or input while silent survives; tty = a
+                        terminal session (exec and attach, any hold): sized as kubectl sizes it, resized
+                        after the hold, the size checked through the terminal each time
+  --tty                 every exec and attach session with a terminal (kubectl exec -it / attach -it):
+                        --hold-shape tty. attach joins the target's tty container (tty: true)
   --transfer SIZE       also stream SIZE bytes (8MiB, 64MiB; at most 1GiB) through exec (stdin → cat →
                         stdout, then the exit status: the kubectl cp path) and port-forward, on each
                         transport, byte-exact: MiB/s, first byte, longest stall, lost tail (default off)

@@ -16,6 +16,8 @@ export const TARGET_DEFAULTS = {
   /** The StatefulSet; its pod is `<name>-0`. */
   name: 'probe-target',
   container: 'main',
+  /** The container with `tty: true` that terminal attach sessions join (its process: hold-shape.ts TTY_SIZE_SCRIPT). */
+  ttyContainer: 'tty',
   port: 8080,
   /** Images, overridable for air-gapped registries (manifest --image / --echo-image). */
   image: 'busybox:1.36',

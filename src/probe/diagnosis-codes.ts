@@ -30,6 +30,8 @@ export const DIAGNOSIS_CODES = {
   'idle-timeout': 'a hop cut the session after it had been idle',
   'one-direction-timeout': 'a shaped hold (--hold-shape output or input) was cut while its bytes kept moving: a hop times out each direction on its own',
   'lost-during-hold': 'the session was lost during the hold, cause unknown',
+  'tty-resize-lost':
+    "a terminal session's size (sent as kubectl sends it, first and after a resize) never reached its process: full-screen programs draw at the wrong size",
   'stdin-eof-lost':
     "stdin's end never reached the process (v5's close signal or SPDY's stdin FIN lost): no exit status came, and kubectl exec -i … < file or kubectl cp into the pod hangs",
   'session-error': 'the session failed after the upgrade',

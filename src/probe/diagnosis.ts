@@ -3,6 +3,7 @@
  * numbers and what to check next (docs/architecture.md, "Verdicts and
  * diagnosis"; codes in docs/diagnoses.md).
  */
+import { sizeText } from './terminal.js';
 import net from 'node:net';
 import { WS_PONG_DEADLINE_MS, kubectlPingPeriodMs, seconds } from '../streaming/keepalive.js';
 import { clip } from '../text.js';
@@ -199,6 +200,23 @@ function stdinEofLost(r: SessionResult): Diagnosis {
   };
 }
 
+/** A terminal session whose process reads another size than was sent (terminal.ts). */
+function ttySizeLost(r: SessionResult): Diagnosis {
+  const t = r.terminal;
+  const atStart = !t?.resized;
+  const check = atStart ? t?.start : t?.resized;
+  const seen = check?.seen ? sizeText(check.seen) : 'no size';
+  const sent = check ? sizeText(check.sent) : 'the size';
+  const channel = r.transport === 'spdy' ? 'the SPDY resize stream' : 'WebSocket channel 4';
+  return {
+    code: 'tty-resize-lost',
+    summary: atStart
+      ? `The ${what(r)} terminal session echoed, but its process reads ${seen} where ${sent} was sent with the upgrade (${channel}): the size never reached the terminal.`
+      : `The ${what(r)} terminal session echoed, but after a resize to ${sent} (${channel}) its process still reads ${seen}.`,
+    check: `kubectl ${OPERATION_WORDS[r.operation]} -it connects and runs commands here, but its terminal keeps the wrong size: full-screen programs (vim, top, less) draw at the wrong size and never redraw when the window changes, and long lines wrap wrongly. Something between kubectl and the process drops the resize messages: check the kubelet's and the container runtime's streaming leg (the runtime applies the size to the pty) and any hop that rewrites WebSocket frames or SPDY streams.`,
+  };
+}
+
 /** A connection that stayed open while nothing came back, and nothing in the run dates it. */
 function blackHole(r: SessionResult): Diagnosis {
   const u = r.hold.quiet?.unanswered;
@@ -354,6 +372,7 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
       check: 'Look for idle timeouts on the path.',
     };
   }
+  if (r.errorCode === 'TTY_SIZE_LOST') return ttySizeLost(r);
   if (r.errorCode === 'EXEC_NO_STATUS' && r.operation === 'exec' && r.exitCode === null && /after stdin was closed: no exit status within/.test(r.error ?? ''))
     return stdinEofLost(r);
   if (r.error) return { code: 'session-error', summary: `The ${what(r)} session failed: ${errorText(r, r.error)}`, check: 'See the error.' };

@@ -18,12 +18,17 @@ const MISMATCH_PREFIX_BYTES = 64;
 type EchoFailure = ProbeError<'ECHO_TIMEOUT' | 'ECHO_MISMATCH' | 'ECHO_CONNECTION_ENDED' | 'ECHO_WRITE_FAILED'>;
 
 interface Waiter {
-  readonly needle: string;
+  needle: string;
+  /** After the needle, wait for this too (a TTY's answer line); its match is what the echo resolves with. */
+  then?: RegExp;
   /** Bytes received while waiting, and the first of them (for ECHO_MISMATCH). */
   received: number;
   prefix: string;
-  resolve(): void;
+  resolve(match?: RegExpExecArray): void;
 }
+
+/** How much text after the needle is kept while waiting for `then` (a terminal line is far shorter). */
+const THEN_WINDOW = 256;
 
 /** Collects what a readable says, so echoes can wait for their nonce. */
 export class EchoReader {
@@ -50,14 +55,21 @@ export class EchoReader {
   private check(): void {
     const w = this.waiter;
     if (!w) return;
-    const i = this.text.indexOf(w.needle);
-    if (i >= 0) {
+    if (w.needle) {
+      const i = this.text.indexOf(w.needle);
+      if (i < 0) {
+        if (this.text.length >= w.needle.length) this.text = this.text.slice(-(w.needle.length - 1));
+        return;
+      }
+      this.text = this.text.slice(i + w.needle.length);
+      w.needle = '';
+    }
+    const match = w.then?.exec(this.text);
+    if (!w.then || match) {
       this.text = '';
       this.waiter = undefined;
-      w.resolve();
-    } else if (this.text.length >= w.needle.length) {
-      this.text = this.text.slice(-(w.needle.length - 1));
-    }
+      w.resolve(match ?? undefined);
+    } else if (this.text.length > THEN_WINDOW) this.text = this.text.slice(-THEN_WINDOW);
   }
 
   /**
@@ -67,16 +79,30 @@ export class EchoReader {
    * ECHO_MISMATCH when other bytes came back, else ECHO_TIMEOUT.
    */
   echo(out: Writable | undefined, payload: string, timeoutMs: number, lost: Promise<{ readonly cause: string }>): Promise<number> {
+    return this.echoThen(out, payload, { needle: payload }, timeoutMs, lost).then((r) => r.ms);
+  }
+
+  /**
+   * echo(), waiting for `expect.needle` instead of the payload itself (a terminal echoes NL as CR NL), then for
+   * `expect.then` after it (the line a TTY's process answers with); resolves with the round trip and that match.
+   */
+  echoThen(
+    out: Writable | undefined,
+    payload: string,
+    expect: { readonly needle: string; readonly then?: RegExp },
+    timeoutMs: number,
+    lost: Promise<{ readonly cause: string }>,
+  ): Promise<{ ms: number; match?: RegExpExecArray }> {
     const t0 = performance.now();
-    return new Promise<number>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       let settled = false;
-      const settle = (err?: EchoFailure) => {
+      const settle = (err?: EchoFailure, match?: RegExpExecArray) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         if (this.waiter === waiter) this.waiter = undefined;
         if (err) reject(err);
-        else resolve(Math.round((performance.now() - t0) * 1000) / 1000);
+        else resolve({ ms: Math.round((performance.now() - t0) * 1000) / 1000, ...(match ? { match } : {}) });
       };
       const timer = setTimeout(() => {
         if (waiter.received > 0) {
@@ -94,7 +120,13 @@ export class EchoReader {
           );
         } else settle(probeError('ECHO_TIMEOUT', `the echo did not come back within ${timeoutMs} ms`, { timeoutMs }));
       }, timeoutMs);
-      const waiter: Waiter = { needle: payload, received: 0, prefix: '', resolve: () => settle() };
+      const waiter: Waiter = {
+        needle: expect.needle,
+        ...(expect.then ? { then: expect.then } : {}),
+        received: 0,
+        prefix: '',
+        resolve: (m) => settle(undefined, m),
+      };
       this.text = '';
       this.waiter = waiter;
       void lost.then((end) =>

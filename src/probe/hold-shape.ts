@@ -6,6 +6,7 @@
  * - `silent`: `cat`; nothing moves but the keepalive's pings (the default, and the only shape for port-forward).
  * - `output`: the pod writes a tick every HOLD_SHAPE_PERIOD_SECONDS and reads nothing (`tail -f`, `kubectl logs -f`
  *   through exec). Proven by a tick arriving right after the upgrade and another after the hold.
+ * - `tty`: a silent hold in a terminal session (terminal.ts): the pod runs TTY_SIZE_SCRIPT on a pty.
  * - `input`: the client writes a tick every HOLD_SHAPE_PERIOD_SECONDS and the pod answers nothing (a slow upload).
  *   The pod runs `head -n 1` (the first echo) and then `wc -c`: after the hold stdin is closed and the count it
  *   prints must be every tick byte written, which proves each one arrived.
@@ -18,6 +19,11 @@ import type { Clock } from '../timers.js';
 import { HOLD_SHAPE_PERIOD_SECONDS, type HoldShape } from '../vocabulary.js';
 
 export const TICK = 'ksp-tick\n';
+/**
+ * What a TTY session's process runs (exec -t; the target's `tty` container for attach): for every line read from the
+ * terminal, the terminal's size as the process sees it ("ROWS COLS", busybox `stty size`).
+ */
+export const TTY_SIZE_SCRIPT = 'while read -r l; do stty size; done';
 
 /** The command the target runs for each shape. */
 export function holdShapeCommand(shape: HoldShape | undefined): string[] {
@@ -26,13 +32,15 @@ export function holdShapeCommand(shape: HoldShape | undefined): string[] {
       return ['sh', '-c', `while true; do echo ${TICK.trim()}; sleep ${HOLD_SHAPE_PERIOD_SECONDS}; done`];
     case 'input':
       return ['sh', '-c', 'head -n 1; exec wc -c'];
+    case 'tty':
+      return ['sh', '-c', TTY_SIZE_SCRIPT];
     default:
       return ['cat'];
   }
 }
 
 /** Which side is quiet during a shaped hold, in words: the direction a one-way idle timer would see idle. */
-export const QUIET_DIRECTION: Readonly<Record<Exclude<HoldShape, 'silent'>, string>> = {
+export const QUIET_DIRECTION: Readonly<Record<Exclude<HoldShape, 'silent' | 'tty'>, string>> = {
   output: 'client → server (only the pod wrote)',
   input: 'server → client (only the client wrote)',
 };

@@ -8,9 +8,14 @@ import type { SessionSpec } from './types.js';
 /** The sessions of a plan's matrix. */
 export function expandPlan(plan: RunPlan): SessionSpec[] {
   const specs: SessionSpec[] = [];
-  // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo).
-  const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] =>
-    operation === 'exec' && holdSeconds > 0 ? (plan.holdShapes ?? ['silent']).map((h) => (h === 'silent' ? undefined : h)) : [undefined];
+  // A hold shape is about what the pod writes or reads: only exec can shape it (port-forward's pod side is an echo);
+  // a terminal (tty) is exec's and attach's, at every hold (a 0 s hold still resizes).
+  const shapes = (operation: string, holdSeconds: number): (HoldShape | undefined)[] => {
+    if (operation === 'portforward') return [undefined];
+    const fits = (h: HoldShape) => h === 'silent' || h === 'tty' || (operation === 'exec' && holdSeconds > 0);
+    const asked = (plan.holdShapes ?? ['silent']).filter(fits);
+    return asked.length ? asked.map((h) => (h === 'silent' ? undefined : h)) : [undefined];
+  };
   for (const operation of plan.operations)
     for (const keepalive of plan.keepalives)
       for (const holdSeconds of plan.holdsSeconds)

@@ -2,6 +2,8 @@
  * A session's channel (session.ts, phase 1): connect and upgrade as kubectl does, and for port-forward open the
  * one forwarded connection; with the types the phases share (how a loss is recorded, a phase's early end).
  */
+import { firstSizes } from './terminal.js';
+import { TARGET_DEFAULTS } from '../kube/target.js';
 import type { Writable } from 'node:stream';
 import { errorCodeOf, errorMessage } from '../errors.js';
 import { openExec, openPortForward } from '../streaming/index.js';
@@ -74,6 +76,10 @@ export async function openChannel(
             // attach joins the target's main process, cat on stdin: the same echo; ending stdin ends the attach with
             // Success (the container keeps running: it is not stdinOnce), as exec's cat exits 0.
             ...(spec.operation === 'attach' ? { subresource: 'attach' as const, command: [] } : { command: holdShapeCommand(spec.holdShape) }),
+            // A terminal session (terminal.ts): the size first, as kubectl sends it; attach joins the container with a pty.
+            ...(spec.holdShape === 'tty'
+              ? { tty: true, terminalSize: firstSizes(spec.operation)[0], ...(spec.operation === 'attach' ? { container: TARGET_DEFAULTS.ttyContainer } : {}) }
+              : {}),
             stdin: true,
             ...(sdk ? { websocketProtocols: SDK_WEBSOCKET_PROTOCOLS } : {}),
           })
@@ -103,6 +109,8 @@ export async function openChannel(
   const stamp = (e: Lost): Lost => ({ ...e, sessionAtMs: ctx.clock.now() });
   const connectionLost = session.ended.then(asLost).then(stamp);
   if ('stdin' in session) {
+    // kubectl attach's second size (terminal.ts firstSizes), right after the first.
+    if (spec.holdShape === 'tty') for (const size of firstSizes(spec.operation).slice(1)) session.resize(size.width, size.height);
     // Opened with stdin and stdout, so both exist.
     return { session, exec: session, reader: new EchoReader(session.stdout!), writer: session.stdin!, lost: connectionLost };
   }

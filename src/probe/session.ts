@@ -14,6 +14,7 @@ import { runTransfer, transferLimitMs } from './transfer.js';
 import { TICK, writeTicks } from './hold-shape.js';
 import { HoldActivity } from './hold-activity.js';
 import { WINDOW_MS } from './start-pacer.js';
+import { SIZE_LINE, TERMINAL_SIZES, TTY_EOF, echoedLine, seenSize, sizeMismatch, type TerminalCheck, type TerminalSize } from './terminal.js';
 import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
 import { ExecSubprotocol } from '../streaming/channel/codec.js';
@@ -134,7 +135,7 @@ class SessionRun {
   /** The first echo, right after the upgrade. */
   private async prove(): Promise<void> {
     try {
-      this.state.firstEchoMs = await this.echo();
+      this.state.firstEchoMs = await this.echo(TERMINAL_SIZES.start);
     } catch (err) {
       const c = this.channel!;
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
@@ -155,6 +156,15 @@ class SessionRun {
       const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${end.cause})` : '';
       throw new Finished({ error: `the first echo failed: ${this.scrub(e.message)}${ended}`, errorCode: e.code });
     }
+    this.checkTerminal('start');
+  }
+
+  /** A terminal session whose process reads another size than was sent fails with TTY_SIZE_LOST (terminal.ts). */
+  private checkTerminal(when: 'start' | 'resize'): void {
+    const t = this.state.terminal;
+    const check = when === 'start' ? t?.start : t?.resized;
+    const lost = check && sizeMismatch(check, when);
+    if (lost) throw new Finished({ error: lost.message, errorCode: lost.code });
   }
 
   /** The `kubectl cp` path: SIZE bytes through and back (transfer.ts); exec's exit status is part of it. */
@@ -176,12 +186,13 @@ class SessionRun {
   /** Idle for holdSeconds, sending nothing but the keepalive mode's pings. */
   private async hold(): Promise<void> {
     const holdSeconds = this.spec.holdSeconds;
+    // Sharing the process: the hold (and a terminal's resize, even after none) begins once no other session of its
+    // group will echo before the end (shared-process.ts).
+    await this.options.holdTurn?.ready;
     if (holdSeconds === 0) {
       this.state.hold = { survived: true, disconnectSeconds: null, cause: null };
       return;
     }
-    // Sharing the process: the hold begins once no other session of its group will echo before the end (shared-process.ts).
-    await this.options.holdTurn?.ready;
     this.progress('holding');
     const c = this.channel!;
     const upgradedAt = this.upgradedAt ?? this.clock.now();
@@ -228,16 +239,23 @@ class SessionRun {
 
   /** The same echo after the hold; nothing at all back (and no close) is a black hole. */
   private async proveAgain(): Promise<void> {
-    if (this.spec.holdSeconds === 0) return;
+    const tty = this.spec.holdShape === 'tty';
+    // A terminal session is resized even after a hold of 0 s: kubectl sends a change whenever the window changes.
+    if (this.spec.holdSeconds === 0 && !tty) return;
     const c = this.channel!;
     try {
       if (this.spec.holdShape === 'input') {
         // Every tick must have arrived: `wc -c` prints their count once stdin is closed.
         c.exec!.stdin!.end();
         this.state.echoMs = await c.reader.echo(undefined, `${this.ticksWritten}\n`, this.options.echoTimeoutMs, c.lost);
+      } else if (tty) {
+        c.exec!.resize(TERMINAL_SIZES.resized.width, TERMINAL_SIZES.resized.height);
+        this.state.echoMs = await this.echo(TERMINAL_SIZES.resized);
       } else this.state.echoMs = await this.echo();
-      const quiet = this.activity.evidence();
-      this.state.hold = { survived: true, disconnectSeconds: null, cause: null, ...(quiet ? { quiet } : {}) };
+      if (this.spec.holdSeconds > 0) {
+        const quiet = this.activity.evidence();
+        this.state.hold = { survived: true, disconnectSeconds: null, cause: null, ...(quiet ? { quiet } : {}) };
+      }
     } catch (err) {
       const end = await withTimeout(c.lost, END_CAUSE_GRACE_MS, this.clock);
       const quiet = end ? undefined : this.activity.evidence();
@@ -245,6 +263,7 @@ class SessionRun {
       this.progress('lost', hold.disconnectSeconds ?? undefined);
       throw new Finished({ hold, ...(end ? {} : { error: `after the hold: ${errorMessage(err)}`, errorCode: errorCodeOf(err) }) });
     }
+    if (tty) this.checkTerminal('resize');
   }
 
   /** Close the way kubectl does; for exec, first collect the exit status after stdin EOF. */
@@ -255,7 +274,12 @@ class SessionRun {
     } else if (c.exec && this.spec.keepalive === 'sdk' && c.session.subprotocol !== ExecSubprotocol.V5) {
       // Below v5 stdin cannot be ended: an SDK client closes the WebSocket instead (client-node's handleStandardInput),
       // and no exit status comes.
+    } else if (c.exec && this.spec.holdShape === 'tty' && this.spec.operation === 'attach') {
+      // Leaving a terminal attach: the container's one process must go on (Ctrl-D would end it): close, as a detach.
     } else if (c.exec) {
+      // A terminal ends its input as a user does, Ctrl-D on an empty line (a pty's VEOF: the read loop ends, the shell
+      // exits); a pty may never see the stream's end. Then stdin is closed as kubectl closes it.
+      if (this.spec.holdShape === 'tty') c.exec.stdin!.write(TTY_EOF);
       c.exec.stdin!.end();
       const exit = await withTimeout(c.exec.exit, CLOSE_GRACE_MS, this.clock);
       this.state.exitCode = exit?.exitCode ?? null;
@@ -273,8 +297,16 @@ class SessionRun {
 
   // ---- helpers --------------------------------------------------------------------
 
-  private echo(): Promise<number> {
+  /** The echo; in a terminal session (`sent`: the size sent last) also the size the process reads, kept in the result. */
+  private async echo(sent?: TerminalSize): Promise<number> {
     const c = this.channel!;
+    if (this.spec.holdShape === 'tty' && sent) {
+      const n = nonce();
+      const r = await c.reader.echoThen(c.writer, `${n}\n`, { needle: echoedLine(n), then: SIZE_LINE }, this.options.echoTimeoutMs, c.lost);
+      const check: TerminalCheck = { sent, seen: seenSize(r.match) };
+      this.state.terminal = sent === TERMINAL_SIZES.start ? { start: check } : { ...this.state.terminal!, resized: check };
+      return r.ms;
+    }
     // An output-shaped hold is proven by the pod's own ticks: one may take a whole period to come.
     if (this.spec.holdShape === 'output') return c.reader.echo(undefined, TICK, this.options.echoTimeoutMs + HOLD_SHAPE_PERIOD_SECONDS * 1000, c.lost);
     return c.reader.echo(c.writer, `${nonce()}\n`, this.options.echoTimeoutMs, c.lost);
@@ -307,6 +339,7 @@ class SessionRun {
       echoMs: s.echoMs ?? null,
       exitCode: s.exitCode ?? null,
       ...(s.transfer ? { transfer: s.transfer } : {}),
+      ...(s.terminal ? { terminal: s.terminal } : {}),
       ok: upgrade.ok && echoed && hold.survived !== false && !s.error && (s.transfer === undefined || s.transfer.end === 'complete'),
       error: s.error ?? null,
       errorCode: s.errorCode ?? null,

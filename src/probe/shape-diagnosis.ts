@@ -18,7 +18,7 @@ const fmt = (s: number) => (s >= 100 ? s.toFixed(0) : s.toFixed(1));
 export function oneDirectionCut(r: SessionResult): Diagnosis | undefined {
   const shape = r.holdShape;
   const h = r.hold;
-  if (!shape || shape === 'silent' || h.survived !== false || h.disconnectSeconds === null) return undefined;
+  if (!shape || shape === 'silent' || shape === 'tty' || h.survived !== false || h.disconnectSeconds === null) return undefined;
   if (h.cause !== 'fin' && h.cause !== 'rst') return undefined;
   // Bytes moved within about one tick period of the cut: the session was not idle, one direction of it was.
   const idle = h.idleSeconds ?? null;

@@ -1,4 +1,5 @@
 /** The probe's plan and results: the JSON contract of docs/architecture.md. */
+import type { TerminalCheck } from './terminal.js';
 import type { DialPhases } from '../net/dial.js';
 import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
@@ -140,6 +141,8 @@ export interface SessionResult extends SessionSpec {
   readonly exitCode: number | null;
   /** A transfer session's numbers (transfer.ts). */
   readonly transfer?: TransferOutcome;
+  /** A terminal session's sizes: sent with the upgrade, and after the resize; what the process read each time (terminal.ts). */
+  readonly terminal?: { readonly start: TerminalCheck; readonly resized?: TerminalCheck };
   /** Upgrade, echo and hold all worked. */
   readonly ok: boolean;
   /** What went wrong after the upgrade, in plain words. */

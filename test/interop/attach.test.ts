@@ -124,4 +124,3 @@ describe('a hop that allows only exec among the streaming subresources', () => {
     }
   }, 90_000);
 });
-

@@ -132,7 +132,21 @@ describe('run --per-node', () => {
   }, 90_000);
 
   it("the kubelet leg's fault after the 101 is named for attach as for exec, and real kubectl 1.35 attach breaks there too", async () => {
-    const r = await cli(['run', '--kubeconfig', lab.kubeconfig, '--pod', 'probe-node-node-b', '--ops', 'attach', '--hold', '0s', '--echo-timeout', '2000', '-o', 'json']);
+    const r = await cli([
+      'run',
+      '--kubeconfig',
+      lab.kubeconfig,
+      '--pod',
+      'probe-node-node-b',
+      '--ops',
+      'attach',
+      '--hold',
+      '0s',
+      '--echo-timeout',
+      '2000',
+      '-o',
+      'json',
+    ]);
     const doc = JSON.parse(r.stdout);
     const ws = doc.results.find((x: { transport: string }) => x.transport === 'websocket');
     expect(ws).toMatchObject({ operation: 'attach', upgrade: { ok: true, status: 101 }, errorCode: 'STREAM_ERROR' });
@@ -150,7 +164,7 @@ describe('run --per-node', () => {
     expect(ds.spec.template.metadata.labels[NODE_TARGET_LABEL.key]).toBe(NODE_TARGET_LABEL.value);
     expect(ds.spec.selector.matchLabels).toEqual(ds.spec.template.metadata.labels);
     expect(ds.spec.template.spec.tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(ds.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['main', 'echo']);
+    expect(ds.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['main', 'tty', 'echo']);
     const nodes = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'kube-stream-probe-nodes');
     expect(nodes.rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
     const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'kube-stream-probe-per-node');

@@ -9,6 +9,9 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../lab/emulator/processes.js';
 import { TICK, holdShapeCommand } from '../../src/probe/hold-shape.js';
+import { TTY_EOF } from '../../src/probe/terminal.js';
+import { Terminal } from '../../lab/emulator/terminal.js';
+import { inTerminal } from '../../lab/pty.js';
 
 const BUSYBOX = '/usr/bin/busybox';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -73,5 +76,44 @@ describe('shaped-hold commands: real busybox and the emulated pod agree', () => 
     await code;
     expect(real).toBe(TICK.repeat(2));
     expect(emulated).toBe(TICK.repeat(2));
+  });
+
+  it('tty: on a real pty, busybox echoes each line and prints the size it reads, resized or not, and Ctrl-D ends it; the emulated pod shows the same', async ({
+    skip,
+  }) => {
+    present(skip);
+    const [cmd, ...args] = holdShapeCommand('tty');
+    const t = inTerminal([BUSYBOX, cmd!, ...args], { cols: 80, rows: 24 });
+    await sleep(300);
+    t.type('ksp-nonce\n');
+    await sleep(300);
+    t.resize({ cols: 132, rows: 43 });
+    await sleep(200);
+    t.type('ksp-again\n');
+    await sleep(300);
+    t.type(TTY_EOF);
+    const real = await t.done;
+    // The emulated pod: the same script on its own terminal, sized by resize messages as kubectl sends them.
+    const terminal = new Terminal();
+    terminal.resize('{"Width":80,"Height":24}\n');
+    const stdin = new PassThrough();
+    let emulated = '';
+    const code = runCommand(holdShapeCommand('tty'), {
+      stdin,
+      stdout: (b) => (emulated += b.toString('latin1')),
+      stderr: () => undefined,
+      signal: new AbortController().signal,
+      tty: true,
+      terminal,
+    });
+    stdin.write('ksp-nonce\n');
+    await sleep(50);
+    terminal.resize('{"Width":132,"Height":43}\n');
+    stdin.write('ksp-again\n');
+    await sleep(50);
+    stdin.write(TTY_EOF);
+    expect(await code).toBe(0);
+    const shown = 'ksp-nonce\r\n24 80\r\nksp-again\r\n43 132\r\n';
+    expect({ code: real.code, real: real.stdout, emulated }).toEqual({ code: 0, real: shown, emulated: shown });
   });
 });
