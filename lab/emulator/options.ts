@@ -64,6 +64,8 @@ export interface EmulatorOptions {
   readonly namespace?: string;
   readonly pod?: string;
   readonly container?: string;
+  /** false: the target pod has no `tty` container (deployed before the manifest added it). @default true */
+  readonly ttyContainer?: boolean;
   /** Container ports the pod declares; all are forwarded to the in-process echo server. */
   readonly podPorts?: readonly number[];
   /** gitVersion reported by /version. */

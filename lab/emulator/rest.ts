@@ -19,6 +19,8 @@ export interface RestContext {
   readonly namespace: string;
   readonly pod: string;
   readonly container: string;
+  /** The manifest's terminal container is there too (EmulatorOptions.ttyContainer). */
+  readonly ttyContainer: boolean;
   readonly podPorts: readonly number[];
   readonly serverVersion: string;
   readonly serverAddress: string;
@@ -60,6 +62,8 @@ export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Re
       uid: pod.uid,
       creationTimestamp: ctx.startedAt.toISOString().replace(/\.\d+Z$/, 'Z'),
       labels: pod.labels,
+      // As the manifest's pods: kubectl picks `main` without "Defaulted container" on stderr.
+      annotations: { 'kubectl.kubernetes.io/default-container': ctx.container },
     },
     spec: {
       nodeName: pod.node,
@@ -71,13 +75,15 @@ export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Re
           ports: ctx.podPorts.map((p) => ({ name: `echo-${p}`, containerPort: p, protocol: 'TCP' })),
         },
         // The manifest's terminal container: kubectl attach -t reads `tty` here (without it kubectl drops -t).
-        { name: TARGET_DEFAULTS.ttyContainer, image: 'kube-stream-probe/target:lab', command: holdShapeCommand('tty'), stdin: true, tty: true },
+        ...(ctx.ttyContainer
+          ? [{ name: TARGET_DEFAULTS.ttyContainer, image: 'kube-stream-probe/target:lab', command: holdShapeCommand('tty'), stdin: true, tty: true }]
+          : []),
       ],
     },
     status: {
       phase: 'Running',
       podIP: pod.ip,
-      containerStatuses: [ctx.container, TARGET_DEFAULTS.ttyContainer].map((name) => ({
+      containerStatuses: [ctx.container, ...(ctx.ttyContainer ? [TARGET_DEFAULTS.ttyContainer] : [])].map((name) => ({
         name,
         ready: true,
         restartCount: 0,

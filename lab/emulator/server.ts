@@ -5,6 +5,7 @@
  * assert what the client actually did on the wire; faults after the 101 are in
  * connection-faults.ts.
  */
+import { TARGET_DEFAULTS } from '../../src/kube/target.js';
 import { EventEmitter } from 'node:events';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
@@ -57,6 +58,11 @@ export class Emulator extends EventEmitter {
   get pod(): string {
     return this.options.pod ?? DEFAULTS.pod;
   }
+  /** The target pod's containers: the probe's, and (unless `ttyContainer: false`) the manifest's terminal container. */
+  get containers(): string[] {
+    return [this.container, ...(this.options.ttyContainer === false ? [] : [TARGET_DEFAULTS.ttyContainer])];
+  }
+
   get container(): string {
     return this.options.container ?? DEFAULTS.container;
   }
@@ -132,6 +138,7 @@ export class Emulator extends EventEmitter {
       namespace: this.namespace,
       pod: this.pod,
       container: this.container,
+      ttyContainer: o.ttyContainer !== false,
       podPorts: this.podPorts,
       serverVersion: o.serverVersion ?? DEFAULTS.serverVersion,
       serverAddress: `${hostPart}:${port}`,
@@ -251,6 +258,10 @@ export class Emulator extends EventEmitter {
           : `pods "${this.pod}" is forbidden: User "lab-user" cannot ${verbs.join(' and ')} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
       );
     }
+    // The pod's REST handler, after authorization: a container the pod does not have is a 400 (k8s.io/kubernetes
+    // pkg/registry/core/pod/strategy.go streamLocation).
+    const container = url.searchParams.get('container');
+    if (container !== null && !this.containers.includes(container)) return refuse(400, `container ${container} is not valid for pod ${pod.name}`);
     if (node?.fault?.kind === 'refuse') {
       // The API server proxies to the kubelet on this node and cannot reach it (a network policy, a firewall).
       return refuse(500, `error dialing backend: dial tcp ${pod.ip.replace(/\.10$/, '.1')}:10250: connect: connection timed out`);

@@ -56,6 +56,9 @@ const statusText = (r: SessionResult) => r.upgrade.error ?? `HTTP ${r.upgrade.st
  * allows neither upgrade, or the pod's port is closed. A 403 on WebSocket only
  * (the 1.35 `create` rule) is a path finding, not this.
  */
+/** The API server's words for a container the pod does not have (k8s.io/kubernetes pkg/registry/core/pod/strategy.go). */
+const CONTAINER_NOT_VALID = /container \S+ is not valid for pod \S+/;
+
 export function notMeasuredReason(group: readonly SessionResult[], port?: number): Diagnosis | undefined {
   const all = (p: (r: SessionResult) => boolean) => group.length > 0 && group.every(p);
   const first = group[0];
@@ -75,6 +78,18 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
       summary: `The target does not exist: ${statusText(first)}`,
       check:
         "Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (or the config's target) at a pod that runs cat and a TCP echo port.",
+    };
+  }
+  // The API server's own 400 for a container the pod does not have (pod strategy streamLocation: "container X is not
+  // valid for pod Y"): a terminal attach needs the manifest's `tty` container, which targets deployed before it lack.
+  if (from(400) && group.every((r) => CONTAINER_NOT_VALID.test(r.upgrade.error ?? ''))) {
+    return {
+      code: 'target-missing',
+      summary: `The target pod lacks the container this row needs: ${statusText(first)}`,
+      check:
+        first.holdShape === 'tty' && first.operation === 'attach'
+          ? "A terminal attach joins the target's `tty` container (tty: true), which targets deployed before it lack: re-apply `kube-stream-probe manifest` (it adds the container), or leave attach out of --tty."
+          : "Fix --container (the config's target.container), or re-apply `kube-stream-probe manifest`.",
     };
   }
   if (from(403)) {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorKubeconfig, startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
-import { kubectlInTerminal } from '../../lab/kubectl.js';
+import { kubectlInTerminal, runKubectl } from '../../lab/kubectl.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { startHaproxy, startNginx } from '../../lab/real-hops/reverse-proxies.js';
 import { TTY_SIZE_SCRIPT } from '../../src/probe/hold-shape.js';
@@ -132,5 +132,25 @@ describe('a runtime that drops terminal resizes', () => {
     const r = await cli(['run', '--kubeconfig', dropping.kubeconfig, '--ops', 'exec,attach', '--hold', '0s', '--no-preflight', '-o', 'json']);
     const doc = JSON.parse(r.stdout) as Json;
     expect(doc.verdicts.map((v: Json) => v.verdict)).toEqual(['clean', 'clean']);
+  }, 60_000);
+});
+
+describe('a target deployed before the manifest had its tty container', () => {
+  it("terminal attach rows are not measured, saying to re-apply the manifest; exec terminal rows still are; the API server's 400 as real kubectl 1.36 sees it", async () => {
+    const old = await startEmulatorWithKubeconfig({ ttyContainer: false });
+    try {
+      const r = await cli(['run', '--kubeconfig', old.kubeconfig, '--ops', 'exec,attach', '--hold', '0s', '--tty', '--no-preflight', '-o', 'json']);
+      const doc = JSON.parse(r.stdout) as Json;
+      expect(doc.verdicts.map((v: Json) => `${v.operation} ${v.verdict}`)).toEqual(['exec clean', 'attach not-measured']);
+      const why = doc.verdicts[1].diagnosis[0];
+      expect(why.code).toBe('target-missing');
+      expect(why.summary).toMatch(/lacks the container this row needs: .*container tty is not valid for pod probe-target/);
+      expect(why.check).toMatch(/re-apply `kube-stream-probe manifest` \(it adds the container\)/);
+      expect(r.code).toBe(3);
+      const k = await runKubectl('1.36', ['--kubeconfig', old.kubeconfig, 'attach', '-i', 'probe-target', '-c', 'tty'], { stdin: 'x\n', timeoutMs: 20_000 });
+      expect([k.code === 0, k.stderr]).toEqual([false, expect.stringMatching(/container tty is not valid for pod probe-target/)]);
+    } finally {
+      await old.stop();
+    }
   }, 60_000);
 });
