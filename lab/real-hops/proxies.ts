@@ -33,7 +33,9 @@ export function startSquid(o: SquidOptions = {}): Promise<RealHop> {
         '',
       ].join('\n'),
     }),
-    args: (dir) => ['-N', '-f', `${dir}/squid.conf`],
+    // A service name of its own (-n): squids started at the same moment would otherwise race for the same shared
+    // memory segment (/squid-cf__metadata.shm: "File exists").
+    args: (dir, [port]) => ['-N', '-n', `ksp${port}`, '-f', `${dir}/squid.conf`],
   });
 }
 

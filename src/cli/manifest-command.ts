@@ -126,21 +126,21 @@ export function manifestDocuments(o: ManifestOptions): unknown[] {
     containers: [
       // exec runs `cat` here; attach joins the main process, which is `cat` too.
       { name: 'main', image: o.image, command: ['cat'], stdin: true, securityContext: restricted, resources },
-      // Terminal attach sessions (--tty) join this one: a pty, and for each line typed the size it reads (probe/terminal.ts).
+      {
+        name: 'echo',
+        image: o.echoImage,
+        args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
+        ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
+        securityContext: restricted,
+        resources,
+      },
+      // Last (the first two keep their places): terminal attach sessions (--tty) join this one: a pty, and for each line typed the size it reads (probe/terminal.ts).
       {
         name: TARGET_DEFAULTS.ttyContainer,
         image: o.image,
         command: holdShapeCommand('tty'),
         stdin: true,
         tty: true,
-        securityContext: restricted,
-        resources,
-      },
-      {
-        name: 'echo',
-        image: o.echoImage,
-        args: [`TCP-LISTEN:${o.port},fork,reuseaddr`, 'EXEC:cat'],
-        ports: [{ name: 'echo', containerPort: o.port, protocol: 'TCP' }],
         securityContext: restricted,
         resources,
       },

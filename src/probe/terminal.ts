@@ -52,10 +52,13 @@ export function seenSize(match: RegExpExecArray | undefined): TerminalSize | nul
   return { height: Number(match[1]), width: Number(match[2]) };
 }
 
-/** The failure when the process reads another size than the one sent; undefined when they agree. */
-export function sizeMismatch(check: TerminalCheck, when: 'start' | 'resize'): ProbeError<'TTY_SIZE_LOST'> | undefined {
+/**
+ * The failure when the process reads another size than the one sent; undefined when they agree. `alsoSent`: other
+ * sizes this session sent just before (attach's +1): on a pty other attach sessions share, one of them may be read.
+ */
+export function sizeMismatch(check: TerminalCheck, when: 'start' | 'resize', alsoSent: readonly TerminalSize[] = []): ProbeError<'TTY_SIZE_LOST'> | undefined {
   const { sent, seen } = check;
-  if (seen && seen.width === sent.width && seen.height === sent.height) return undefined;
+  if (seen && [sent, ...alsoSent].some((s) => seen.width === s.width && seen.height === s.height)) return undefined;
   const read = seen ? sizeText(seen) : 'no size';
   return probeError(
     'TTY_SIZE_LOST',

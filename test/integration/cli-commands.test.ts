@@ -1,4 +1,5 @@
 /** The CLI surface: help everywhere, manifest contents, usage errors, no progress noise off a terminal. */
+import { holdShapeCommand } from '../../src/probe/hold-shape.js';
 import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
@@ -42,7 +43,10 @@ describe('kube-stream-probe CLI', () => {
     expect(sts.metadata).toMatchObject({ name: 'target', namespace: 'probes' });
     expect(sts.spec.replicas).toBe(1);
     expect(sts.spec.template.metadata.labels['app.kubernetes.io/name']).toBe('kube-stream-probe-target');
-    const [main, echo] = sts.spec.template.spec.containers;
+    const [main, echo, tty] = sts.spec.template.spec.containers;
+    // The terminal container terminal attach sessions join (--tty): a pty, the size loop, the same image and least privilege.
+    expect(tty).toMatchObject({ name: 'tty', tty: true, stdin: true, command: holdShapeCommand('tty'), image: 'registry.corp.example/mirror/busybox:1.36' });
+    expect(tty.securityContext).toEqual(main.securityContext);
     expect(main).toMatchObject({ command: ['cat'], image: 'registry.corp.example/mirror/busybox:1.36' });
     expect(echo).toMatchObject({ image: 'registry.corp.example/mirror/socat:1.8', ports: [{ containerPort: 9000 }] });
     const role = docs[2];

@@ -164,7 +164,7 @@ describe('run --per-node', () => {
     expect(ds.spec.template.metadata.labels[NODE_TARGET_LABEL.key]).toBe(NODE_TARGET_LABEL.value);
     expect(ds.spec.selector.matchLabels).toEqual(ds.spec.template.metadata.labels);
     expect(ds.spec.template.spec.tolerations).toEqual([{ operator: 'Exists' }]);
-    expect(ds.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['main', 'tty', 'echo']);
+    expect(ds.spec.template.spec.containers.map((c: { name: string }) => c.name)).toEqual(['main', 'echo', 'tty']);
     const nodes = docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'kube-stream-probe-nodes');
     expect(nodes.rules).toEqual([{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }]);
     const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'kube-stream-probe-per-node');
