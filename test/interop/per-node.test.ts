@@ -131,7 +131,7 @@ describe('run --per-node', () => {
     expect(oursPf).toEqual(pfBreaks);
   }, 90_000);
 
-  it("the kubelet leg's fault after the 101 is named for attach as for exec, and real kubectl 1.35 attach breaks there too", async () => {
+  it("the kubelet leg's fault after the 101 is named for attach and terminal sessions as for exec, and real kubectl 1.35 attach breaks there too", async () => {
     const r = await cli([
       'run',
       '--kubeconfig',
@@ -155,6 +155,13 @@ describe('run --per-node', () => {
     expect(doc.verdicts[0].kubectl.find((k: { client: string }) => k.client === '1.31-1.37').outcome).toBe('breaks');
     const k = await runKubectl('1.35', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-node-node-b'], { stdin: 'hi\n', timeoutMs: 20_000 });
     expect([k.code === 0, k.stderr]).toEqual([false, expect.stringMatching(/server gave HTTP response to HTTPS client/)]);
+    // Terminal sessions (exec -it, attach -it) meet the same fault the same way.
+    const t = JSON.parse((await cli(['run', '--kubeconfig', lab.kubeconfig, '--pod', 'probe-node-node-b', '--ops', 'exec,attach', '--hold', '0s', '--tty', '--echo-timeout', '2000', '-o', 'json'])).stdout);
+    for (const v of t.verdicts) {
+      expect([v.operation, v.holdShape, v.verdict]).toEqual([v.operation, 'tty', 'websocket-broken']);
+      expect(v.diagnosis.map((d: { code: string }) => d.code)).toContain('stream-error-after-upgrade');
+    }
+    expect(t.verdicts.map((v: { operation: string }) => v.operation)).toEqual(['exec', 'attach']);
   }, 60_000);
 
   it('the manifest: a DaemonSet labelled as run --per-node looks for, and the RBAC to find it and read nodes', async () => {
