@@ -91,6 +91,7 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
       operations: s.operations,
       ...(s.transferBytes ? { transfer: formatSize(s.transferBytes) } : {}),
       ...(s.holdShapes ? { holdShapes: s.holdShapes } : {}),
+      ...(s.transferShapes ? { transferShapes: s.transferShapes } : {}),
     })),
     ...network,
     memorySize: config.memoryMb,

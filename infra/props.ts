@@ -11,7 +11,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { ClusterAuth } from '../src/config/probe-config.js';
-import type { HoldShape, KeepaliveMode, Operation } from '../src/vocabulary.js';
+import type { HoldShape, KeepaliveMode, Operation, TransferShape } from '../src/vocabulary.js';
 
 /** How the function authenticates to a cluster. */
 export type ProbeClusterAuth =
@@ -64,6 +64,8 @@ export interface ProbeSchedule {
   readonly transfer?: string;
   /** What moves during exec holds, each its own row in the logs (shaped holds publish no metrics). @default - silent */
   readonly holdShapes?: readonly HoldShape[];
+  /** How the transfer moves: echo, upload, download, small (exec: kubectl cp's directions), each its own row; only echo publishes metrics. @default - echo */
+  readonly transferShapes?: readonly TransferShape[];
 }
 
 export interface ProbeAlarmOptions {

@@ -50,6 +50,19 @@ export type KeepaliveMode = (typeof KEEPALIVES)[number];
  */
 export const HOLD_SHAPES = ['silent', 'output', 'input', 'tty'] as const;
 export type HoldShape = (typeof HOLD_SHAPES)[number];
+
+/**
+ * How a transfer (`--transfer SIZE`) moves its bytes, as `kubectl cp` does on exec: `echo` both ways at once (stdin →
+ * `cat` → stdout, the default), `upload` into the pod only (`kubectl cp file pod:`: the pod's `wc -c` counts what
+ * arrived after stdin's end), `download` out of it only (`kubectl cp pod:file .`: the pod's `head -c SIZE /dev/zero`),
+ * `small` both ways in tar's 512-byte blocks (`kubectl cp` of many small files: many small writes). Port-forward
+ * carries `echo` and `small`; each shape is its own row.
+ */
+export const TRANSFER_SHAPES = ['echo', 'upload', 'download', 'small'] as const;
+export type TransferShape = (typeof TRANSFER_SHAPES)[number];
+/** The transfer shapes an operation's transfers run (port-forward's pod side is an echo: no upload or download). */
+export const transferShapesOf = (operation: Operation, plan: Pick<RunPlan, 'transferShapes'>): TransferShape[] =>
+  (plan.transferShapes ?? ['echo']).filter((s) => operation === 'exec' || s === 'echo' || s === 'small');
 /** How often a shaped hold moves its few bytes, s. */
 export const HOLD_SHAPE_PERIOD_SECONDS = 2;
 
@@ -68,6 +81,8 @@ export interface RunPlan {
   readonly transferBytes?: number;
   /** What moves during exec holds; absent: silent. */
   readonly holdShapes?: readonly HoldShape[];
+  /** How the transfer moves (exec: `kubectl cp`'s directions); absent: echo. */
+  readonly transferShapes?: readonly TransferShape[];
 }
 
 /**

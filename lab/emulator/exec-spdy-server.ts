@@ -100,8 +100,10 @@ export function serveSpdyExec(session: SpdySession, protocol: string, req: ExecR
     });
     await faulty?.flush();
     if (abort.signal.aborted) return;
-    streams.get('stdout')?.end();
-    streams.get('stderr')?.end();
+    // The kubelet writes the status once the output is copied out (its writes block until sent): the stdout stream's
+    // queued bytes go first, then the status (an exit overtaking output is the truncateTail fault's, not ours).
+    await Promise.all(['stdout', 'stderr'].map((name) => endAndFlush(streams.get(name))));
+    if (abort.signal.aborted) return;
     const errorStream = streams.get('error');
     if (structured(protocol)) errorStream?.write(encodeExecStatus(code));
     else if (code !== 0) errorStream?.write(`command terminated with non-zero exit code: exit status ${code}`);
@@ -119,4 +121,15 @@ function withoutEnd(stream: SpdyStream | undefined): PassThrough | undefined {
   const out = new PassThrough();
   stream.on('data', (b: Buffer) => out.write(b));
   return out;
+}
+
+/** Ends a stream and resolves once everything written to it has gone out (or it is gone). */
+function endAndFlush(stream: SpdyStream | undefined): Promise<void> {
+  if (!stream || stream.writableFinished || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.once('finish', () => resolve());
+    stream.once('close', () => resolve());
+    stream.once('error', () => resolve());
+    stream.end();
+  });
 }

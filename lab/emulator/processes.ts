@@ -10,7 +10,7 @@
 import { PodFilesystem } from './pod-fs.js';
 import { say, sleep, type ProcessIO } from './process-io.js';
 import { interactiveShell, parseScript, runScript } from './shell.js';
-import { cat, headLines, tar, wcBytes } from './stdin-commands.js';
+import { cat, headLines, tar, wcBytes, zeros } from './stdin-commands.js';
 
 export type { ProcessIO } from './process-io.js';
 import { mainProcessOf } from './main-process.js';
@@ -90,7 +90,9 @@ export async function runCommand(argv: readonly string[], io: ProcessIO): Promis
     case 'tar':
       return tar(args, io, fs);
     case 'head':
-      if (args[0] !== '-n' || args.length !== 2) return (say(io.stderr, 'head: only head -n N on stdin is emulated\n'), 1);
+      // head -c N /dev/zero: a download transfer's N zero bytes (probe/transfer.ts transferCommand).
+      if (args[0] === '-c' && args.length === 3 && args[2] === '/dev/zero') return zeros(Number(args[1]), io);
+      if (args[0] !== '-n' || args.length !== 2) return (say(io.stderr, 'head: only head -n N on stdin and head -c N /dev/zero are emulated\n'), 1);
       return headLines(Number(args[1]), io);
     case 'wc':
       if (args.join(' ') !== '-c') return (say(io.stderr, 'wc: only wc -c on stdin is emulated\n'), 1);

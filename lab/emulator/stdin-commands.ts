@@ -39,6 +39,8 @@ export function headLines(n: number, io: ProcessIO): Promise<number> {
     };
     stdin.on('data', onData);
     stdin.once('end', () => resolve(0));
+    // A head before this one paused it (a 'data' listener alone does not resume an explicitly paused stream).
+    stdin.resume();
   });
 }
 
@@ -96,4 +98,17 @@ export async function tar(args: readonly string[], io: ProcessIO, fs: PodFilesys
   }
   say(io.stderr, 'tar: You must specify one of the -c or -x options\n');
   return 2;
+}
+
+/**
+ * `head -c N /dev/zero`: N zero bytes, in 64 KiB writes, as fast as the session takes them (each write waits a turn
+ * of the event loop, so a stalled or throttled stream (stream-faults.ts) holds it back as a pipe would).
+ */
+export async function zeros(n: number, io: ProcessIO): Promise<number> {
+  const piece = Buffer.alloc(64 * 1024);
+  for (let left = Number.isFinite(n) && n > 0 ? n : 0; left > 0 && !io.signal.aborted; left -= piece.length) {
+    io.stdout(left >= piece.length ? piece : piece.subarray(0, left));
+    await new Promise((r) => setImmediate(r));
+  }
+  return 0;
 }

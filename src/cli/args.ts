@@ -78,6 +78,7 @@ export interface PlanFlags {
   readonly keepalive?: string;
   readonly transfer?: string;
   readonly 'hold-shape'?: string;
+  readonly 'transfer-shape'?: string;
   /** `--tty`: every exec and attach session with a terminal (kubectl's -t): `--hold-shape tty`. */
   readonly tty?: boolean;
 }
@@ -93,6 +94,7 @@ export function planFromFlags(values: PlanFlags, defaults: RunPlan = DEFAULT_MAT
       holds: values.hold,
       transfer: values.transfer,
       holdShapes: values.tty ? [values['hold-shape'], 'tty'].filter(Boolean).join(',') : values['hold-shape'],
+      transferShapes: values['transfer-shape'],
     },
     defaults,
   );
@@ -120,6 +122,7 @@ export const MATRIX_FLAGS = {
   keepalive: { type: 'string' },
   transfer: { type: 'string' },
   'hold-shape': { type: 'string' },
+  'transfer-shape': { type: 'string' },
 } as const;
 
 /** The flags that choose the cluster, the target and the matrix, shared by run and audit. */

@@ -39,6 +39,7 @@ Flags:
                        a task is started, waited for (progress on stderr) and read from its log
   --keepalive LIST     kubectl,none
   --hold-shape LIST    silent,output,input,tty: what moves during exec holds (run --help)
+  --transfer-shape LIST echo,upload,download,small: how the transfer moves (run --help)
   --transfer SIZE      also stream SIZE bytes through each operation × transport (8MiB; run --help)
   -o, --output FORMAT  table | json | html (html: every location's reports in one self-contained file)
   --out FILE           write the report to FILE instead of stdout

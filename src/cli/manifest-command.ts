@@ -67,7 +67,7 @@ In-cluster runner (the probe from inside the cluster, metrics to Prometheus):
   --cluster NAME            this cluster's name in the metrics (required: in a pod the context is "in-cluster")
   --location NAME           where the runner is, in the metrics (default in-cluster)
   --every DURATION          how often it runs: 1m…30m dividing an hour, or 1h…24h dividing a day (default 5m)
-  --ops, --transports, --keepalive, --hold, --transfer, --hold-shape
+  --ops, --transports, --keepalive, --hold, --transfer, --hold-shape, --transfer-shape
                             the plan, as for \`run\` (default exec,portforward; both; kubectl; 0s,65s; no transfer; silent)
   --mesh istio|linkerd      inject the mesh's sidecar (as a native sidecar, Kubernetes >= 1.29) so the
                             path probed is the mesh's

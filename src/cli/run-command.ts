@@ -60,6 +60,10 @@ Flags:
   --transfer SIZE       also stream SIZE bytes (8MiB, 64MiB; at most 1GiB) through exec (stdin → cat →
                         stdout, then the exit status: the kubectl cp path) and port-forward, on each
                         transport, byte-exact: MiB/s, first byte, longest stall, lost tail (default off)
+  --transfer-shape LIST echo,upload,download,small: how the transfer moves, each its own row (default
+                        echo): upload = into the pod only (kubectl cp file pod:, the pod counts what
+                        arrived), download = out of it only (kubectl cp pod:file .), small = both ways in
+                        512-byte writes (cp of many small files); port-forward carries echo and small
   --location NAME       where this runs, for results (default the host name)
   --cluster-name NAME   the cluster's name in results and metrics (default the kubeconfig context's;
                         in a pod it is only "in-cluster")

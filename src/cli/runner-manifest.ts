@@ -121,6 +121,7 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
     KSP_HOLD: flags.holds,
     KSP_TRANSFER: flags.transfer,
     KSP_HOLD_SHAPE: flags.holdShapes,
+    KSP_TRANSFER_SHAPE: flags.transferShapes,
     KSP_PUSHGATEWAY: o.pushgateway,
   };
   const cronJob = (name: string, extraArgs: string[]) => ({
@@ -169,6 +170,8 @@ export function runnerDocuments(o: RunnerOptions): unknown[] {
                     '$(KSP_TRANSFER)',
                     '--hold-shape',
                     '$(KSP_HOLD_SHAPE)',
+                    '--transfer-shape',
+                    '$(KSP_TRANSFER_SHAPE)',
                     '--publish',
                     'prometheus',
                     '--pushgateway',

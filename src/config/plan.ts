@@ -15,6 +15,8 @@ import {
   OPERATIONS,
   holdSpan,
   TRANSFER_OPERATIONS,
+  TRANSFER_SHAPES,
+  transferShapesOf,
   TRANSPORTS,
   type RunPlan,
   formatSize,
@@ -25,7 +27,7 @@ import {
 export type { RunPlan } from '../vocabulary.js';
 export { holdSpan } from '../vocabulary.js';
 
-export const PLAN_FIELDS = ['operations', 'transports', 'keepalives', 'holds', 'transfer', 'holdShapes'] as const;
+export const PLAN_FIELDS = ['operations', 'transports', 'keepalives', 'holds', 'transfer', 'holdShapes', 'transferShapes'] as const;
 export type PlanField = (typeof PLAN_FIELDS)[number];
 /** A plan as written, before parsing: each field as its entry point has it (a list, or for flags a comma-separated string). */
 export type RawPlan = Partial<Record<PlanField, unknown>>;
@@ -33,11 +35,35 @@ export type RawPlan = Partial<Record<PlanField, unknown>>;
 /** How each entry point names the plan's fields. */
 export const PLAN_NAMES = {
   /** `run`, `audit`, `invoke`, `manifest` and the runner's CronJob. */
-  flags: { operations: '--ops', transports: '--transports', keepalives: '--keepalive', holds: '--hold', transfer: '--transfer', holdShapes: '--hold-shape' },
+  flags: {
+    operations: '--ops',
+    transports: '--transports',
+    keepalives: '--keepalive',
+    holds: '--hold',
+    transfer: '--transfer',
+    holdShapes: '--hold-shape',
+    transferShapes: '--transfer-shape',
+  },
   /** `serve`'s /probe?… */
-  query: { operations: 'ops', transports: 'transports', keepalives: 'keepalive', holds: 'hold', transfer: 'transfer', holdShapes: 'hold_shape' },
+  query: {
+    operations: 'ops',
+    transports: 'transports',
+    keepalives: 'keepalive',
+    holds: 'hold',
+    transfer: 'transfer',
+    holdShapes: 'hold_shape',
+    transferShapes: 'transfer_shape',
+  },
   /** The Lambda event, the YAML schedule, the construct's schedule props. */
-  document: { operations: 'operations', transports: 'transports', keepalives: 'keepalives', holds: 'holds', transfer: 'transfer', holdShapes: 'holdShapes' },
+  document: {
+    operations: 'operations',
+    transports: 'transports',
+    keepalives: 'keepalives',
+    holds: 'holds',
+    transfer: 'transfer',
+    holdShapes: 'holdShapes',
+    transferShapes: 'transferShapes',
+  },
 } as const satisfies Record<string, Record<PlanField, string>>;
 export type PlanNames = Record<PlanField, string>;
 
@@ -102,6 +128,9 @@ export function parsePlan(src: PlanSource, raw: RawPlan, defaults: RunPlan = DEF
   // Silent alone is what no hold shape says (plan-matrix.ts): one way to write it.
   const shapes = pick('holdShapes', HOLD_SHAPES) ?? defaults.holdShapes;
   const holdShapes = shapes && !(shapes.length === 1 && shapes[0] === 'silent') ? shapes : undefined;
+  // Echo alone is what no transfer shape says: one way to write it.
+  const moves = pick('transferShapes', TRANSFER_SHAPES) ?? defaults.transferShapes;
+  const transferShapes = moves && !(moves.length === 1 && moves[0] === 'echo') ? moves : undefined;
   const plan: RunPlan = {
     operations: pick('operations', OPERATIONS) ?? [...defaults.operations],
     transports: pick('transports', TRANSPORTS) ?? [...defaults.transports],
@@ -109,6 +138,7 @@ export function parsePlan(src: PlanSource, raw: RawPlan, defaults: RunPlan = DEF
     holdsSeconds: holds() ?? [...defaults.holdsSeconds],
     ...(transferBytes ? { transferBytes } : {}),
     ...(holdShapes ? { holdShapes: [...holdShapes] } : {}),
+    ...(transferShapes ? { transferShapes: [...transferShapes] } : {}),
   };
   // Attach's holds run one after another: their sum is a hold of the run's, under the same limits as each one.
   const span = holdSpan(plan);
@@ -133,20 +163,21 @@ export function planEvent(plan: RunPlan): Partial<Record<PlanField, unknown>> {
     holds: plan.holdsSeconds.map((h) => `${h}s`),
     ...(plan.transferBytes ? { transfer: formatSize(plan.transferBytes) } : {}),
     ...(plan.holdShapes ? { holdShapes: [...plan.holdShapes] } : {}),
+    ...(plan.transferShapes ? { transferShapes: [...plan.transferShapes] } : {}),
   };
 }
 
 /** The plan as flag values, each one given (the runner's ConfigMap fills every flag): parsePlan(flags) reads them back unchanged. */
 export function planFlagValues(plan: RunPlan): Record<PlanField, string> {
-  const values = { transfer: 'off', holdShapes: ['silent'], ...planEvent(plan) };
+  const values = { transfer: 'off', holdShapes: ['silent'], transferShapes: ['echo'], ...planEvent(plan) };
   return Object.fromEntries(PLAN_FIELDS.map((f) => [f, [values[f]].flat().join(',')])) as Record<PlanField, string>;
 }
 
 /** Which runner holds a plan: the Lambda, or (holds longer than a Lambda run allows) the ECS task. */
 export const runnerFor = (plan: Pick<RunPlan, 'holdsSeconds' | 'operations'>): Runner => runnerForHold(holdSpan(plan));
 /** The transfers one run makes, one after another: one per operation × transport. */
-export const transferSessions = (plan: Pick<RunPlan, 'operations' | 'transports'>): number =>
-  plan.operations.filter((o) => TRANSFER_OPERATIONS.includes(o)).length * plan.transports.length;
+export const transferSessions = (plan: Pick<RunPlan, 'operations' | 'transports' | 'transferShapes'>): number =>
+  plan.operations.filter((o) => TRANSFER_OPERATIONS.includes(o)).reduce((n, o) => n + transferShapesOf(o, plan).length, 0) * plan.transports.length;
 /** How long those transfers may take at the floor rate, ms (0 without a transfer). */
-export const planTransferMs = (plan: Pick<RunPlan, 'operations' | 'transports' | 'transferBytes'>): number =>
+export const planTransferMs = (plan: Pick<RunPlan, 'operations' | 'transports' | 'transferBytes' | 'transferShapes'>): number =>
   transferChainMs(plan.transferBytes, transferSessions(plan));

@@ -43,6 +43,7 @@ export function fitToBudget(plan: RunPlan, sessionBudgetMs: number): { plan: Run
     holdsSeconds,
     ...(transferBytes ? { transferBytes } : {}),
     ...(plan.holdShapes ? { holdShapes: plan.holdShapes } : {}),
+    ...(transferBytes && plan.transferShapes ? { transferShapes: plan.transferShapes } : {}),
   };
   return { plan: fitted, refused };
 }

@@ -39,7 +39,9 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
   for (const r of report.results.filter(measured)) {
     const dims = { ...base, Operation: r.operation, Transport: r.transport, Keepalive: r.keepalive, HoldSeconds: String(r.holdSeconds) };
     if (r.transferBytes) {
-      // A transfer session publishes what it measured about the cp path, not a second UpgradeSuccess for hold 0.
+      // A transfer session publishes what it measured about the cp path, not a second UpgradeSuccess for hold 0; an
+      // upload, download or small-writes transfer is an ad hoc question (like a shaped hold): printed, not published.
+      if (r.transferShape) continue;
       if (r.upgrade.ok && r.firstEchoMs !== null && r.transfer) {
         out.push(datum('TransferComplete', dims, r.transfer.end === 'complete' ? 1 : 0, timestamp));
         out.push(datum('TransferThroughput', dims, r.transfer.mibPerSecond, timestamp));

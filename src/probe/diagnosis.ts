@@ -217,6 +217,17 @@ function ttySizeLost(r: SessionResult): Diagnosis {
   };
 }
 
+/** An upload (`kubectl cp file pod:`) whose every byte the stream took, and whose count never came. */
+function uploadEofLost(r: SessionResult): Diagnosis {
+  const t = r.transfer!;
+  return {
+    code: 'stdin-eof-lost',
+    summary: `The ${what(r)} upload of ${t.bytes} bytes was written whole and stdin closed, but the pod's count of what arrived did not come for ${t.longestStallSeconds} s while the connection stayed open.`,
+    check:
+      "stdin's end (or the last bytes before it) never reached the process, so it never finished reading: `kubectl cp file pod:/path` never exits on this path (its `tar xf -` waits for the end of its input; measured with kubectl 1.29 and 1.36, test/interop/stdin-eof.test.ts). Check the kubelet's and the container runtime's streaming leg, and any hop that rewrites WebSocket frames or SPDY streams.",
+  };
+}
+
 /** A connection that stayed open while nothing came back, and nothing in the run dates it. */
 function blackHole(r: SessionResult): Diagnosis {
   const u = r.hold.quiet?.unanswered;
@@ -326,7 +337,9 @@ export function explainFailure(r: SessionResult, context: DiagnosisContext): Dia
   }
   if (r.transfer) {
     // Nothing of a transfer came back although the echoes just before it did: full-size packets vanish.
-    if (r.transfer.end === 'stalled' && r.transfer.receivedBytes === 0) return mtuBlackHole(r);
+    // An upload gets nothing back until the pod's count: every byte taken and no count is stdin's end lost.
+    if (r.transferShape === 'upload' && r.transfer.end === 'stalled' && r.transfer.sentBytes >= r.transfer.bytes) return uploadEofLost(r);
+    if (r.transfer.end === 'stalled' && r.transfer.receivedBytes === 0 && r.transferShape !== 'upload') return mtuBlackHole(r);
     const d = transferDiagnosis(r);
     if (d) return d;
     if (r.transfer.end === 'mismatch')

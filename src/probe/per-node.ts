@@ -191,6 +191,7 @@ export async function runPerNode(plan: ProbePlan, options: PerNodeOptions = {}):
         keepalives: keepalives.length ? keepalives : ['kubectl'],
         transferBytes: undefined,
         holdShapes: undefined,
+        transferShapes: undefined,
       };
       // A node's path is the cluster's path to its kubelet: the main target's run asks the follow-up questions.
       const report = await runPlan(nodePlan, { ...options, skipPreflight, pacer, followUpBudgetMs: 0 });

@@ -2,7 +2,7 @@
  * The sessions of a plan: operation × keepalive × hold (× hold shape) × transport, and the transfers. The runner
  * runs them; the config counts them (location-size.ts: how many sessions one invocation starts).
  */
-import { TRANSFER_OPERATIONS, type HoldShape, type RunPlan } from '../vocabulary.js';
+import { TRANSFER_OPERATIONS, transferShapesOf, type HoldShape, type RunPlan } from '../vocabulary.js';
 import type { SessionSpec } from './types.js';
 
 /** The sessions of a plan's matrix. */
@@ -31,6 +31,15 @@ export function expandPlan(plan: RunPlan): SessionSpec[] {
   // The transfer rides on kubectl's own keepalive, as `kubectl cp` does.
   if (plan.transferBytes)
     for (const operation of plan.operations.filter((o) => TRANSFER_OPERATIONS.includes(o)))
-      for (const transport of plan.transports) specs.push({ operation, transport, keepalive: 'kubectl', holdSeconds: 0, transferBytes: plan.transferBytes });
+      for (const transferShape of transferShapesOf(operation, plan))
+        for (const transport of plan.transports)
+          specs.push({
+            operation,
+            transport,
+            keepalive: 'kubectl',
+            holdSeconds: 0,
+            transferBytes: plan.transferBytes,
+            ...(transferShape === 'echo' ? {} : { transferShape }),
+          });
   return specs;
 }

@@ -11,8 +11,11 @@ const MiB = 1024 * 1024;
 /** 8MiB, 512KiB, 1000B. */
 export const bytesText = (b: number): string => (b % MiB === 0 ? `${b / MiB}MiB` : b % 1024 === 0 ? `${b / 1024}KiB` : `${b}B`);
 
-/** `65s`, `65s-output` (a shaped hold), `cp 8MiB` (an exec transfer: the kubectl cp path) or `8MiB` (port-forward). */
-export function rowText(r: Pick<SessionSpec, 'operation' | 'holdSeconds' | 'transferBytes' | 'holdShape'>): string {
-  if (r.transferBytes) return `${r.operation === 'exec' ? 'cp ' : ''}${bytesText(r.transferBytes)}`;
+/**
+ * `65s`, `65s-output` (a shaped hold), `cp 8MiB` (an exec transfer: the kubectl cp path) or `8MiB` (port-forward),
+ * with a transfer shape: `cp 8MiB upload`, `8MiB small`.
+ */
+export function rowText(r: Pick<SessionSpec, 'operation' | 'holdSeconds' | 'transferBytes' | 'holdShape' | 'transferShape'>): string {
+  if (r.transferBytes) return `${r.operation === 'exec' ? 'cp ' : ''}${bytesText(r.transferBytes)}${r.transferShape ? ` ${r.transferShape}` : ''}`;
   return r.holdShape ? `${r.holdSeconds}s-${r.holdShape}` : `${r.holdSeconds}s`;
 }

@@ -2,6 +2,7 @@
  * A session's channel (session.ts, phase 1): connect and upgrade as kubectl does, and for port-forward open the
  * one forwarded connection; with the types the phases share (how a loss is recorded, a phase's early end).
  */
+import { transferCommand } from './transfer.js';
 import { firstSizes } from './terminal.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import type { Writable } from 'node:stream';
@@ -75,7 +76,9 @@ export async function openChannel(
             ...common,
             // attach joins the target's main process, cat on stdin: the same echo; ending stdin ends the attach with
             // Success (the container keeps running: it is not stdinOnce), as exec's cat exits 0.
-            ...(spec.operation === 'attach' ? { subresource: 'attach' as const, command: [] } : { command: holdShapeCommand(spec.holdShape) }),
+            ...(spec.operation === 'attach'
+              ? { subresource: 'attach' as const, command: [] }
+              : { command: spec.transferBytes ? transferCommand(spec.transferShape, spec.transferBytes) : holdShapeCommand(spec.holdShape) }),
             // A terminal session (terminal.ts): the size first, as kubectl sends it; attach joins the container with a pty.
             ...(spec.holdShape === 'tty'
               ? { tty: true, terminalSize: firstSizes(spec.operation)[0], ...(spec.operation === 'attach' ? { container: TARGET_DEFAULTS.ttyContainer } : {}) }

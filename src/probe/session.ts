@@ -14,7 +14,7 @@ import { runTransfer, transferLimitMs } from './transfer.js';
 import { TICK, writeTicks } from './hold-shape.js';
 import { HoldActivity } from './hold-activity.js';
 import { WINDOW_MS } from './start-pacer.js';
-import { SIZE_LINE, TERMINAL_SIZES, TTY_EOF, echoedLine, firstSizes, seenSize, sizeMismatch, type TerminalCheck, type TerminalSize } from './terminal.js';
+import { SIZE_LINE, TERMINAL_SIZES, TTY_EOF, echoedLine, seenSize, sizeMismatch, type TerminalCheck, type TerminalSize } from './terminal.js';
 import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
 import { ExecSubprotocol } from '../streaming/channel/codec.js';
@@ -163,7 +163,7 @@ class SessionRun {
   private checkTerminal(when: 'start' | 'resize'): void {
     const t = this.state.terminal;
     const check = when === 'start' ? t?.start : t?.resized;
-    const lost = check && sizeMismatch(check, when, when === 'start' ? firstSizes(this.spec.operation) : []);
+    const lost = check && sizeMismatch(check, when, this.spec.operation === 'attach');
     if (lost) throw new Finished({ error: lost.message, errorCode: lost.code });
   }
 
@@ -173,7 +173,7 @@ class SessionRun {
     const c = this.channel!;
     const { outcome, failure } = await runTransfer(
       { writer: c.writer, reader: c.exec ? c.exec.stdout! : c.forwarded!.stream, exit: c.exec?.exit, lost: c.lost },
-      { bytes, clock: this.clock },
+      { bytes, clock: this.clock, ...(this.spec.transferShape ? { shape: this.spec.transferShape } : {}) },
     );
     this.state.transfer = outcome;
     if (c.exec) this.state.exitCode = outcome.exitCode;

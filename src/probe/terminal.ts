@@ -52,13 +52,18 @@ export function seenSize(match: RegExpExecArray | undefined): TerminalSize | nul
   return { height: Number(match[1]), width: Number(match[2]) };
 }
 
+/** Every size a probe session sends: a shared pty (attach) may show any of them, set by another session or run. */
+const probeSizes = (): readonly TerminalSize[] => [...firstSizes('attach'), TERMINAL_SIZES.resized];
+
 /**
- * The failure when the process reads another size than the one sent; undefined when they agree. `alsoSent`: other
- * sizes this session sent just before (attach's +1): on a pty other attach sessions share, one of them may be read.
+ * The failure when the process reads another size than the one sent; undefined when they agree. `shared`: the pty is
+ * the container's, which other attach sessions (of this run, or of another run or location probing the same target
+ * at the same time) resize too: any size a probe sends shows that resizes reach it; only another size (0×0: none
+ * ever did) is a lost one.
  */
-export function sizeMismatch(check: TerminalCheck, when: 'start' | 'resize', alsoSent: readonly TerminalSize[] = []): ProbeError<'TTY_SIZE_LOST'> | undefined {
+export function sizeMismatch(check: TerminalCheck, when: 'start' | 'resize', shared = false): ProbeError<'TTY_SIZE_LOST'> | undefined {
   const { sent, seen } = check;
-  if (seen && [sent, ...alsoSent].some((s) => seen.width === s.width && seen.height === s.height)) return undefined;
+  if (seen && [sent, ...(shared ? probeSizes() : [])].some((s) => seen.width === s.width && seen.height === s.height)) return undefined;
   const read = seen ? sizeText(seen) : 'no size';
   return probeError(
     'TTY_SIZE_LOST',

@@ -25,6 +25,14 @@ export function transferDiagnosis(r: SessionResult): Diagnosis | undefined {
   const moved = `${t.receivedBytes} of ${t.bytes} bytes came back (${t.sentBytes} sent) in ${t.seconds} s`;
   switch (t.end) {
     case 'truncated':
+      if (r.transferShape === 'upload')
+        return {
+          code: 'transfer-tail-lost',
+          summary: `The ${on(r)} upload of ${size(t.bytes)} ended with ${r.exitCode === null ? 'no exit status' : `exit status ${r.exitCode}`} but ${t.receivedBytes ? `the pod counted only ${t.receivedBytes} bytes: the last ${t.lostTailBytes} never reached it` : "without the pod's count of what arrived: its output was lost with the exit"}.`,
+          check: t.receivedBytes
+            ? "Bytes written into the pod were lost on the way: `kubectl cp file pod:` leaves a short or corrupt file. Check the kubelet and container runtime versions of the target node, and compare the other transport's row."
+            : `The exit status overtook the pod's last output, the tail truncation that makes \`kubectl cp\` from the pod fail (${KUBECTL_ON_LOST_TAIL}); an upload itself writes nothing back, so \`kubectl cp file pod:\` is not hit by it, but this path loses output tails: see the download row.`,
+        };
       return {
         code: 'transfer-tail-lost',
         summary: `The ${on(r)} transfer of ${size(t.bytes)} ended with ${r.exitCode === null ? 'no exit status' : `exit status ${r.exitCode}`} before its last ${t.lostTailBytes} bytes came back: ${moved}.`,

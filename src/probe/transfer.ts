@@ -15,7 +15,7 @@ import type { Readable, Writable } from 'node:stream';
 import { probeError, type ProbeError } from '../errors.js';
 import type { ExecExit } from '../streaming/types.js';
 import type { Clock } from '../timers.js';
-import { BYTES_PER_MIB } from '../vocabulary.js';
+import { BYTES_PER_MIB, type TransferShape } from '../vocabulary.js';
 
 /** client-go's stdin copy buffer (io.Copy, 32 KiB): one WebSocket message or SPDY DATA frame per piece. */
 export const TRANSFER_CHUNK_BYTES = 32 * 1024;
@@ -74,6 +74,35 @@ export interface TransferChannel {
 export interface TransferOptions {
   readonly bytes: number;
   readonly clock: Clock;
+  /** How the bytes move (vocabulary.ts TRANSFER_SHAPES); absent: echo. */
+  readonly shape?: TransferShape;
+}
+
+/** What a download's client writes once it reads, and gets back before the zeros (the pod's second `head -n 1`). */
+export const DOWNLOAD_GO = 'ksp-go\n';
+
+/** tar's block size: how `kubectl cp` of many small files writes (a header and a data block per file). */
+export const SMALL_WRITE_BYTES = 512;
+
+/**
+ * What the pod runs for an exec transfer of each shape (busybox, the target's image; emulated in lab/emulator). The
+ * first line written is echoed first (`head -n 1`: the session's first echo, as every session proves itself), then:
+ * echo and small `cat` the rest back; upload counts it (`wc -c`, printed after stdin's end: what arrived, as
+ * `tar xf -` consumes `kubectl cp file pod:`; exiting a second later); download sends SIZE zero bytes (`head -c`, as `tar cf -` sends
+ * `kubectl cp pod:file .`).
+ */
+export function transferCommand(shape: TransferShape | undefined, bytes: number): string[] {
+  switch (shape) {
+    case 'upload':
+      // The count a second before the exit: an upload writes nothing back that the exit could overtake (kubectl cp
+      // into a pod is not hit by the tail-loss race), and neither is its proof.
+      return ['sh', '-c', 'head -n 1; wc -c; sleep 1'];
+    case 'download':
+      // The second line is the go: the pod sends only once the client reads (DOWNLOAD_GO, echoed before the zeros).
+      return ['sh', '-c', `head -n 1; head -n 1; exec head -c ${bytes} /dev/zero`];
+    default:
+      return ['cat'];
+  }
 }
 
 /** The transfer's time limit, ms: 10 s plus the size at the floor rate. */
@@ -128,6 +157,14 @@ class Pattern {
   }
 }
 
+/** A download's bytes: SIZE zeros (`head -c SIZE /dev/zero`). */
+class Zeros {
+  firstDifference(chunk: Buffer, at: number): number {
+    const i = chunk.findIndex((b) => b !== 0);
+    return i < 0 ? -1 : at + i;
+  }
+}
+
 const r1 = (ms: number) => Math.round(ms / 100) / 10;
 
 export type TransferFailure = ProbeError<
@@ -145,7 +182,16 @@ type TransferResult = { outcome: TransferOutcome; failure?: TransferFailure };
 class TransferRun {
   private readonly bytes: number;
   private readonly clock: Clock;
+  private readonly shape: TransferShape;
   private readonly pattern = new Pattern();
+  /** What must come back: what was written (echo, small), or zeros (download). */
+  private readonly expected: Pick<Pattern, 'firstDifference'>;
+  /** An upload's answer: the pod's count of what arrived, as it comes. */
+  private countText = '';
+  /** An upload's last progress: a write the stream took (nothing comes back until the count). */
+  private lastWriteAt: number;
+  /** A download's go line, still to come back before the zeros. */
+  private goLeft: string;
   private readonly t0: number;
   private sent = 0;
   private received = 0;
@@ -168,8 +214,12 @@ class TransferRun {
   ) {
     this.bytes = options.bytes;
     this.clock = options.clock;
+    this.shape = options.shape ?? 'echo';
+    this.expected = this.shape === 'download' ? new Zeros() : this.pattern;
     this.t0 = this.clock.now();
     this.lastByteAt = this.t0;
+    this.lastWriteAt = this.t0;
+    this.goLeft = this.shape === 'download' ? DOWNLOAD_GO : '';
   }
 
   run(): Promise<TransferResult> {
@@ -201,22 +251,41 @@ class TransferRun {
   /** Write as client-go does, waiting for the stream's flow control; exec then ends stdin (EOF for cat). */
   private pump(): void {
     const { channel } = this;
-    while (!this.finished && this.sent < this.bytes) {
-      const n = Math.min(TRANSFER_CHUNK_BYTES, this.bytes - this.sent);
+    // A download writes nothing: the pod sends (stdin is ended at once, as kubectl cp from a pod sends none).
+    const piece = this.shape === 'small' ? SMALL_WRITE_BYTES : TRANSFER_CHUNK_BYTES;
+    // A download's go: the pod starts sending now that this transfer reads.
+    if (this.shape === 'download' && this.sent === 0) channel.writer.write(DOWNLOAD_GO);
+    while (!this.finished && this.shape !== 'download' && this.sent < this.bytes) {
+      const n = Math.min(piece, this.bytes - this.sent);
       const more = channel.writer.write(this.pattern.slice(this.sent, n));
       this.sent += n;
+      this.lastWriteAt = this.clock.now();
       if (!more) return void channel.writer.once('drain', () => this.pump());
     }
+    if (this.shape === 'download') this.sent = this.bytes;
     if (!this.finished && channel.exit) channel.writer.end();
   }
 
   private data(chunk: Buffer): void {
+    if (this.shape === 'upload') return this.counted(chunk);
+    if (this.goLeft) {
+      // The go line comes back first; what follows it is the download.
+      const head = chunk.subarray(0, this.goLeft.length).toString('latin1');
+      if (!this.goLeft.startsWith(head))
+        return this.finish(
+          'mismatch',
+          probeError('TRANSFER_MISMATCH', `the download began with "${head.slice(0, 20)}", not the go line echoed`, { offset: 0 }),
+        );
+      this.goLeft = this.goLeft.slice(head.length);
+      chunk = chunk.subarray(head.length);
+      if (!chunk.length) return;
+    }
     const now = this.clock.now();
     if (this.firstByteAt === undefined) this.firstByteAt = now;
     else this.noteGap(now);
     this.lastByteAt = now;
     if (this.received + chunk.length > this.bytes) this.mismatchAt = this.received + Math.max(0, this.bytes - this.received);
-    else if (this.mismatchAt < 0) this.mismatchAt = this.pattern.firstDifference(chunk, this.received);
+    else if (this.mismatchAt < 0) this.mismatchAt = this.expected.firstDifference(chunk, this.received);
     this.received += chunk.length;
     if (this.mismatchAt >= 0) {
       const offset = this.mismatchAt;
@@ -224,6 +293,32 @@ class TransferRun {
         'mismatch',
         probeError('TRANSFER_MISMATCH', `the transfer came back different from what was sent, from byte ${offset} on`, { offset }),
       );
+    }
+    this.complete();
+  }
+
+  /** An upload's answer: the pod's count of the bytes that reached it (`wc -c`), once its line is whole. */
+  private counted(chunk: Buffer): void {
+    const now = this.clock.now();
+    if (this.firstByteAt === undefined) this.firstByteAt = now;
+    this.lastByteAt = now;
+    this.countText += chunk.toString('latin1');
+    const line = /^\s*(\d+)\s*\n/.exec(this.countText);
+    if (!line) {
+      if (this.countText.length > 64)
+        this.finish(
+          'mismatch',
+          probeError('TRANSFER_MISMATCH', `the pod answered the upload with something other than a byte count: "${this.countText.slice(0, 40)}"`, {
+            offset: 0,
+          }),
+        );
+      return;
+    }
+    this.received = Number(line[1]);
+    if (this.received !== this.bytes) {
+      const lost = Math.max(0, this.bytes - this.received);
+      const message = `the pod counted ${this.received} of the ${this.bytes} bytes uploaded when stdin ended: ${lost ? `the last ${lost} never reached it` : 'more than was sent'}`;
+      return this.finish('truncated', probeError('TRANSFER_TRUNCATED', message, { sentBytes: this.sent, receivedBytes: this.received, lostBytes: lost }));
     }
     this.complete();
   }
@@ -265,6 +360,10 @@ class TransferRun {
     if (received >= this.bytes && this.exit?.exitCode === 0) return this.finish('complete');
     const lost = Math.max(0, sent - received);
     const status = this.exit?.exitCode === undefined ? 'no exit status' : `exit status ${this.exit.exitCode}`;
+    if (this.shape === 'upload' && !this.countText) {
+      const message = `${status} came, but not the pod's count of the ${sent} bytes uploaded: its output was lost with the exit (the tail-loss race), so what arrived is not known`;
+      return this.finish('truncated', probeError('TRANSFER_TRUNCATED', message, { sentBytes: sent, receivedBytes: received, lostBytes: lost }));
+    }
     const message =
       lost > 0 ? `${status} came with ${received} of ${sent} bytes back: the last ${lost} bytes were lost` : `${status} after all ${received} bytes came back`;
     this.finish('truncated', probeError('TRANSFER_TRUNCATED', message, { sentBytes: sent, receivedBytes: received, lostBytes: lost }));
@@ -286,13 +385,19 @@ class TransferRun {
   /** The stall watch: no byte back for the stall limit, while bytes are still due, ends the transfer. */
   private watch(): void {
     const now = this.clock.now();
-    const quietMs = now - (this.firstByteAt === undefined ? this.t0 : this.lastByteAt);
+    // An upload's progress is the stream taking its writes (nothing comes back until the count); all written, the count is due.
+    const quietMs = this.shape === 'upload' ? now - this.lastWriteAt : now - (this.firstByteAt === undefined ? this.t0 : this.lastByteAt);
     if (this.received < this.bytes && this.exitAt === undefined && quietMs >= DEFAULT_STALL_SECONDS * 1000) {
       if (quietMs > this.longestStallMs) {
         this.longestStallMs = quietMs;
         this.longestStallAtBytes = this.received;
       }
-      const message = `no byte came back for ${r1(quietMs)} s after ${this.received} of ${this.bytes} bytes (${this.sent} sent): something on the path holds the stream`;
+      const message =
+        this.shape === 'upload'
+          ? this.sent < this.bytes
+            ? `the stream took no byte for ${r1(quietMs)} s after ${this.sent} of ${this.bytes} bytes written: something on the path holds the upload`
+            : `all ${this.bytes} bytes were written, and the pod's count did not come for ${r1(quietMs)} s: stdin's end or the bytes did not reach it`
+          : `no byte came back for ${r1(quietMs)} s after ${this.received} of ${this.bytes} bytes (${this.sent} sent): something on the path holds the stream`;
       return this.finish('stalled', probeError('TRANSFER_STALLED', message, { receivedBytes: this.received, stallSeconds: r1(quietMs) }));
     }
     this.cancels.push(this.clock.after(STALL_POLL_MS, () => this.watch()));
@@ -315,7 +420,8 @@ class TransferRun {
       receivedBytes: received,
       seconds: Math.round(ms) / 1000,
       mibPerSecond: mibPerSecond(received, ms),
-      firstByteMs: this.firstByteAt === undefined ? null : Math.round((this.firstByteAt - this.t0) * 10) / 10,
+      // An upload gets nothing back but the pod's count at the end: no first byte to time.
+      firstByteMs: this.firstByteAt === undefined || this.shape === 'upload' ? null : Math.round((this.firstByteAt - this.t0) * 10) / 10,
       longestStallSeconds: r1(this.longestStallMs),
       longestStallAtBytes: this.longestStallAtBytes,
       exitBeforeLastByte: this.channel.exit ? exitAt !== undefined && (received < bytes || exitAt < this.lastByteAt) : null,

@@ -5,7 +5,7 @@ import type { EndCause } from '../streaming/end-cause.js';
 import type { DiagnosisCode } from './diagnosis-codes.js';
 import type { KubectlExperience } from './kubectl-clients.js';
 import type { KeepaliveMode, Operation, Transport } from '../streaming/types.js';
-import type { HoldShape, RunPlan } from '../vocabulary.js';
+import type { HoldShape, RunPlan, TransferShape } from '../vocabulary.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
 import type { OwnCpu } from './own-cpu.js';
@@ -45,6 +45,8 @@ export interface SessionSpec {
   readonly transferBytes?: number;
   /** What moves during the hold (`--hold-shape`, exec only); absent is `silent`. */
   readonly holdShape?: HoldShape;
+  /** How a transfer moves (`--transfer-shape`); absent is `echo`. */
+  readonly transferShape?: TransferShape;
   /**
    * Not a plan's: the follow-ups' activity check (activity-check.ts) echoes every this many seconds through its hold,
    * so application data keeps moving both ways; the hold is lost at the first echo that fails.
@@ -54,7 +56,7 @@ export interface SessionSpec {
 
 /** The row a session belongs to: one A/B per operation × keepalive × hold × hold shape × transfer. */
 export function rowKey(s: Omit<SessionSpec, 'transport'>): string {
-  return `${s.operation}|${s.keepalive}|${s.holdSeconds}|${s.holdShape ?? 'silent'}|${s.transferBytes ?? 0}`;
+  return `${s.operation}|${s.keepalive}|${s.holdSeconds}|${s.holdShape ?? 'silent'}|${s.transferBytes ?? 0}|${s.transferShape ?? 'echo'}`;
 }
 
 export interface UpgradeOutcome {
@@ -198,6 +200,7 @@ export interface Verdict {
   readonly transferBytes?: number;
   /** A hold shape other than silent. */
   readonly holdShape?: HoldShape;
+  readonly transferShape?: TransferShape;
   readonly spdy: SessionCell;
   readonly websocket: SessionCell;
   readonly verdict: VerdictName;

@@ -27,13 +27,14 @@ export interface VerdictContext extends ModelContext, DiagnosisContext {
 }
 
 /** A verdict's row: operation, keepalive, hold, and the transfer size or hold shape when it has one. */
-function rowHead(s: SessionSpec): Pick<Verdict, 'operation' | 'keepalive' | 'holdSeconds' | 'transferBytes' | 'holdShape'> {
+function rowHead(s: SessionSpec): Pick<Verdict, 'operation' | 'keepalive' | 'holdSeconds' | 'transferBytes' | 'holdShape' | 'transferShape'> {
   return {
     operation: s.operation,
     keepalive: s.keepalive,
     holdSeconds: s.holdSeconds,
     ...(s.transferBytes ? { transferBytes: s.transferBytes } : {}),
     ...(s.holdShape ? { holdShape: s.holdShape } : {}),
+    ...(s.transferShape ? { transferShape: s.transferShape } : {}),
   };
 }
 

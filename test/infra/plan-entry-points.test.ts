@@ -78,7 +78,8 @@ describe('every plan field, broken the same way, is refused with the same words 
     ['holds', '0s', '6x', '"6x" is not a duration (examples: 0s, 65s, 6m, 1h)'],
     ['holds', '0s', '7h', '"7h" is longer than the longest hold any runner accepts (6 h)'],
     ['transfer', '', '8MB', '"8MB" is not a transfer size (8MiB, 64MiB, 512KiB; 0 or off for none; at most 1GiB)'],
-    ['holdShapes', 'silent', 'loud', '"loud" is not one of silent, output, input'],
+    ['holdShapes', 'silent', 'loud', '"loud" is not one of silent, output, input, tty'],
+    ['transferShapes', 'echo', 'sideways', '"sideways" is not one of echo, upload, download, small'],
   ])('%s: %s,%s', async (field, good, bad, rule) => {
     const got = await messages(field, good, bad);
     const want = expectedPaths(field, 1);
@@ -155,6 +156,7 @@ describe('a plan written by one entry point is read back unchanged by the next',
       holdsSeconds: [12.5],
       transferBytes: 1536,
       holdShapes: ['output', 'input'],
+      transferShapes: ['upload', 'download', 'small'],
     },
     { operations: ['attach'], transports: ['websocket', 'spdy'], keepalives: ['kubectl', 'none', 'sdk'], holdsSeconds: [0, 65, 360] },
   ];

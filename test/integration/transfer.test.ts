@@ -45,6 +45,32 @@ describe('--transfer against the emulator', () => {
     ]);
   }, 120_000);
 
+  it('--transfer-shape upload,download,small (kubectl cp one way at a time, many small writes): each its own row, complete and counted as it moved', async () => {
+    const r = await transfer({}, 4 * MiB, { transferShapes: ['echo', 'upload', 'download', 'small'] });
+    const rows = r.verdicts.filter((v) => v.transferBytes).map((v) => `${v.operation} ${v.transferShape ?? 'echo'} ${v.verdict}`);
+    expect(rows).toEqual([
+      'exec echo clean',
+      'exec upload clean',
+      'exec download clean',
+      'exec small clean',
+      'portforward echo clean',
+      'portforward small clean',
+    ]);
+    for (const s of transfers(r)) {
+      expect(s.transfer, `${s.operation} ${s.transferShape} ${s.transport}`).toMatchObject({
+        bytes: 4 * MiB,
+        sentBytes: 4 * MiB,
+        receivedBytes: 4 * MiB,
+        end: 'complete',
+      });
+      // An upload gets nothing back but the pod's count: no first byte; the others time theirs.
+      if (s.transferShape === 'upload') expect(s.transfer!.firstByteMs).toBeNull();
+      else expect(s.transfer!.firstByteMs).toBeGreaterThan(0);
+    }
+    // Only the echo rows are published (metrics/datums.ts): the shapes are ad hoc questions.
+    expect(transfers(r).filter((s) => !s.transferShape)).toHaveLength(4);
+  }, 120_000);
+
   it('truncate-tail 4096: exit status Success with the last 4096 bytes missing is a lost tail, not ok', async () => {
     const r = await transfer({ faults: { truncateTailBytes: 4096 } }, 8 * MiB, { operations: ['exec'] });
     for (const s of transfers(r)) {

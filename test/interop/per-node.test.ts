@@ -132,22 +132,13 @@ describe('run --per-node', () => {
   }, 90_000);
 
   it("the kubelet leg's fault after the 101 is named for attach and terminal sessions as for exec, and real kubectl 1.35 attach breaks there too", async () => {
-    const r = await cli([
-      'run',
-      '--kubeconfig',
-      lab.kubeconfig,
-      '--pod',
-      'probe-node-node-b',
-      '--ops',
-      'attach',
-      '--hold',
-      '0s',
-      '--echo-timeout',
-      '2000',
-      '-o',
-      'json',
-    ]);
-    const doc = JSON.parse(r.stdout);
+    // One node's pod, at hold 0, with a short echo timeout: the kubelet leg's answer comes at once.
+    const onNodeB = async (...extra: string[]) =>
+      JSON.parse(
+        (await cli(['run', '--kubeconfig', lab.kubeconfig, '--pod', 'probe-node-node-b', '--hold', '0s', '--echo-timeout', '2000', '-o', 'json', ...extra]))
+          .stdout,
+      );
+    const doc = await onNodeB('--ops', 'attach');
     const ws = doc.results.find((x: { transport: string }) => x.transport === 'websocket');
     expect(ws).toMatchObject({ operation: 'attach', upgrade: { ok: true, status: 101 }, errorCode: 'STREAM_ERROR' });
     expect(doc.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['websocket-broken']);
@@ -156,7 +147,7 @@ describe('run --per-node', () => {
     const k = await runKubectl('1.35', ['--kubeconfig', lab.kubeconfig, 'attach', '-i', 'probe-node-node-b'], { stdin: 'hi\n', timeoutMs: 20_000 });
     expect([k.code === 0, k.stderr]).toEqual([false, expect.stringMatching(/server gave HTTP response to HTTPS client/)]);
     // Terminal sessions (exec -it, attach -it) meet the same fault the same way.
-    const t = JSON.parse((await cli(['run', '--kubeconfig', lab.kubeconfig, '--pod', 'probe-node-node-b', '--ops', 'exec,attach', '--hold', '0s', '--tty', '--echo-timeout', '2000', '-o', 'json'])).stdout);
+    const t = await onNodeB('--ops', 'exec,attach', '--tty');
     for (const v of t.verdicts) {
       expect([v.operation, v.holdShape, v.verdict]).toEqual([v.operation, 'tty', 'websocket-broken']);
       expect(v.diagnosis.map((d: { code: string }) => d.code)).toContain('stream-error-after-upgrade');

@@ -86,4 +86,30 @@ describe("kubectl cp into the pod where stdin's end is lost", () => {
     },
     30_000,
   );
+
+  it("the probe's upload (--transfer-shape upload, the same direction): stdin-eof-lost on both transports there, saying kubectl cp hangs; clean where the end arrives", async () => {
+    const up = (lab: EmulatorWithKubeconfig) =>
+      cli([
+        'run',
+        '--kubeconfig',
+        lab.kubeconfig,
+        '--ops',
+        'exec',
+        '--hold',
+        '0s',
+        '--transfer',
+        '256KiB',
+        '--transfer-shape',
+        'upload',
+        '--no-preflight',
+        '-o',
+        'json',
+      ]);
+    const lost = JSON.parse((await up(lossy)).stdout) as Json;
+    const row = lost.verdicts.find((v: Json) => v.transferShape === 'upload');
+    expect([row.verdict, row.diagnosis.map((d: Json) => d.code)]).toEqual(['both-broken', ['stdin-eof-lost', 'stdin-eof-lost']]);
+    expect(row.diagnosis[0].check).toMatch(/`kubectl cp file pod:\/path` never exits on this path/);
+    const fine = JSON.parse((await up(clean)).stdout) as Json;
+    expect(fine.verdicts.find((v: Json) => v.transferShape === 'upload').verdict).toBe('clean');
+  }, 60_000);
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../lab/emulator/processes.js';
 import { TICK, holdShapeCommand } from '../../src/probe/hold-shape.js';
 import { TTY_EOF } from '../../src/probe/terminal.js';
+import { DOWNLOAD_GO, transferCommand } from '../../src/probe/transfer.js';
 import { Terminal } from '../../lab/emulator/terminal.js';
 import { inTerminal } from '../../lab/pty.js';
 
@@ -116,4 +117,37 @@ describe('shaped-hold commands: real busybox and the emulated pod agree', () => 
     const shown = 'ksp-nonce\r\n24 80\r\nksp-again\r\n43 132\r\n';
     expect({ code: real.code, real: real.stdout, emulated }).toEqual({ code: 0, real: shown, emulated: shown });
   });
+
+  it.each(['upload', 'download'] as const)(
+    'transfer %s: busybox and the emulated pod echo the first line, then count what came (upload) or echo the go line and send SIZE zeros (download)',
+    async (shape) => {
+      present(() => undefined);
+      const argv = transferCommand(shape, 3000);
+      const drive = async (write: (s: string | Buffer) => void, end: () => void) => {
+        write('ksp-nonce\n');
+        await sleep(200);
+        write(shape === 'upload' ? Buffer.alloc(1000, 7) : DOWNLOAD_GO);
+        end();
+      };
+      const child = spawn(BUSYBOX, argv, { stdio: ['pipe', 'pipe', 'inherit'] });
+      const real: Buffer[] = [];
+      child.stdout.on('data', (c: Buffer) => real.push(c));
+      const exited = new Promise<number | null>((r) => child.on('close', r));
+      await drive(
+        (x) => child.stdin.write(x),
+        () => child.stdin.end(),
+      );
+      expect(await exited).toBe(0);
+      const stdin = new PassThrough();
+      const emulated: Buffer[] = [];
+      const code = runCommand(argv, { stdin, stdout: (b) => emulated.push(Buffer.from(b)), stderr: () => undefined, signal: new AbortController().signal });
+      await drive(
+        (x) => stdin.write(x),
+        () => stdin.end(),
+      );
+      expect(await code).toBe(0);
+      const want = shape === 'upload' ? Buffer.from('ksp-nonce\n1000\n') : Buffer.concat([Buffer.from(`ksp-nonce\n${DOWNLOAD_GO}`), Buffer.alloc(3000)]);
+      expect({ real: Buffer.concat(real).equals(want), emulated: Buffer.concat(emulated).equals(want) }).toEqual({ real: true, emulated: true });
+    },
+  );
 });

@@ -41,8 +41,13 @@ const payload = (bytes: number) => {
   return b;
 };
 
-const plan = (server: URL, bytes: number, operations: ProbePlan['operations']): ProbePlan =>
-  labPlan(server, { operations, transferBytes: bytes, cluster: { ...labPlan(server).cluster, connection: { server } } });
+const plan = (server: URL, bytes: number, operations: ProbePlan['operations'], transferShapes?: ProbePlan['transferShapes']): ProbePlan =>
+  labPlan(server, {
+    operations,
+    transferBytes: bytes,
+    ...(transferShapes ? { transferShapes } : {}),
+    cluster: { ...labPlan(server).cluster, connection: { server } },
+  });
 
 describe('a lost tail (emulator truncate-tail 4096): what kubectl does is what the probe says', () => {
   let emulator: Emulator;
@@ -54,7 +59,7 @@ describe('a lost tail (emulator truncate-tail 4096): what kubectl does is what t
     kubeconfig = join(work, 'truncate.kubeconfig');
     writeFileSync(kubeconfig, emulatorKubeconfig(emulator));
     writeFileSync(join(work, 'dump.bin'), file);
-    report = await runPlan(plan(emulator.url, 8 * MiB, ['exec']), { skipPreflight: true });
+    report = await runPlan(plan(emulator.url, 8 * MiB, ['exec'], ['echo', 'upload', 'download']), { skipPreflight: true });
   }, 60_000);
   afterAll(() => emulator.stop());
 
@@ -72,9 +77,20 @@ describe('a lost tail (emulator truncate-tail 4096): what kubectl does is what t
     expect(down.stderr).toMatch(/error: unexpected EOF/);
   });
 
-  it('the probe reports the lost tail on both transports, quoting exactly that', () => {
-    for (const s of report.results.filter((x) => x.transferBytes)) {
-      expect(s.transfer).toMatchObject({ end: 'truncated', lostTailBytes: 4096 });
+  it('the probe reports the lost tail on both transports, quoting exactly that; the upload (kubectl cp into the pod: exit 0 above) is clean', () => {
+    const rows = report.verdicts
+      .filter((x) => x.transferBytes)
+      .map((v) => `${v.transferShape ?? 'echo'} ${v.verdict} ${v.diagnosis.map((d) => d.code).join(',')}`);
+    expect(rows).toEqual([
+      'echo both-broken transfer-tail-lost,transfer-tail-lost',
+      'upload clean ',
+      'download both-broken transfer-tail-lost,transfer-tail-lost',
+    ]);
+    for (const s of report.results.filter((x) => x.transferBytes && x.transferShape !== 'upload')) {
+      // The echo loses the fault's 4096 bytes; the download (the pod's 64 KiB writes) what was in flight at the exit.
+      expect(s.transfer).toMatchObject({ end: 'truncated' });
+      if (!s.transferShape) expect(s.transfer!.lostTailBytes).toBe(4096);
+      else expect(s.transfer!.lostTailBytes).toBeGreaterThan(0);
       expect(s.exitCode).toBe(0);
     }
     const v = report.verdicts.find((x) => x.transferBytes)!;
@@ -85,6 +101,36 @@ describe('a lost tail (emulator truncate-tail 4096): what kubectl does is what t
     expect(KUBECTL_ON_LOST_TAIL).toMatch(/exits 1 with "error: unexpected EOF"/);
     // And every kubectl row of the model says it breaks there, with no fallback (it upgraded).
     expect(v.kubectl!.filter((e) => e.client !== 'websocket-only').every((e) => e.outcome === 'breaks' && /unexpected EOF/.test(e.reason))).toBe(true);
+  });
+});
+
+describe('output that stops after 256 KiB (emulator stall-after): kubectl cp out of the pod hangs, into it works, and the probe says which', () => {
+  let emulator: Emulator;
+  let kubeconfig: string;
+  let report: ProbeReport;
+  const file = payload(MiB);
+  beforeAll(async () => {
+    emulator = await Emulator.start({ faults: { stallAfterBytes: 256 * 1024 } });
+    kubeconfig = join(work, 'stall.kubeconfig');
+    writeFileSync(kubeconfig, emulatorKubeconfig(emulator));
+    writeFileSync(join(work, 'one.bin'), file);
+    report = await runPlan(plan(emulator.url, MiB, ['exec'], ['upload', 'download', 'small']), { skipPreflight: true });
+  }, 60_000);
+  afterAll(() => emulator.stop());
+
+  it.each([KUBECTLS[0]!, KUBECTLS[2]!])('kubectl %s (%s): cp into the pod exits 0; cp out of it never ends (killed after 8 s)', async (k) => {
+    const up = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', join(work, 'one.bin'), `probe-target:/tmp/one-${k}.bin`], { timeoutMs: 20_000 });
+    expect(up.code, up.stderr).toBe(0);
+    const down = await runKubectl(k, ['--kubeconfig', kubeconfig, 'cp', `probe-target:/tmp/one-${k}.bin`, join(work, `one-back-${k}.bin`)], {
+      timeoutMs: 8_000,
+    });
+    expect(down.code).toBeNull();
+  });
+
+  it('the probe: the upload clean, the download and the small writes stalled (kubectl cp hangs), on both transports', () => {
+    const rows = report.verdicts.filter((x) => x.transferBytes).map((v) => `${v.transferShape} ${v.verdict} ${v.diagnosis.map((d) => d.code).join(',')}`);
+    expect(rows).toEqual(['upload clean ', 'download both-broken transfer-stalled,transfer-stalled', 'small both-broken transfer-stalled,transfer-stalled']);
+    expect(report.verdicts.find((v) => v.transferShape === 'download')!.diagnosis[0]!.check).toMatch(/a `kubectl cp` hangs/);
   });
 });
 

@@ -163,6 +163,7 @@ describe('manifest --runner cronjob', () => {
           hold: ['0s,30s'],
           transfer: ['off'],
           hold_shape: ['silent'],
+          transfer_shape: ['echo'],
         },
         interval: '60s',
         scrapeTimeout: '36s',
