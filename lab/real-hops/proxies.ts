@@ -125,17 +125,29 @@ export function startTlsFront(name: string, backendPort: number, certAndKeyPem: 
 }
 
 /**
+ * A mitmproxy addon that drops what a client sends on the Kubernetes channel protocols' resize channel (4: the first
+ * byte of a binary message, or the character "4" of a base64 one): a WebSocket-inspecting hop that loses terminal
+ * resizes. SPDY it passes as an opaque stream after the 101, so it cannot touch the resize stream there.
+ */
+const DROP_RESIZE_ADDON = `def websocket_message(flow):
+    m = flow.websocket.messages[-1]
+    if m.from_client and m.content[:1] == (b"4" if m.is_text else b"\\x04"):
+        m.drop()
+`;
+
+/**
  * mitmproxy as a TLS-intercepting forward proxy: it terminates the client's
  * TLS with its own CA (which the kubeconfig must trust), so it sees plaintext
  * HTTP: an L7 hop. Upstream it trusts the lab CA.
  */
-export async function startMitmproxy(upstreamCaPem: string): Promise<RealHop & { caPem(): string }> {
+export async function startMitmproxy(upstreamCaPem: string, o: { readonly dropResize?: boolean } = {}): Promise<RealHop & { caPem(): string }> {
   const hop = await startRealHop({
-    name: 'mitmproxy',
+    name: o.dropResize ? 'mitmproxy-drop-resize' : 'mitmproxy',
     binary: 'mitmdump',
     debianPackage: 'mitmproxy',
-    files: () => ({ 'upstream-ca.pem': upstreamCaPem }),
+    files: () => ({ 'upstream-ca.pem': upstreamCaPem, ...(o.dropResize ? { 'drop-resize.py': DROP_RESIZE_ADDON } : {}) }),
     args: (dir, [port]) => [
+      ...(o.dropResize ? ['-s', `${dir}/drop-resize.py`] : []),
       '--mode',
       'regular',
       '--listen-host',

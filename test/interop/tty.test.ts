@@ -13,6 +13,8 @@ import { emulatorKubeconfig, startEmulatorWithKubeconfig, type EmulatorWithKubec
 import { kubectlInTerminal, runKubectl } from '../../lab/kubectl.js';
 import type { RealHop } from '../../lab/real-hops/process-hop.js';
 import { startHaproxy, startNginx } from '../../lab/real-hops/reverse-proxies.js';
+import { startMitmproxy } from '../../lab/real-hops/proxies.js';
+import YAML from 'yaml';
 import { TTY_SIZE_SCRIPT } from '../../src/probe/hold-shape.js';
 import { TERMINAL_SIZES, TTY_EOF } from '../../src/probe/terminal.js';
 import { cli } from '../helpers/cli.js';
@@ -153,4 +155,35 @@ describe('a target deployed before the manifest had its tty container', () => {
       await old.stop();
     }
   }, 60_000);
+});
+
+describe('a WebSocket-inspecting proxy that drops the resize channel (mitmproxy with an addon)', () => {
+  it('terminal rows are websocket-broken with tty-resize-lost on WebSocket only; real kubectl 1.33 exec -it reads 0×0 through it, 1.29 (SPDY) its size', async () => {
+    // A token in the kubeconfig: with none, kubectl on a terminal prompts for a username.
+    const e = await startEmulatorWithKubeconfig({ tls: true, token: 'tty-hop-token-123456' });
+    const hop = await requireHop(() => startMitmproxy(e.emulator.tls!.caPem, { dropResize: true }));
+    try {
+      const d = YAML.parse(emulatorKubeconfig(e.emulator, { proxyUrl: `http://127.0.0.1:${hop!.port}` }));
+      d.clusters[0].cluster['certificate-authority-data'] = Buffer.from((hop as RealHop & { caPem(): string }).caPem()).toString('base64');
+      const kubeconfig = join(hop!.dir, 'kubeconfig');
+      writeFileSync(kubeconfig, YAML.stringify(d));
+      const doc = JSON.parse(
+        (await cli(['run', '--kubeconfig', kubeconfig, '--ops', 'exec,attach', '--hold', '0s', '--tty', '--no-preflight', '-o', 'json'])).stdout,
+      ) as Json;
+      for (const v of doc.verdicts) {
+        expect([v.operation, v.verdict]).toEqual([v.operation, 'websocket-broken']);
+        expect(v.diagnosis.map((x: Json) => x.code)).toContain('tty-resize-lost');
+        expect(v.kubectl.find((k: Json) => k.client === '1.31-1.37').outcome).toBe('breaks');
+      }
+      const ws = doc.results.find((r: Json) => r.operation === 'exec' && r.transport === 'websocket');
+      expect(ws.error).toBe("the terminal's size was sent as 80×24 with the upgrade, but the process reads 0×0");
+      const shown = async (version: string) =>
+        (await kubectlTerminal(version, kubeconfig, e, ['exec', '-it', 'probe-target', '--', 'sh', '-c', TTY_SIZE_SCRIPT])).shown;
+      expect(await shown('1.33')).toContain('one\r\n0 0\r\n');
+      expect(await shown('1.29')).toContain(`one\r\n${WINDOW.rows} ${WINDOW.cols}\r\n`);
+    } finally {
+      await hop?.stop();
+      await e.stop();
+    }
+  }, 90_000);
 });
