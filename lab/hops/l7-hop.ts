@@ -3,7 +3,9 @@
  * reads each connection's first request head and can refuse an upgrade kind
  * with its own HTML error page (not a Kubernetes Status), strip the upgrade
  * headers before forwarding, or hold upgrade requests forever (a buffering
- * hop). Everything else is relayed untouched.
+ * hop), or reset the first few upgrade requests of a kind (a one-off: a hop's
+ * instance restarting, a connection-tracking table full for a moment).
+ * Everything else is relayed untouched.
  */
 import http from 'node:http';
 import net from 'node:net';
@@ -20,6 +22,8 @@ export interface L7HopOptions {
   readonly stripUpgrade?: boolean;
   /** Never answer upgrade requests (a buffering hop). */
   readonly holdUpgrades?: boolean;
+  /** Reset (TCP RST, no answer) the first `count` upgrade requests of `kind`; the ones after pass. */
+  readonly resetFirst?: { readonly kind: UpgradeKind; readonly count: number };
 }
 
 const HEAD_LIMIT = 64 * 1024;
@@ -33,6 +37,7 @@ function kindOf(head: string): UpgradeKind | undefined {
 }
 
 export function startL7Hop(name: string, o: L7HopOptions): Promise<Hop> {
+  let resets = 0;
   return listen(name, (client, track) => {
     let buf = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -48,6 +53,11 @@ export function startL7Hop(name: string, o: L7HopOptions): Promise<Hop> {
       const rest = buf.subarray(end + 4);
       const kind = kindOf(head);
       if (kind && o.holdUpgrades) return; // read it, never answer
+      if (kind && kind === o.resetFirst?.kind && resets < o.resetFirst.count) {
+        resets++;
+        client.resetAndDestroy();
+        return;
+      }
       if (kind && o.refuse?.includes(kind)) {
         const status = o.refuseStatus ?? 403;
         const text = http.STATUS_CODES[status] ?? 'Error';

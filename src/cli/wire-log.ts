@@ -6,16 +6,7 @@
  * proxy passwords), so a log can be pasted into a ticket.
  */
 import type { SecretRedactor } from '../kube/secrets.js';
-import type { WireEvent, WireLog } from '../net/wire-log.js';
-
-/** Headers whose values are credentials, whatever they hold. */
-const SECRET_HEADERS = /^(authorization|proxy-authorization|cookie|set-cookie|x-amz-security-token)$/i;
-
-function mask(name: string, value: string): string {
-  if (!SECRET_HEADERS.test(name)) return value;
-  const scheme = /^(Bearer|Basic)\s/i.exec(value)?.[1];
-  return scheme ? `${scheme} <masked>` : '<masked>';
-}
+import { maskHeader as mask, type WireEvent, type WireLog } from '../net/wire-log.js';
 
 /** HH:MM:SS.mmm, UTC, as kubectl's klog prints it (without the date). */
 function time(d: Date): string {
@@ -30,6 +21,7 @@ export function formatWireEvent(e: WireEvent, at: Date): string[] {
     case 'response':
       return [`${p} ${e.what}: < HTTP/1.1 ${e.status} ${e.statusText}`, ...e.headers.map(([k, v]) => `${p}     < ${k}: ${mask(k, v)}`)];
     case 'spdy':
+    case 'websocket':
       return [`${p} ${e.what}: ${e.direction === 'sent' ? '>' : '<'} ${e.frame}`];
   }
 }

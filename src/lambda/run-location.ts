@@ -5,6 +5,7 @@
  * same JSON as the CLI, leaving a safety margin. Every outcome is classified
  * and published, including a cluster whose credentials failed (not-measured.ts).
  */
+import { randomUUID } from 'node:crypto';
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { ClusterConfig, LocationRuntimeConfig } from '../config/probe-config.js';
 import { errorCodeOf, errorMessage, isProbeError, probeError } from '../errors.js';
@@ -16,6 +17,7 @@ import { runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { runPlan } from '../probe/runner.js';
 import { StartPacer } from '../probe/start-pacer.js';
 import { verdictLogLines } from './verdict-log.js';
+import { evidenceLogLines } from './evidence-log.js';
 import type { ProbeReport } from '../probe/types.js';
 import { AccessCache, connectionForCluster, type AccessDeps } from './cluster-access.js';
 import { ACCESS_BUDGET_MS, LAMBDA_ECHO_TIMEOUT_MS, LAMBDA_MAX_NODES, PUBLISH_BUDGET_MS, SAFETY_MARGIN_MS } from '../config/lambda-limits.js';
@@ -42,6 +44,7 @@ export async function runLocation(
   const t0 = performance.now();
   const deadline = t0 + remainingMs() - SAFETY_MARGIN_MS;
   const redactor = new SecretRedactor();
+  const runId = randomUUID();
   const admitted = admit(rawEvent, config);
   if ('error' in admitted) {
     deps.log(JSON.stringify({ level: 'error', msg: 'invalid event', ...admitted.error }));
@@ -76,6 +79,7 @@ export async function runLocation(
     ok: true,
     location: config.location,
     schedule: event.schedule,
+    run: runId,
     reports,
     refused,
     publish,
@@ -185,10 +189,16 @@ function logPerNode(run: ClusterRun): void {
 /** A line per verdict (the dashboard's Logs Insights table, infra/dashboard.ts LATEST_VERDICTS_QUERY) and one per invocation; never a secret. */
 function logRun(run: ClusterRun, summary: LocationSummary, durationMs: number): void {
   const { config, deps, redactor } = run;
-  for (const r of summary.reports) for (const line of verdictLogLines(r, config.location, summary.schedule)) deps.log(redactor.redact(JSON.stringify(line)));
+  const tag = { id: summary.run ?? '', location: config.location, schedule: summary.schedule };
+  for (const r of summary.reports) {
+    for (const line of verdictLogLines(r, config.location, summary.schedule)) deps.log(redactor.redact(JSON.stringify({ ...line, run: tag.id })));
+    // What the wire showed for each failed session: the page's evidence link finds these lines by run.
+    for (const line of evidenceLogLines(r, tag)) deps.log(redactor.redact(JSON.stringify(line)));
+  }
   const line = {
     level: 'info',
     msg: 'probe run',
+    run: tag.id,
     location: config.location,
     schedule: summary.schedule,
     verdicts: summary.reports.flatMap((r) => r.verdicts.map((v) => `${r.cluster}/${v.operation}/${v.keepalive}/${v.holdSeconds}s=${v.verdict}`)),

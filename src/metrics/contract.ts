@@ -85,6 +85,16 @@ export const METRICS = {
     description: 'per-node probing: nodes whose target was probed (no Node dimension: node names go to the log)',
   },
   NodesFailing: { unit: 'Count', dimensions: BASE, description: 'per-node probing: nodes where this operation over this transport failed' },
+  KubectlUpgrade: {
+    unit: 'None',
+    dimensions: [Dim.Location, Dim.Cluster],
+    description: `the SLO's event (src/metrics/slo.ts): one per kubectl row and run: today's kubectl (${TODAYS_KUBECTL_LABEL}) gets its stream, a 101 and a working first exchange, over WebSocket or through its fallback to SPDY (1), or not (0), after the retry (KEP-4006's upgrade SLI)`,
+  },
+  Flapping: {
+    unit: 'None',
+    dimensions: [Dim.Location, Dim.Cluster],
+    description: 'a session of this run failed before its hold and worked when tried again on a fresh connection (src/probe/retry.ts): 1, else 0',
+  },
   ProbeError: {
     unit: 'None',
     dimensions: [Dim.Location, Dim.Cluster],

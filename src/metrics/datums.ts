@@ -1,6 +1,7 @@
 /** Probe results → metric data points, per the contract. */
 import { probeError } from '../errors.js';
-import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
+import { TODAYS_KUBECTL, kubectlGetsStream } from '../probe/kubectl-model.js';
+import { flapped } from '../probe/retry.js';
 import { forgotten, resolved } from '../probe/idle-bracket.js';
 import type { PerNodeReport } from '../probe/per-node.js';
 import { rowKey, type ProbeReport, type SessionResult } from '../probe/types.js';
@@ -68,8 +69,19 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
     const seconds = forgotten(r) ? (b && resolved(b) ? b.atMostSeconds : null) : r.hold.cause !== 'echo-timeout' ? (r.hold.idleSeconds ?? null) : null;
     if (seconds !== null) out.push(datum('IdleTimeout', { ...base, Operation: r.operation, Transport: r.transport }, seconds, timestamp));
   }
+  const measuredResults = report.results.filter(measured);
+  if (measuredResults.length) out.push(datum('Flapping', base, flapped(measuredResults).length ? 1 : 0, timestamp));
   for (const v of report.verdicts) {
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL);
+    // One event per kubectl row (a hold-0 row without pings is the same invocation again).
+    if (today && v.keepalive === 'kubectl' && v.verdict !== 'not-measured' && v.verdict !== 'interrupted') {
+      const row = measuredResults.filter((r) => rowKey(r) === rowKey(v));
+      const gets = kubectlGetsStream(
+        row.find((r) => r.transport === 'spdy'),
+        row.find((r) => r.transport === 'websocket'),
+      );
+      if (gets !== null) out.push(datum('KubectlUpgrade', base, gets ? 1 : 0, timestamp));
+    }
     // Exactly "today's kubectl works here only because it falls back"; nothing when the model does not apply.
     if (!today || today.outcome === 'unknown') continue;
     const dims = { ...base, Operation: v.operation };

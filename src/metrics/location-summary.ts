@@ -17,6 +17,8 @@ export interface LocationSummary {
   readonly ok: boolean;
   readonly location: string;
   readonly schedule?: string;
+  /** The invocation's run id: its log lines (verdicts, evidence) carry it, and a page's evidence link finds them by it. */
+  readonly run?: string;
   readonly reports: ProbeReport[];
   readonly refused: RefusedHold[];
   readonly publish?: PublishOutcome;

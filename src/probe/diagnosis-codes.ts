@@ -52,6 +52,7 @@ export const DIAGNOSIS_CODES = {
   'silent-fallback': "today's kubectl works here only because it falls back to SPDY",
   'kubectl-breaks-today': "today's kubectl fails here although SPDY works: the WebSocket failure is one it does not fall back from",
   'not-compared': 'only one transport was probed: what it did, not which transport a hop breaks',
+  flapping: 'a session failed before its hold and worked when tried again on a fresh connection a moment later: a one-off on the path, counted as working',
   // Interrupted: the run was stopped before these sessions finished (exit code 130 / 143)
   interrupted: 'the run was interrupted (Ctrl-C, SIGTERM) before these sessions finished: nothing is said about the path',
   // The probe's own setup: not-measured, never a path verdict (exit code 3)

@@ -194,6 +194,19 @@ function webSocketOnlyOutcome(operation: Operation, ws: SessionResult | undefine
 }
 
 /**
+ * KEP-4006's upgrade SLI for one kubectl invocation ("99.9% of initial HTTP connections eventually succeed in
+ * upgrading to a streaming connection", its Production Readiness "What are the reasonable SLOs"): today's kubectl
+ * tries WebSocket first and falls back to SPDY after an upgrade failure it falls back from (failureOf), so it gets its
+ * stream when WebSocket upgraded and echoed, or when SPDY did after such a failure. null: neither transport was probed.
+ */
+export function kubectlGetsStream(spdy: SessionResult | undefined, ws: SessionResult | undefined): boolean | null {
+  const streams = (r: SessionResult) => r.upgrade.ok && r.firstEchoMs !== null;
+  if (ws && streams(ws)) return true;
+  if (spdy && (!ws || failureOf(ws).fallback)) return streams(spdy);
+  return ws ? false : null;
+}
+
+/**
  * Whether these results show what kubectl itself does: with kubectl's
  * keepalive, or with no hold (no keepalive is sent then). Holds without pings
  * measure the path, not kubectl, which always pings.

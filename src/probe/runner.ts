@@ -19,6 +19,7 @@ import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type Pr
 import { expandPlan } from './plan-matrix.js';
 import { HoldBarrier, sharedProcessGroups, sharesProcess, type HoldTurn } from './shared-process.js';
 import { followUps, type FollowUps } from './follow-ups.js';
+import { flappingFindings, withRetry } from './retry.js';
 
 export { expandPlan } from './plan-matrix.js';
 
@@ -79,6 +80,8 @@ export interface RunOptions {
   readonly followUpBudgetMs?: number;
   /** performance.now() by which the follow-ups must be over whatever the budget (the Lambda's time left). */
   readonly followUpUntilMs?: number;
+  /** The pause before a failed session's second attempt, ms (retry.ts); negative: no second attempt. @default RETRY_PAUSE_MS */
+  readonly retryPauseMs?: number;
 }
 
 /** The follow-ups' default budget for a plan (RunOptions.followUpBudgetMs). */
@@ -138,7 +141,16 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
       unlessAborted(checkTarget(rest, c), signal, undefined),
       options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
-      runSessions(expandPlan(plan), (s, holdTurn) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer, holdTurn })),
+      runSessions(expandPlan(plan), (s, holdTurn) => {
+        // A retry (retry.ts) dials on its own: its group's barrier was passed by the first attempt.
+        let turn = holdTurn;
+        const attempt = () => {
+          const t = turn;
+          turn = undefined;
+          return runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer, holdTurn: t });
+        };
+        return withRetry(attempt, { signal, pauseMs: options.retryPauseMs });
+      }),
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?
@@ -167,7 +179,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     // An SDK client's session counts with the kubectl row of its operation and hold (it has no row of its own).
     const rowOf = (r: SessionResult) => rowKey(r.keepalive === 'sdk' ? { ...r, keepalive: 'kubectl' } : r);
     const measured = results.filter((r) => verdictList.some((v) => v.verdict !== 'not-measured' && rowKey(v) === rowOf(r)));
-    const findings = crossFindings(measured, { idle: path.idleBracket, lifetime: path.lifetimeCheck });
+    const findings = [...crossFindings(measured, { idle: path.idleBracket, lifetime: path.lifetimeCheck }), ...flappingFindings(measured)];
     const access: AccessSummary[] = rbac.map((a) => ({
       subresource: a.subresource,
       verb: a.verb,

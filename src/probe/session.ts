@@ -15,6 +15,7 @@ import { TICK, writeTicks } from './hold-shape.js';
 import { HoldActivity } from './hold-activity.js';
 import { WINDOW_MS } from './start-pacer.js';
 import { SIZE_LINE, TERMINAL_SIZES, TTY_EOF, echoedLine, seenSize, sizeMismatch, type TerminalCheck, type TerminalSize } from './terminal.js';
+import { EvidenceRecorder } from './evidence.js';
 import { Finished, openChannel, type Channel, type Lost, type Mutable } from './session-channel.js';
 import { HOLD_SHAPE_PERIOD_SECONDS } from '../vocabulary.js';
 import { ExecSubprotocol } from '../streaming/channel/codec.js';
@@ -359,8 +360,15 @@ export async function runSession(spec: SessionSpec, target: ClusterTarget, optio
   }
 }
 
-async function runStarted(spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
-  const run = new SessionRun(spec, target, options);
+async function runStarted(spec: SessionSpec, given: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
+  // The session's own wire log: what the wire showed is kept when it fails (evidence.ts), and still reaches `--wire-log`.
+  const recorder = new EvidenceRecorder(options.clock ?? systemClock, sessionRedactor(given), given.connection.wireLog);
+  const target = { ...given, connection: { ...given.connection, wireLog: recorder.log } };
+  const result = await runGuarded(new SessionRun(spec, target, options), spec, target, options);
+  return result.ok ? result : { ...result, wire: recorder.trace() };
+}
+
+async function runGuarded(run: SessionRun, spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
   // A transfer adds its own limit; a shaped hold's proofs may each wait a period for the pod's tick.
   const deadlineMs =
     sessionDeadlineMs(spec.holdSeconds, target.connection, options) +

@@ -9,6 +9,7 @@ import type { HoldShape, RunPlan, TransferShape } from '../vocabulary.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
 import type { OwnCpu } from './own-cpu.js';
+import type { WireTrace } from './evidence.js';
 
 export interface ClusterTarget {
   /** Name used in results and metrics. */
@@ -154,6 +155,33 @@ export interface SessionResult extends SessionSpec {
   readonly durationMs: number;
   /** How long the start pacer (start-pacer.ts) held this session back before it dialled, ms; absent when not at all. */
   readonly startWaitMs?: number;
+  /** A failed session's wire: its upgrade request and reply, the control frames around its end (evidence.ts). */
+  readonly wire?: WireTrace;
+  /**
+   * A session that failed before its hold (or transfer) began was tried once more on a fresh connection (retry.ts):
+   * this result is that second attempt's; `first` is the attempt that failed.
+   */
+  readonly retry?: RetryRecord;
+}
+
+/** The second attempt's relation to the first: `passed` is a flap (counted as working, published as Flapping). */
+export type RetryOutcome = 'passed' | 'failed-same' | 'failed-differently';
+
+export interface RetryRecord {
+  readonly outcome: RetryOutcome;
+  /** The pause between the attempts, ms. */
+  readonly pauseMs: number;
+  readonly first: AttemptRecord;
+}
+
+/** An attempt that was retried: how it failed, and its wire. */
+export interface AttemptRecord {
+  readonly upgrade: Pick<UpgradeOutcome, 'ok' | 'status' | 'error' | 'errorCode' | 'handshakeMs' | 'server' | 'via' | 'hop' | 'bodyPrefix'>;
+  readonly firstEchoMs: number | null;
+  readonly error: string | null;
+  readonly errorCode: string | null;
+  readonly durationMs: number;
+  readonly wire?: WireTrace;
 }
 
 /**

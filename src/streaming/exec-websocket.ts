@@ -12,7 +12,7 @@ import { decodeExecStatus } from './channel/exec-status.js';
 import { execPath } from './paths.js';
 import type { ExecExit, ExecOptions, ExecSession } from './types.js';
 import type { ConnectionConfig } from '../net/connection.js';
-import { upgradeWebSocket } from './upgrade.js';
+import { upgradeWebSocket, wsWireLog } from './upgrade.js';
 import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 const STDIN_CHUNK_BYTES = 32 * 1024;
@@ -21,7 +21,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const protocols = opts.websocketProtocols ?? [ExecSubprotocol.V5];
   const up = await upgradeWebSocket(config, { path: execPath(opts), what: `WebSocket ${opts.subresource ?? 'exec'}`, headers: [], protocols });
   const { ws, protocol } = up;
-  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
+  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive), wsWireLog(config, up.conn, `WebSocket ${opts.subresource ?? 'exec'}`));
   const tty = opts.tty === true;
   const stdout = (opts.stdout ?? true) ? new PassThrough() : undefined;
   const stderr = (opts.stderr ?? !tty) && !tty ? new PassThrough() : undefined;

@@ -12,7 +12,7 @@ import { encodeChannelMessage } from './channel/codec.js';
 import { encodeQuery, podPath } from './paths.js';
 import type { ForwardedConnection, PortForwardOptions, PortForwardSession } from './types.js';
 import type { ConnectionConfig } from '../net/connection.js';
-import { upgradeWebSocket } from './upgrade.js';
+import { upgradeWebSocket, wsWireLog } from './upgrade.js';
 import { WebSocketConnection, wsKeepalive } from './ws-connection.js';
 
 export const LEGACY_PORTFORWARD_PROTOCOLS = ['v4.channel.k8s.io'] as const;
@@ -29,7 +29,7 @@ export async function openLegacyPortForward(
     protocols: opts.protocols ?? LEGACY_PORTFORWARD_PROTOCOLS,
   });
   const { ws, protocol } = up;
-  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive));
+  const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive), wsWireLog(config, up.conn, 'legacy WebSocket port-forward'));
   const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
   const opened = new Set<number>();
 

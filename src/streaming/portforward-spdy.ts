@@ -16,7 +16,7 @@ import { spdyEnd, startSpdyKeepalive } from './spdy-keepalive.js';
 import { SpdySession } from './spdy/session.js';
 import type { ConnectionEnd, ForwardedConnection, PortForwardOptions, PortForwardSession, Transport } from './types.js';
 import type { ConnectionConfig } from '../net/connection.js';
-import { spdyWireLog, upgradeSpdy, upgradeWebSocket, type UpgradeTiming } from './upgrade.js';
+import { spdyWireLog, upgradeSpdy, upgradeWebSocket, wsWireLog, type UpgradeTiming } from './upgrade.js';
 import { WebSocketByteStream } from './ws-byte-stream.js';
 import { WebSocketConnection } from './ws-connection.js';
 
@@ -115,7 +115,7 @@ export async function openSpdyPortForward(config: ConnectionConfig, opts: PortFo
 export async function openTunnelPortForward(config: ConnectionConfig, opts: PortForwardOptions): Promise<PortForwardSession> {
   const up = await upgradeWebSocket(config, { path: podPath(opts, 'portforward'), what: 'WebSocket port-forward', headers: [], protocols: [TUNNEL_PROTOCOL] });
   // client-go runs no WebSocket heartbeat for the tunnel: only SPDY pings inside it.
-  const conn = new WebSocketConnection(up.ws, up.raw, undefined);
+  const conn = new WebSocketConnection(up.ws, up.raw, undefined, wsWireLog(config, up.conn, 'WebSocket port-forward'));
   const bytes = new WebSocketByteStream(up.ws);
   const session = new SpdySession(bytes, { onControlFrame: spdyWireLog(config, up.conn, 'WebSocket port-forward (SPDY inside)') });
   up.ws.start();

@@ -271,6 +271,12 @@ export function spdyWireLog(config: ConnectionConfig, conn: number, what: string
   return log ? (direction, frame) => log({ kind: 'spdy', conn, what, direction, frame }) : undefined;
 }
 
+/** A WebSocket's control frames and its socket's end, reported to the connection's wire log (when there is one). */
+export function wsWireLog(config: ConnectionConfig, conn: number, what: string): ((direction: 'sent' | 'received', frame: string) => void) | undefined {
+  const log = config.wireLog;
+  return log ? (direction, frame) => log({ kind: 'websocket', conn, what, direction, frame }) : undefined;
+}
+
 export interface WebSocketUpgraded {
   readonly ws: ClientWebSocket;
   readonly raw: Socket;

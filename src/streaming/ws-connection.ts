@@ -37,10 +37,13 @@ export class WebSocketConnection {
     readonly ws: WsLike,
     raw: Socket,
     keepalive: WebSocketKeepalive | undefined,
+    /** Control frames and the socket's end, for the wire log and a session's evidence (upgrade.ts wsWireLog). */
+    private readonly onControlFrame?: (direction: 'sent' | 'received', frame: string) => void,
   ) {
     this.lastPongAt = performance.now();
     this.ended = new Promise((r) => (this.resolveEnded = r));
     raw.on('error', (err: NodeJS.ErrnoException) => {
+      onControlFrame?.('received', `socket error ${err.code ?? err.message}`);
       // A reset counts only when it came first: after the peer's FIN, our own ping or close write fails with
       // EPIPE/ECONNRESET, which is a consequence of the FIN (the same cut is `fin` on every transport).
       if ((err.code === 'ECONNRESET' || err.code === 'EPIPE') && !this.sawFin) this.sawRst = true;
@@ -48,7 +51,10 @@ export class WebSocketConnection {
       if (err.code === 'ETIMEDOUT')
         this.pending ??= { cause: 'error', message: 'the kernel gave up retransmitting (ETIMEDOUT): nothing acknowledged our packets' };
     });
-    raw.on('end', () => (this.sawFin = true));
+    raw.on('end', () => {
+      this.sawFin = true;
+      onControlFrame?.('received', 'TCP FIN');
+    });
     ws.on('error', (err: Error & { code?: string }) => {
       // ws reports frames it cannot parse as errors with WS_ERR_* codes, then closes 1002/1009.
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
@@ -64,8 +70,15 @@ export class WebSocketConnection {
         };
       } else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' && !this.sawFin) this.sawRst = true;
     });
-    ws.on('pong', () => (this.lastPongAt = performance.now()));
-    ws.on('close', (code: number, reason: Buffer) => this.onClose(code, reason.toString('utf8')));
+    ws.on('pong', () => {
+      this.lastPongAt = performance.now();
+      onControlFrame?.('received', 'PONG');
+    });
+    if (onControlFrame) ws.on('ping', () => onControlFrame('received', 'PING'));
+    ws.on('close', (code: number, reason: Buffer) => {
+      onControlFrame?.('received', `CLOSE ${code}${reason.length ? ` ${reason.toString('utf8').slice(0, 80)}` : ''}`);
+      this.onClose(code, reason.toString('utf8'));
+    });
     if (keepalive) {
       this.pingTimer = setInterval(() => {
         if (performance.now() - this.lastPongAt > keepalive.pongDeadlineMs) {
@@ -74,6 +87,7 @@ export class WebSocketConnection {
         }
         try {
           ws.ping();
+          onControlFrame?.('sent', 'PING');
         } catch {
           /* closing */
         }
@@ -99,12 +113,14 @@ export class WebSocketConnection {
   /** Ends the connection with a cause we detected (protocol error, no pong…), and the error behind it if any. */
   fail(cause: TransportEndCause, error?: ProbeError, message?: string): void {
     this.pending ??= { cause, error, message: message ?? error?.message };
+    if (!this.end) this.onControlFrame?.('sent', `terminate (${cause})`);
     this.ws.terminate();
   }
 
   close(code: number = WS_CLOSE.NORMAL): void {
     if (this.end) return;
     this.localClose = true;
+    this.onControlFrame?.('sent', `CLOSE ${code}`);
     try {
       this.ws.close(code);
     } catch {

@@ -87,8 +87,12 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     this.messages = isMessageTransport(transport) ? transport : undefined;
 
     transport.on('data', (chunk: Buffer) => this.onBytes(chunk));
-    transport.on('end', () => this.finish({ cause: this.goingAway ? 'local' : 'fin' }));
+    transport.on('end', () => {
+      options.onControlFrame?.('received', 'end of stream (FIN)');
+      this.finish({ cause: this.goingAway ? 'local' : 'fin' });
+    });
     transport.on('error', (err: NodeJS.ErrnoException) => {
+      options.onControlFrame?.('received', `transport error ${err.code ?? err.message}`);
       const cause: SpdySessionEndCause = err.code === 'ECONNRESET' || err.code === 'EPIPE' ? 'rst' : isProbeError(err) ? 'protocol-error' : 'error';
       this.finish({ cause, error: err });
     });
