@@ -39,6 +39,9 @@ import { functionHealthAlarms } from './health-alarms.js';
 import { checkCompositeSize } from './stack-limits.js';
 import { transfersTicket, type TransferPair } from './transfer-ticket.js';
 import { probeMetric } from './metrics.js';
+import { burnAlarms } from './slo-alarms.js';
+import { BURN_WINDOWS, objectiveText, windowText } from '../src/metrics/slo.js';
+import { FLAPPING_TICKET_RUNS } from '../src/metrics/contract.js';
 
 /** A schedule as the alarms see it: when it runs and its plan. */
 export interface AlarmedSchedule extends RunPlan {
@@ -55,6 +58,8 @@ export interface ProbeAlarmsProps {
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm: number;
   readonly ticketHoldsWithoutPings: boolean;
+  /** The upgrade SLO's objective (src/metrics/slo.ts): its burn-rate alarms join each cluster's page. */
+  readonly sloObjective: number;
   readonly fn: lambda.IFunction;
   readonly timeout: Duration;
   readonly scheduleGroupName: string;
@@ -76,6 +81,7 @@ export class ProbeAlarms extends Construct {
   private readonly transfers: TransferPair[] = [];
   private readonly nodes: cloudwatch.IAlarm[] = [];
   private readonly health: cloudwatch.IAlarm[] = [];
+  private readonly flapping: cloudwatch.IAlarm[] = [];
   private readonly ticket: cwActions.SnsAction;
   private readonly page: cwActions.SnsAction;
 
@@ -88,6 +94,7 @@ export class ProbeAlarms extends Construct {
     this.ticket = new cwActions.SnsAction(props.ticketTopic);
     this.page = new cwActions.SnsAction(props.pageTopic);
     for (const cluster of props.clusterNames) this.clusterAlarms(cluster);
+    this.flapping.push(this.flappingAlarm());
     this.functionHealth();
     this.ticketComposites();
   }
@@ -111,6 +118,13 @@ export class ProbeAlarms extends Construct {
       this.fallbacks.push(this.fallbackAlarm(cluster, op, covering));
     }
     if (p.perNodeClusters?.includes(cluster)) this.nodeAlarms(cluster, (...parts) => this.name(...parts), this.nodes, this.health);
+    const burns = burnAlarms({
+      cluster,
+      location: p.locationName,
+      objective: p.sloObjective,
+      name: (...parts) => this.name(...parts),
+      alarm: (key, props) => this.alarm(key, props),
+    });
     this.health.push(
       this.alarm(`probe-error/${cluster}`, {
         alarmName: this.name(cluster, 'not-measured'),
@@ -124,8 +138,8 @@ export class ProbeAlarms extends Construct {
     );
     const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
       compositeAlarmName: this.name(cluster, 'PAGE'),
-      alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive). The dashboard ${this.name()} shows which operation and transport, with the diagnosis.`,
-      alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
+      alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive), or its upgrades burn the ${objectiveText(p.sloObjective)} SLO's error budget (${BURN_WINDOWS.map((w) => `${w.burnRate}x over ${windowText(w.longSeconds)} and ${windowText(w.shortSeconds)}`).join('; ')}). The dashboard ${this.name()} shows which operation and transport, with the diagnosis.`,
+      alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM)), ...burns.map((b) => b.rule)),
     });
     composite.addAlarmAction(this.page);
     composite.addOkAction(this.page);
@@ -200,6 +214,27 @@ export class ProbeAlarms extends Construct {
     });
   }
 
+  /**
+   * Flapping, per location: cluster-runs in which a session failed and then worked on its retry (probe/retry.ts),
+   * FLAPPING_TICKET_RUNS of them within an hour (or three of the densest schedule's runs, when it runs less often): a
+   * ticket, never a page.
+   */
+  private flappingAlarm(): cloudwatch.Alarm {
+    const p = this.props;
+    const densest = Math.min(...p.schedules.map((s) => scheduleIntervalSeconds(s.expression)));
+    const window = Math.max(3600, FLAPPING_TICKET_RUNS * densest);
+    return this.alarm('flapping', {
+      alarmName: this.name('flapping-runs'),
+      alarmDescription: `Sessions from ${p.locationName} failed and then worked when tried again a moment later, in ${FLAPPING_TICKET_RUNS} or more runs within ${windowText(window)}: a path that drops an upgrade now and then (a load balancer's unhealthy target, a proxy restarting). Counted as working; the runs' evidence lines (msg "evidence", attempt "first") name the cluster and what each failed attempt met.`,
+      metric: probeMetric('Flapping', { Location: p.locationName }, { statistic: 'Sum', period: Duration.seconds(window) }),
+      threshold: FLAPPING_TICKET_RUNS,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      datapointsToAlarm: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+
   private fallbackAlarm(cluster: string, op: Operation, covering: readonly AlarmedSchedule[]): cloudwatch.Alarm {
     return this.alarm(`fallback/${cluster}/${op}`, {
       alarmName: this.name(cluster, op, 'silent-fallback'),
@@ -252,6 +287,11 @@ export class ProbeAlarms extends Construct {
         'Nodes: exec or port-forward fails to pods on some nodes of a cluster (the others work): the function\'s log line msg "per-node" names them and says what sets them apart (kubelet version, WebSocket passthrough).',
       ],
       ['ticket/probe-health', this.health, 'Probe health: the probe could not measure, publish or run as it should (see which component is in ALARM).'],
+      [
+        'ticket/flapping',
+        this.flapping,
+        'Flapping: sessions fail and then work when tried again, run after run, on some paths: never a page (the retry absorbed each), but a hop that drops upgrades now and then. The evidence lines of the failed attempts name it.',
+      ],
     ] as const) {
       if (components.length === 0) continue;
       checkCompositeSize(`${key.split('/')[1]} ticket`, components.length, Math.ceil(components.length / clusterCount), clusterCount);
@@ -315,6 +355,7 @@ export class ProbeAlarms extends Construct {
   }
 
   private alarm(key: string, a: Omit<cloudwatch.AlarmProps, 'evaluationPeriods'> & { evaluationPeriods?: number }): cloudwatch.Alarm {
+    if (this.byKey.has(key)) throw new Error(`alarm key ${key} is used twice`);
     const alarm = new cloudwatch.Alarm(this, key.replace(/\//g, '-'), {
       evaluationPeriods: this.props.evaluationPeriods,
       datapointsToAlarm: this.props.datapointsToAlarm,

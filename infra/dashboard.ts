@@ -18,6 +18,8 @@ import { IDLE_MARK_SECONDS } from '../src/probe/idle-devices.js';
 import { CLUSTER_ROWS, OVERVIEW, seriesLabel, type DashboardPanel, type PanelSeries, type PanelUnit, type Statistic } from '../src/metrics/dashboard-rows.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation } from '../src/vocabulary.js';
 import { probeMetric } from './metrics.js';
+import { budgetLeft, burnRate } from './slo-alarms.js';
+import { BURN_WINDOWS, objectiveText, windowText } from '../src/metrics/slo.js';
 
 export interface ProbeDashboardProps {
   readonly dashboardName: string;
@@ -32,6 +34,8 @@ export interface ProbeDashboardProps {
   readonly transfers?: boolean;
   /** Clusters probed node by node (target.perNode): a row of nodes probed and failing. */
   readonly perNodeClusters?: readonly string[];
+  /** The upgrade SLO's objective: each cluster's row shows its error budget left and its burn rates. */
+  readonly sloObjective: number;
 }
 
 /** The documented timers a disconnect is read against, as horizontal lines (idle-devices.ts: 30 s … 1200 s). */
@@ -72,6 +76,7 @@ export class ProbeDashboard extends Construct {
           height: 1,
         }),
       ]);
+      rows.push(sloRow(location, cluster, props.sloObjective));
       for (const row of CLUSTER_ROWS) {
         if (row.when === 'per-node' || (row.when === 'transfers' && !props.transfers)) continue;
         rows.push(row.panels.map((panel) => this.widget(panel, cluster, props)));
@@ -110,6 +115,30 @@ export class ProbeDashboard extends Construct {
       ...size,
     });
   }
+}
+
+/**
+ * The upgrade SLO (src/metrics/slo.ts): the error budget left over its period, and the burn rate over each alarm
+ * window with the rate that pages drawn across it.
+ */
+function sloRow(location: string, cluster: string, objective: number): cloudwatch.IWidget[] {
+  const dims = { Location: location, Cluster: cluster };
+  return [
+    new cloudwatch.SingleValueWidget({
+      title: `${cluster}: upgrade SLO ${objectiveText(objective)}, error budget left`,
+      metrics: [budgetLeft(dims, objective)],
+      width: 8,
+      height: 6,
+    }),
+    new cloudwatch.GraphWidget({
+      title: `${cluster}: error budget burn rate (pages at the lines, when its short window agrees)`,
+      left: BURN_WINDOWS.map((w) => burnRate(dims, objective, w.longSeconds)),
+      leftAnnotations: BURN_WINDOWS.map((w) => ({ value: w.burnRate, label: `${w.name}: ${w.burnRate}x over ${windowText(w.longSeconds)}`, color: '#d62728' })),
+      leftYAxis: { min: 0, label: 'x budget rate', showUnits: false },
+      width: 16,
+      height: 6,
+    }),
+  ];
 }
 
 /** Each unit's axis: 0..1 for ratios, a labelled axis from 0 otherwise. */

@@ -79,6 +79,12 @@ export interface ProbeAlarmOptions {
    * @default false
    */
   readonly ticketHoldsWithoutPings?: boolean;
+  /**
+   * The upgrade SLO per cluster: the share of today's kubectl's upgrades that must get their stream (KEP-4006's
+   * objective is 0.999). Multi-window burn-rate alarms page when the budget burns fast (src/metrics/slo.ts).
+   * @default 0.999
+   */
+  readonly sloObjective?: number;
 }
 
 export interface StreamProbeProps {

@@ -26,6 +26,7 @@ import { PACKAGED, PROBE_BUNDLING, PROBE_ENTRY, PROBE_HANDLER, packagedDir } fro
 import { runPeriodSeconds, scheduleIntervalSeconds } from '../src/config/schedule.js';
 import type { KeepaliveMode, Operation, Transport } from '../src/vocabulary.js';
 import { METRIC_KEEPALIVES } from '../src/metrics/contract.js';
+import { SLO_OBJECTIVE_DEFAULT } from '../src/metrics/slo.js';
 import { ProbeAlarms, type AlarmedSchedule } from './alarms.js';
 import { ProbeDashboard } from './dashboard.js';
 import { probeMetric } from './metrics.js';
@@ -270,6 +271,7 @@ export class StreamProbe extends Construct {
     return new ProbeDashboard(this, 'Dashboard', {
       dashboardName: `${this.plan.project}-${this.locationName}`,
       locationName: this.locationName,
+      sloObjective: this.plan.alarms ? this.plan.alarms.sloObjective : SLO_OBJECTIVE_DEFAULT,
       clusterNames: clusters.map((c) => c.name),
       holds: this.holdsRun(),
       period: this.periodOf(this.plan.schedules),

@@ -27,7 +27,7 @@ export interface Plan {
   readonly sessionStarts: number;
   /** The longest transfer chain of a schedule the Lambda runs, ms (transferChainMs). */
   readonly longestTransferMs: number;
-  readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean } | false;
+  readonly alarms: { evaluationPeriods: number; datapointsToAlarm: number; ticketHoldsWithoutPings: boolean; sloObjective: number } | false;
   /** How a long-hold task reaches S3 (ECR's layers) when the subnets use endpoints; undefined when not needed. */
   readonly s3Gateway?: { readonly prefixListId: string; readonly routeTableIds: readonly string[] };
 }
@@ -71,6 +71,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
   if (alarmOptions) {
     check('alarms.evaluationPeriods', RULES.evaluationPeriods(alarmOptions.evaluationPeriods));
     check('alarms.datapointsToAlarm', RULES.datapointsToAlarm(alarmOptions.datapointsToAlarm, alarmOptions.evaluationPeriods));
+    check('alarms.sloObjective', RULES.sloObjective(alarmOptions.sloObjective));
   }
   const sameName = duplicateName(props.schedules);
   if (sameName) throw invalid(`schedules[${sameName.index}].name`, sameName.problem);

@@ -3,6 +3,7 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
+import { BURN_WINDOWS } from '../metrics/slo.js';
 import { TASK_MEMORY_MIB, TASK_VCPUS } from './location-size.js';
 import { OPERATIONS, TRANSPORTS } from '../vocabulary.js';
 import { METRIC_KEEPALIVES } from '../metrics/contract.js';
@@ -125,8 +126,8 @@ export function estimateMonthlyCost(config: ProbeConfig, location: LocationConfi
  * The metrics one location publishes and the alarms infra/alarms.ts makes for it (the infra tests
  * check these counts against the synthesized template). Per cluster and operation: UpgradeSuccess and
  * HandshakeLatency per transport, HoldSurvived and DisconnectTime per transport × keepalive × hold,
- * IdleTimeout per transport (holds without pings), SilentFallback and KubectlWorks; ProbeError per
- * cluster; PublishFailures per location.
+ * IdleTimeout per transport (holds without pings), SilentFallback and KubectlWorks; ProbeError, KubectlUpgrade
+ * per cluster; PublishFailures and Flapping per location.
  */
 export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, perNodeClusters = 0): { metrics: number; alarms: number; composites: number } {
   let metrics = 0;
@@ -149,10 +150,16 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
   // A cluster probed per node adds NodesProbed and NodesFailing per operation × transport, a nodes-failing alarm per
   // operation × transport and one no-nodes-probed alarm; the location gets a nodes ticket composite.
   const perNode = { metrics: 2 * operations * TRANSPORTS.length, alarms: operations * TRANSPORTS.length + 1 };
-  // ProbeError per cluster; six probe-health alarms per location (publish failures, errors, throttles, duration, two Scheduler).
+  // Per cluster: ProbeError and KubectlUpgrade (the SLO's events); its not-measured alarm and a long and a short
+  // burn-rate alarm per SLO window (src/metrics/slo.ts). Per location: PublishFailures and Flapping; six probe-health
+  // alarms (publish failures, errors, throttles, duration, two Scheduler) and the flapping alarm; composites: a page
+  // per cluster, the GA-readiness, probe-health and flapping tickets, nodes and transfers when there are any.
+  // KubectlUpgrade is published only where some schedule runs kubectl's keepalive or a hold of 0 (datums.ts).
+  const sloEvents = config.schedules.some((s) => s.keepalives.includes('kubectl') || s.holdsSeconds.includes(0)) ? 1 : 0;
+  const perCluster = { metrics: 1 + sloEvents, alarms: 1 + 2 * BURN_WINDOWS.length };
   return {
-    metrics: clusters * (metrics + 1) + perNodeClusters * perNode.metrics + 1,
-    alarms: clusters * (alarms + 1) + perNodeClusters * perNode.alarms + 6,
-    composites: clusters + 2 + (perNodeClusters > 0 ? 1 : 0) + (transfers ? 1 : 0),
+    metrics: clusters * (metrics + perCluster.metrics) + perNodeClusters * perNode.metrics + 2,
+    alarms: clusters * (alarms + perCluster.alarms) + perNodeClusters * perNode.alarms + 7,
+    composites: clusters + 3 + (perNodeClusters > 0 ? 1 : 0) + (transfers ? 1 : 0),
   };
 }

@@ -102,12 +102,14 @@ function parseEndpoints(c: Checker, v: unknown, f: string): EndpointsConfig {
 }
 
 function parseAlarms(c: Checker, v: unknown): ProbeConfig['alarms'] {
-  const alarms = v === undefined ? {} : c.only(v, 'alarms', ['evaluationPeriods', 'datapointsToAlarm', 'ticketHoldsWithoutPings']);
+  const alarms = v === undefined ? {} : c.only(v, 'alarms', ['evaluationPeriods', 'datapointsToAlarm', 'ticketHoldsWithoutPings', 'sloObjective']);
   const evaluationPeriods = (alarms.evaluationPeriods ?? ALARM_DEFAULTS.evaluationPeriods) as number;
   c.check('alarms.evaluationPeriods', RULES.evaluationPeriods(evaluationPeriods));
   const datapointsToAlarm = (alarms.datapointsToAlarm ?? ALARM_DEFAULTS.datapointsToAlarm) as number;
   c.check('alarms.datapointsToAlarm', RULES.datapointsToAlarm(datapointsToAlarm, evaluationPeriods));
-  return { evaluationPeriods, datapointsToAlarm, ticketHoldsWithoutPings: c.bool(alarms, 'ticketHoldsWithoutPings', 'alarms', false) };
+  const sloObjective = (alarms.sloObjective ?? ALARM_DEFAULTS.sloObjective) as number;
+  c.check('alarms.sloObjective', RULES.sloObjective(sloObjective));
+  return { evaluationPeriods, datapointsToAlarm, ticketHoldsWithoutPings: c.bool(alarms, 'ticketHoldsWithoutPings', 'alarms', false), sloObjective };
 }
 
 /**

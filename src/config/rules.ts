@@ -4,6 +4,7 @@
  * field in its own terms (`clusters[0].endpoint` in either). A rule returns what is wrong, to follow the field's
  * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
  */
+import { SLO_OBJECTIVE_DEFAULT, checkObjective } from '../metrics/slo.js';
 import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, runnerForHold, taskRunSeconds, transferChainMs } from './lambda-limits.js';
 import { formatSize } from '../vocabulary.js';
 import { sessionStartsProblem } from './location-size.js';
@@ -15,7 +16,7 @@ export const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/;
 export const MAX_FUNCTION_NAME_LENGTH = 64;
 /** The target's TCP echo port when none is given (`kube-stream-probe manifest`). */
 export const DEFAULT_TARGET_PORT = 8080;
-export const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, ticketHoldsWithoutPings: false } as const;
+export const ALARM_DEFAULTS = { evaluationPeriods: 3, datapointsToAlarm: 2, ticketHoldsWithoutPings: false, sloObjective: SLO_OBJECTIVE_DEFAULT } as const;
 
 type Problem = string | undefined;
 
@@ -67,6 +68,8 @@ export const RULES = {
     Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 100 ? undefined : `${String(n)} must be a whole number from 1 to 100`,
   datapointsToAlarm: (m: unknown, n: number): Problem =>
     Number.isInteger(m) && (m as number) >= 1 && (m as number) <= n ? undefined : `${String(m)} must be a whole number from 1 to evaluationPeriods (${n})`,
+  /** The upgrade SLO's objective (src/metrics/slo.ts). */
+  sloObjective: (v: unknown): Problem => checkObjective(v),
   memoryMb: (v: unknown): Problem => (Number.isInteger(v) && (v as number) >= 128 && (v as number) <= 10240 ? undefined : `${String(v)} must be 128-10240 MB`),
   /** CloudWatch's limits for an alarm whose period holds two runs of this schedule. */
   alarmable: (expression: string, evaluationPeriods: number, source: string): Problem => {

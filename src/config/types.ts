@@ -81,7 +81,13 @@ export interface ProbeConfig {
   readonly alarmEmail?: string;
   /** Subscribed to the ticket topic (GA readiness, probe health) instead of alarmEmail. */
   readonly ticketEmail?: string;
-  readonly alarms: { readonly evaluationPeriods: number; readonly datapointsToAlarm: number; readonly ticketHoldsWithoutPings: boolean };
+  readonly alarms: {
+    readonly evaluationPeriods: number;
+    readonly datapointsToAlarm: number;
+    readonly ticketHoldsWithoutPings: boolean;
+    /** The upgrade SLO's objective per location × cluster (src/metrics/slo.ts); 0.999 by default. */
+    readonly sloObjective: number;
+  };
   /** Lambda memory; when absent, functionMemoryMb() sizes it by the location's cluster count. */
   readonly memoryMb?: number;
   readonly logRetentionDays: number;

@@ -92,8 +92,11 @@ export const METRICS = {
   },
   Flapping: {
     unit: 'None',
-    dimensions: [Dim.Location, Dim.Cluster],
-    description: 'a session of this run failed before its hold and worked when tried again on a fresh connection (src/probe/retry.ts): 1, else 0',
+    // Per location: its ticket is the location's, and one alarm per location keeps a cluster's cost in alarms down
+    // (infra/stack-limits.ts); which cluster and session flapped is in the run's evidence lines.
+    dimensions: [Dim.Location],
+    description:
+      'per cluster probed in a run: a session failed before its hold and worked when tried again on a fresh connection (src/probe/retry.ts): 1, else 0',
   },
   ProbeError: {
     unit: 'None',
@@ -104,3 +107,9 @@ export const METRICS = {
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricName = keyof typeof METRICS;
+
+/**
+ * Runs with a flap (Flapping 1) within an hour, or within three runs of a schedule that runs less often, that make
+ * the flapping ticket (CloudWatch: infra/alarms.ts; Prometheus: prometheus-rules.ts).
+ */
+export const FLAPPING_TICKET_RUNS = 3;

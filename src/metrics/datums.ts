@@ -70,11 +70,10 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
     if (seconds !== null) out.push(datum('IdleTimeout', { ...base, Operation: r.operation, Transport: r.transport }, seconds, timestamp));
   }
   const measuredResults = report.results.filter(measured);
-  if (measuredResults.length) out.push(datum('Flapping', base, flapped(measuredResults).length ? 1 : 0, timestamp));
+  if (measuredResults.length) out.push(datum('Flapping', { Location: report.location }, flapped(measuredResults).length ? 1 : 0, timestamp));
   for (const v of report.verdicts) {
     const today = v.kubectl?.find((k) => k.client === TODAYS_KUBECTL);
-    // One event per kubectl row (a hold-0 row without pings is the same invocation again).
-    if (today && v.keepalive === 'kubectl' && v.verdict !== 'not-measured' && v.verdict !== 'interrupted') {
+    if (today && countsForSlo(v, report.verdicts) && v.verdict !== 'not-measured' && v.verdict !== 'interrupted') {
       const row = measuredResults.filter((r) => rowKey(r) === rowKey(v));
       const gets = kubectlGetsStream(
         row.find((r) => r.transport === 'spdy'),
@@ -89,6 +88,16 @@ export function reportDatums(report: ProbeReport, timestamp = new Date()): Datum
     out.push(datum('KubectlWorks', dims, today.outcome === 'breaks' ? 0 : 1, timestamp));
   }
   return out;
+}
+
+/**
+ * The SLO's events: one per kubectl invocation, i.e. per kubectl row; a hold-0 row without pings is the same invocation
+ * as kubectl's hold-0 row (no ping is sent in a hold of 0), so it counts only where the plan has no kubectl row for it.
+ */
+function countsForSlo(v: ProbeReport['verdicts'][number], all: ProbeReport['verdicts']): boolean {
+  if (v.keepalive === 'kubectl') return true;
+  const twin = (x: ProbeReport['verdicts'][number]) => x.keepalive === 'kubectl' && rowKey(x) === rowKey({ ...v, keepalive: 'kubectl' });
+  return v.keepalive === 'none' && v.holdSeconds === 0 && !all.some(twin);
 }
 
 export function publishFailureDatum(location: string, timestamp = new Date()): Datum {

@@ -15,6 +15,7 @@ import { IDLE_MARK_SECONDS } from '../probe/idle-devices.js';
 import { CLUSTER_ROWS, OVERVIEW, statisticSuffix, type DashboardPanel, type PanelSeries, type PanelUnit, type Split } from './dashboard-rows.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
 import { ALERT_NAMES } from './prometheus-rules.js';
+import { BURN_WINDOWS, SLO_OBJECTIVE_DEFAULT, SLO_PERIOD_DAYS, objectiveText, windowText } from './slo.js';
 
 export const GRAFANA_DASHBOARD_UID = 'kube-stream-probe';
 /** The schema version of the dashboards Grafana writes today (@grafana/schema's defaultDashboard). */
@@ -117,7 +118,59 @@ function panel(p: DashboardPanel, x: number, y: number, id: number): Panel {
   };
 }
 
+/**
+ * The upgrade SLO's row, as the CloudWatch dashboard's (infra/dashboard.ts sloRow): the error budget left over the
+ * SLO's period, and the burn rate over each alerting window with the rate that pages drawn across it (slo.ts).
+ */
+function sloPanels(objective: number, y: number): Panel[] {
+  const budget = Number((1 - objective).toFixed(10));
+  const m = `${PROMETHEUS_METRICS.KubectlUpgrade.name}{${SELECTOR}}`;
+  const errorRatio = (window: string) => `(1 - avg(avg_over_time(${m}[${window}])))`;
+  const common = { datasource: DATASOURCE };
+  return [
+    {
+      ...common,
+      id: 0,
+      type: 'stat',
+      title: `$cluster: upgrade SLO ${objectiveText(objective)}, error budget left`,
+      gridPos: { x: 0, y, w: 8, h: 6 },
+      targets: [{ refId: 'A', datasource: DATASOURCE, expr: `100 * (1 - ${errorRatio(`${SLO_PERIOD_DAYS}d`)} / ${budget})`, instant: true, range: false }],
+      fieldConfig: { defaults: { unit: 'percent', max: 100 }, overrides: [] },
+      options: { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', textMode: 'value' },
+    },
+    {
+      ...common,
+      id: 0,
+      type: 'timeseries',
+      title: '$cluster: error budget burn rate (pages at the lines, when its short window agrees)',
+      gridPos: { x: 8, y, w: 16, h: 6 },
+      targets: BURN_WINDOWS.map((w, i) => ({
+        refId: refId(i),
+        datasource: DATASOURCE,
+        expr: `${errorRatio(windowText(w.longSeconds))} / ${budget}`,
+        legendFormat: `burn rate over ${windowText(w.longSeconds)}`,
+        range: true,
+      })),
+      fieldConfig: {
+        defaults: {
+          unit: 'none',
+          min: 0,
+          thresholds: {
+            mode: 'absolute' as ThresholdsMode,
+            steps: [{ color: 'transparent', value: null }, ...BURN_WINDOWS.map((w) => ({ color: 'red', value: w.burnRate }))],
+          },
+          custom: { thresholdsStyle: { mode: 'line' } },
+        },
+        overrides: [],
+      },
+      options: { legend: { displayMode: 'list', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'none' } },
+    },
+  ];
+}
+
 export interface GrafanaDashboardOptions {
+  /** The upgrade SLO's objective (its row's budget and burn rates). @default SLO_OBJECTIVE_DEFAULT */
+  readonly sloObjective?: number;
   /** A row of transfers (complete, MiB/s), as with a transfer schedule. */
   readonly transfers?: boolean;
   /** A row of nodes probed and failing, as with per-node probing. */
@@ -160,8 +213,8 @@ export function grafanaDashboard(options: GrafanaDashboardOptions = {}): Dashboa
     options: { showHeader: true },
   };
   y += 6;
-  const rowPanels: Panel[] = [];
-  let rowY = y + 1;
+  const rowPanels: Panel[] = sloPanels(options.sloObjective ?? SLO_OBJECTIVE_DEFAULT, y + 1);
+  let rowY = y + 1 + 6;
   for (const row of CLUSTER_ROWS) {
     if (row.when === 'transfers' && !options.transfers) continue;
     if (row.when === 'per-node' && !options.perNode) continue;

@@ -25,6 +25,8 @@ import { DEFAULT_OPERATIONS, holdSpan, type Operation } from '../vocabulary.js';
 import { TODAYS_KUBECTL_LABEL } from '../probe/kubectl-clients.js';
 import { PUSH_JOBS } from './pushgateway.js';
 import { PROMETHEUS_METRICS } from './prometheus.js';
+import { BURN_WINDOWS, SLO_OBJECTIVE_DEFAULT, SLO_PERIOD_DAYS, objectiveText, windowText } from './slo.js';
+import { FLAPPING_TICKET_RUNS } from './contract.js';
 
 /** One CronJob/schedule as the rules see it: how often it runs and the holds it pushes under (its group's `holds`). */
 export interface RuledSchedule {
@@ -38,7 +40,7 @@ export interface PrometheusRule {
   readonly alert: string;
   readonly expr: string;
   readonly for?: string;
-  readonly keep_firing_for: string;
+  readonly keep_firing_for?: string;
   readonly labels: { readonly severity: 'page' | 'ticket' };
   readonly annotations: { readonly summary: string; readonly description: string };
 }
@@ -64,10 +66,33 @@ export const ALERTS = {
   transfersBroken: 'KubeStreamProbeTransfersBroken',
   nodesFailing: 'KubeStreamProbeNodesFailing',
   health: 'KubeStreamProbeHealth',
+  fastBurn: 'KubeStreamProbeUpgradeBudgetFastBurn',
+  slowBurn: 'KubeStreamProbeUpgradeBudgetSlowBurn',
+  flapping: 'KubeStreamProbeFlapping',
 } as const;
 export const ALERT_NAMES: readonly string[] = Object.values(ALERTS);
 
-export function prometheusRules(schedules: readonly RuledSchedule[]): PrometheusRuleFile {
+/**
+ * The upgrade SLO's burn-rate alerts (slo.ts, the same windows and rates as CloudWatch's): the error ratio over a
+ * window is 1 − the mean of `kubectl_upgrade` over it (each push is its run's mean, prometheus.ts; a schedule's
+ * group holds its last run's until the next, so the mean weighs runs by how long they stood; the schedules' groups
+ * are averaged).
+ */
+function burnRules(objective: number): PrometheusRule[] {
+  const budget = Number((1 - objective).toFixed(10));
+  const errorRatio = (seconds: number) => `(1 - avg by (location, cluster) (avg_over_time(${M.KubectlUpgrade.name}[${windowText(seconds)}])))`;
+  return BURN_WINDOWS.map((w) => ({
+    alert: w.name === 'fast' ? ALERTS.fastBurn : ALERTS.slowBurn,
+    expr: `${errorRatio(w.longSeconds)} / ${budget} > ${w.burnRate} and ${errorRatio(w.shortSeconds)} / ${budget} > ${w.burnRate}`,
+    labels: { severity: 'page' as const },
+    annotations: {
+      summary: `PAGE: kubectl upgrades from {{ $labels.location }} to {{ $labels.cluster }} burn the ${objectiveText(objective)} SLO's error budget ${w.burnRate}x too fast (${windowText(w.longSeconds)}, still over ${windowText(w.shortSeconds)})`,
+      description: `Today's kubectl fails to get its stream (after a retry, through its fallback too) in more than ${Number((w.burnRate * budget * 100).toFixed(3))} % of its upgrades over ${windowText(w.longSeconds)} and over the last ${windowText(w.shortSeconds)}: at this rate ${w.budgetShare * 100} % of a ${SLO_PERIOD_DAYS}-day budget is gone in ${windowText(w.longSeconds)}. The run's diagnosis says which hop or component.`,
+    },
+  }));
+}
+
+export function prometheusRules(schedules: readonly RuledSchedule[], options: { readonly sloObjective?: number } = {}): PrometheusRuleFile {
   if (schedules.length === 0) throw new Error('prometheusRules needs at least one schedule');
   const densest = Math.min(...schedules.map((s) => s.intervalSeconds));
   const job = `job=~"${PUSH_JOBS.sessions}|${PUSH_JOBS.perNode}"`;
@@ -149,6 +174,27 @@ export function prometheusRules(schedules: readonly RuledSchedule[]): Prometheus
         summary: 'TICKET, probe health: the probe could not measure, or stopped pushing, from {{ $labels.location }}',
         description:
           "probe_error: a cluster could not be measured (credentials, target or port: the run's log says which and the fix); nodes_probed 0: per-node probing found no node; or a schedule's last push (push_time_seconds) is older than two runs: check the CronJob's last Job and the Pushgateway.",
+      },
+    },
+    ...burnRules(options.sloObjective ?? SLO_OBJECTIVE_DEFAULT),
+    {
+      alert: ALERTS.flapping,
+      // Runs whose sessions failed and then worked on their retry: FLAPPING_TICKET_RUNS of the last hour's (each
+      // push stands until the next: a flapped run counts once per minute it stood, so the hour's count is the
+      // minutes' sum over the schedule's interval).
+      expr: schedules
+        .map((s) => {
+          const sel = `holds="${holdsGroup(s.holdsSeconds)}"`;
+          const window = Math.max(3600, FLAPPING_TICKET_RUNS * s.intervalSeconds);
+          return `max by (location) (sum_over_time(${M.Flapping.name}{${sel}}[${window}s:1m]) * 60 / ${s.intervalSeconds} >= ${FLAPPING_TICKET_RUNS})`;
+        })
+        .join(' or '),
+      keep_firing_for: keep,
+      labels: { severity: 'ticket' },
+      annotations: {
+        summary: 'TICKET, flapping: sessions from {{ $labels.location }} fail and then work when tried again, run after run',
+        description:
+          "Never a page (each retry worked), but a hop that drops upgrades now and then: a load balancer target, a proxy restarting. The failed attempts are in the runs' evidence (the JSON report's results[].retry.first).",
       },
     },
   ];

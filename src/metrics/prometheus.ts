@@ -59,11 +59,22 @@ export const PROMETHEUS_METRICS: Readonly<Record<MetricName, PrometheusMetric>> 
 /**
  * A registry holding one run's data points. Only the metrics the run measured are registered, so a push replaces
  * the group's previous series and a lost session's `disconnect_time_seconds` does not outlive the run that saw it.
+ * Several data points of one label set in a run (KubectlUpgrade: one per kubectl row, the SLO's events) are exposed
+ * as their mean, the run's share: a gauge holds one value, and the last alone would drop the others.
  */
+function meanPerLabelSet(datums: readonly Datum[]): Datum[] {
+  const groups = new Map<string, Datum[]>();
+  for (const d of datums) {
+    const key = `${d.name}|${JSON.stringify(Object.entries(d.dimensions).sort())}`;
+    groups.set(key, [...(groups.get(key) ?? []), d]);
+  }
+  return [...groups.values()].map((g) => (g.length === 1 ? g[0]! : { ...g[0]!, value: g.reduce((a, d) => a + d.value, 0) / g.length }));
+}
+
 export function prometheusRegistry(datums: readonly Datum[]): Registry {
   const registry = new Registry();
   const gauges = new Map<MetricName, Gauge>();
-  for (const d of datums) {
+  for (const d of meanPerLabelSet(datums)) {
     const spec = PROMETHEUS_METRICS[d.name];
     let gauge = gauges.get(d.name);
     if (!gauge) {

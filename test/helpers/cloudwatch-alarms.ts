@@ -14,6 +14,12 @@
  *   otherwise the missing ones among the last EvaluationPeriods count as
  *   TreatMissingData says (breaching / notBreaching). The range's exact length
  *   is not documented; EXTRA_PERIODS stands in for it;
+ * - a metric-math alarm (Metrics: one expression with ReturnData, over MetricStats) evaluates the expression per
+ *   period on each MetricStat's statistic of that period (arithmetic only: + - * / and parentheses, which is what
+ *   the probe's alarms use); a period where one of its metrics has no data is missing;
+ * - the evaluation window slides: evaluated every minute, its periods end at the evaluation time (an alarm without
+ *   EvaluationWindow uses a SlidingWindow, ".../alarm-evaluation-window.html": "the window advances each time the
+ *   alarm is evaluated, forming a rolling time window"; a WallClockWindow is not modelled and none is used);
  * - a composite alarm's state is its AlarmRule (ALARM("arn"), OK(…), NOT, AND,
  *   OR, TRUE, FALSE, parentheses) over the other alarms' states;
  * - actions run on state changes only: AlarmActions on → ALARM, OKActions on
@@ -33,6 +39,8 @@ interface MetricAlarm {
   readonly namespace: string;
   readonly key: string;
   readonly statistic: string;
+  /** A metric-math alarm: its expression over these metrics (by id). */
+  readonly math?: { readonly expression: string; readonly metrics: Readonly<Record<string, { readonly key: string; readonly statistic: string }>> };
   readonly period: number;
   readonly evaluationPeriods: number;
   readonly datapointsToAlarm: number;
@@ -106,6 +114,38 @@ function breaches(value: number, comparison: string, threshold: number): boolean
   }
 }
 
+/** Metric math's arithmetic: numbers, metric ids, + - * / and parentheses (what the probe's alarms use). */
+export function evaluateArithmetic(expression: string, vars: Readonly<Record<string, number>>): number {
+  const tokens = expression.match(/\d+(?:\.\d+)?(?:e[-+]?\d+)?|[A-Za-z_][A-Za-z0-9_]*|[-+*/()]/g) ?? [];
+  let i = 0;
+  const primary = (): number => {
+    const t = tokens[i++];
+    if (t === undefined) throw new Error(`metric math: unexpected end of ${expression}`);
+    if (t === '(') {
+      const v = sum();
+      if (tokens[i++] !== ')') throw new Error(`metric math: expected ) in ${expression}`);
+      return v;
+    }
+    if (t === '-') return -primary();
+    if (/^\d/.test(t)) return Number(t);
+    if (t in vars) return vars[t]!;
+    throw new Error(`metric math: unknown ${t} in ${expression}`);
+  };
+  const product = (): number => {
+    let v = primary();
+    while (tokens[i] === '*' || tokens[i] === '/') v = tokens[i++] === '*' ? v * primary() : v / primary();
+    return v;
+  };
+  const sum = (): number => {
+    let v = product();
+    while (tokens[i] === '+' || tokens[i] === '-') v = tokens[i++] === '+' ? v + product() : v - product();
+    return v;
+  };
+  const v = sum();
+  if (i !== tokens.length) throw new Error(`metric math: trailing ${tokens.slice(i).join(' ')} in ${expression}`);
+  return v;
+}
+
 /** The alarm rule grammar: NOT binds tightest, then AND, then OR. */
 function evaluateRule(rule: string, stateOf: (arn: string) => State): boolean {
   const tokens = rule.match(/\(|\)|"[^"]*"|[A-Z_]+/g) ?? [];
@@ -160,21 +200,42 @@ export class AlarmSimulator {
   readonly composites: CompositeAlarm[] = [];
   readonly states = new Map<string, State>();
   readonly notifications: Notification[] = [];
+  /** Every state change of every alarm (components notify no one, but their changes are what a composite reads). */
+  readonly transitions: { readonly at: number; readonly alarm: string; readonly state: State }[] = [];
   private readonly data = new Map<string, { t: number; v: number }[]>();
 
   constructor(template: Json) {
     for (const [id, r] of Object.entries<Json>(template.Resources)) {
       const p = r.Properties;
       if (r.Type === 'AWS::CloudWatch::Alarm') {
-        if (!p.MetricName) throw new Error(`${id}: metric-math alarms are not modelled`);
-        const dims = Object.fromEntries((p.Dimensions ?? []).map((d: Json) => [d.Name, resolve(d.Value)]));
+        const dimsOf = (list: Json[] | undefined) => Object.fromEntries((list ?? []).map((d: Json) => [d.Name, resolve(d.Value)]));
+        let single: Pick<MetricAlarm, 'namespace' | 'key' | 'statistic' | 'period' | 'math'>;
+        if (p.Metrics) {
+          const returned = (p.Metrics as Json[]).filter((m) => m.ReturnData !== false);
+          if (returned.length !== 1 || !returned[0].Expression) throw new Error(`${id}: a metric-math alarm needs one returned expression`);
+          const stats = (p.Metrics as Json[]).filter((m) => m.MetricStat);
+          const periods = new Set(stats.map((m) => m.MetricStat.Period));
+          if (periods.size !== 1) throw new Error(`${id}: metrics of different periods are not modelled`);
+          const metrics: Record<string, { key: string; statistic: string }> = Object.fromEntries(
+            stats.map((m) => {
+              const ms = m.MetricStat;
+              return [m.Id, { key: metricKey(ms.Metric.Namespace, ms.Metric.MetricName, dimsOf(ms.Metric.Dimensions)), statistic: ms.Stat }];
+            }),
+          );
+          single = {
+            namespace: stats[0].MetricStat.Metric.Namespace,
+            key: Object.values(metrics)[0]!.key,
+            statistic: 'math',
+            period: [...periods][0],
+            math: { expression: returned[0].Expression, metrics },
+          };
+        } else {
+          single = { namespace: p.Namespace, key: metricKey(p.Namespace, p.MetricName, dimsOf(p.Dimensions)), statistic: p.Statistic, period: p.Period };
+        }
         this.metricAlarms.push({
           id,
           name: resolve(p.AlarmName ?? id),
-          namespace: p.Namespace,
-          key: metricKey(p.Namespace, p.MetricName, dims),
-          statistic: p.Statistic,
-          period: p.Period,
+          ...single,
           evaluationPeriods: p.EvaluationPeriods,
           datapointsToAlarm: p.DatapointsToAlarm ?? p.EvaluationPeriods,
           threshold: p.Threshold,
@@ -203,21 +264,20 @@ export class AlarmSimulator {
     this.data.set(key, list);
   }
 
-  /** Alarms on our namespace whose metric (exact dimension set) was never published. */
+  /** Alarms on our namespace whose metric (exact dimension set; each of a metric-math alarm's) was never published. */
   unmatched(namespace: string): string[] {
-    return this.metricAlarms.filter((a) => a.namespace === namespace && !this.data.has(a.key)).map((a) => a.name);
+    const keys = (a: MetricAlarm) => (a.math ? Object.values(a.math.metrics).map((m) => m.key) : [a.key]);
+    return this.metricAlarms.filter((a) => a.namespace === namespace && keys(a).some((k) => !this.data.has(k))).map((a) => a.name);
   }
 
-  /** Evaluate every alarm at time `t` (seconds), on the periods that have ended by then. */
+  /** Evaluate every alarm at time `t` (seconds, a whole minute): each period of its window ends by then, the last at `t`. */
   evaluate(t: number): void {
     for (const a of this.metricAlarms) {
-      const end = Math.floor(t / a.period) * a.period;
-      const points = this.data.get(a.key) ?? [];
+      const end = t;
       const datapoints: (number | undefined)[] = [];
       for (let k = 0; k < a.evaluationPeriods + EXTRA_PERIODS; k++) {
         const from = end - (k + 1) * a.period;
-        const values = points.filter((p) => p.t >= from && p.t < from + a.period).map((p) => p.v);
-        datapoints.push(values.length ? statistic(values, a.statistic) : undefined);
+        datapoints.push(this.datapoint(a, from));
       }
       const real = datapoints.filter((d): d is number => d !== undefined);
       let breaching: number;
@@ -240,6 +300,22 @@ export class AlarmSimulator {
     }
   }
 
+  /** The alarm's datapoint for the period starting at `from`: its statistic, or its expression over its metrics'. */
+  private datapoint(a: MetricAlarm, from: number): number | undefined {
+    const stat = (key: string, s: string) => {
+      const values = (this.data.get(key) ?? []).filter((p) => p.t >= from && p.t < from + a.period).map((p) => p.v);
+      return values.length ? statistic(values, s) : undefined;
+    };
+    if (!a.math) return stat(a.key, a.statistic);
+    const vars: Record<string, number> = {};
+    for (const [id, m] of Object.entries(a.math.metrics)) {
+      const v = stat(m.key, m.statistic);
+      if (v === undefined) return undefined;
+      vars[id] = v;
+    }
+    return evaluateArithmetic(a.math.expression, vars);
+  }
+
   private stateOfArn(arn: string): State {
     const id = arn.replace(/^arn:/, '');
     const s = this.states.get(id);
@@ -250,6 +326,7 @@ export class AlarmSimulator {
   private transition(a: MetricAlarm | CompositeAlarm, state: State, t: number): void {
     if (this.states.get(a.id) === state) return;
     this.states.set(a.id, state);
+    this.transitions.push({ at: t, alarm: a.name, state });
     const actions = state === 'ALARM' ? a.alarmActions : state === 'OK' ? a.okActions : [];
     for (const topic of actions) this.notifications.push({ at: t, topic, alarm: a.name, state });
   }

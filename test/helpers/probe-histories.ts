@@ -48,6 +48,20 @@ export const unauthorized: Partial<SessionResult> = {
   hold: { survived: null, disconnectSeconds: null, cause: null },
   upgrade: { ...OK_UPGRADE, ok: false, status: 401, handshakeMs: null, error: 'HTTP 401', errorCode: 'UPGRADE_REJECTED', kubernetesStatus: true },
 };
+/** A session that failed once (its upgrade reset) and worked on its retry a second later (src/probe/retry.ts). */
+export const flapped: Partial<SessionResult> = {
+  retry: {
+    outcome: 'passed',
+    pauseMs: 1000,
+    first: {
+      upgrade: { ok: false, status: null, error: 'the connection broke during the handshake (ECONNRESET)', errorCode: 'UPGRADE_FAILED', handshakeMs: null },
+      firstEchoMs: null,
+      error: null,
+      errorCode: null,
+      durationMs: 4,
+    },
+  },
+};
 export const cutIdleAt = (seconds: number): Partial<SessionResult> => ({
   ok: false,
   echoMs: null,
@@ -95,10 +109,10 @@ export interface HistorySchedule {
   readonly keepalives: readonly KeepaliveMode[];
 }
 
-/** The example config's schedules (rate(5 minutes), rate(1 hour)) as history schedules. */
+/** The example config's schedules (rate(1 minute), rate(5 minutes), rate(1 hour)) as history schedules. */
 export function historySchedules(config: ProbeConfig): HistorySchedule[] {
   return config.schedules.map((s) => {
-    const every = s.expression === 'rate(5 minutes)' ? 300 : s.expression === 'rate(1 hour)' ? HOUR : NaN;
+    const every = s.expression === 'rate(1 minute)' ? 60 : s.expression === 'rate(5 minutes)' ? 300 : s.expression === 'rate(1 hour)' ? HOUR : NaN;
     if (!Number.isFinite(every)) throw new Error(`history: unsupported schedule ${s.expression}`);
     return { every, holds: [...s.holdsSeconds], keepalives: s.keepalives };
   });

@@ -120,12 +120,18 @@ describe('StreamProbe as a construct', () => {
     const page = composites.find((c) => c.AlarmName === 'kube-stream-probe-office-vpn-prod-PAGE')!;
     expect(page.AlarmActions).toEqual(ref(oncall));
     expect(page.OKActions).toEqual(ref(oncall));
-    // The page is exactly "kubectl exec or port-forward is broken" (its KubectlWorks alarms), nothing measured.
+    // The page is exactly "kubectl exec or port-forward is broken" (its KubectlWorks alarms) or "its upgrades burn the
+    // SLO's budget" (both windows of a burn-rate pair), nothing measured.
     const rule = JSON.stringify(page.AlarmRule);
     expect(rule).toContain(' OR ');
+    expect(rule).toMatch(/OR \(ALARM\([^)]*sloprodfastlong[^)]*\) AND ALARM\([^)]*sloprodfastshort/);
     expect(rule.match(/"Fn::GetAtt":\["[A-Za-z0-9]+"/g)!.map((x) => x.replace(/.*\["|[0-9A-F]{8}"$/g, ''))).toEqual([
       'ProbeAlarmskubectlprodexec',
       'ProbeAlarmskubectlprodportforward',
+      'ProbeAlarmssloprodfastlong',
+      'ProbeAlarmssloprodfastshort',
+      'ProbeAlarmssloprodslowlong',
+      'ProbeAlarmssloprodslowshort',
     ]);
     expect(JSON.stringify(page.AlarmRule)).not.toMatch(/upgrade|hold|fallback/i);
     for (const name of ['kube-stream-probe-office-vpn-ga-readiness', 'kube-stream-probe-office-vpn-probe-health']) {

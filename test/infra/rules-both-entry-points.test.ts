@@ -129,6 +129,12 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       (p) => (p.alarms = { evaluationPeriods: 2, datapointsToAlarm: 3 }),
       /alarms\.datapointsToAlarm 3 must be a whole number from 1 to evaluationPeriods \(2\)/,
     ],
+    [
+      'an SLO objective of 100 % (no budget to burn)',
+      (c) => (c.alarms = { sloObjective: 1 }),
+      (p) => (p.alarms = { sloObjective: 1 }),
+      /alarms\.sloObjective 1 must be a number between 0 and 1 \(0\.999 is 99\.9 %\)/,
+    ],
     ['memory', (c) => (c.memoryMb = 64), (p) => (p.memorySize = 64), /(memoryMb|memorySize) 64 must be 128-10240 MB/],
     [
       'more session starts than one function paces (a location too large: split it)',

@@ -134,7 +134,8 @@ describe('StreamProbe: what each location gets', () => {
   });
 
   const alarmsOf = (t: Template) => Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
-  const dimsOf = (a: { Dimensions: { Name: string; Value: string }[] }) => Object.fromEntries(a.Dimensions.map((d) => [d.Name, d.Value]));
+  // A metric-math alarm (the SLO's) has its dimensions in its Metrics, none of its own.
+  const dimsOf = (a: { Dimensions?: { Name: string; Value: string }[] }) => Object.fromEntries((a.Dimensions ?? []).map((d) => [d.Name, d.Value]));
 
   it('alarms: UpgradeSuccess per cluster × operation × transport, M of N, missing data breaching (the probe did not run), notifying no one alone', () => {
     const upgrade = alarmsOf(single()).filter((a) => a.MetricName === 'UpgradeSuccess');
@@ -182,6 +183,23 @@ describe('StreamProbe: what each location gets', () => {
     for (const a of by('SilentFallback'))
       expect(a).toMatchObject({ Statistic: 'Maximum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', TreatMissingData: 'notBreaching' });
     expect(by('ProbeError')).toHaveLength(1);
+    // The flapping ticket's component: three flapped runs within an hour (the densest schedule runs every 5 minutes).
+    expect(by('Flapping')).toEqual([
+      expect.objectContaining({ Statistic: 'Sum', Period: 3600, Threshold: 3, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1 }),
+    ]);
+    // The SLO's burn rates in metric math: 1 h and 5 min over 14.4, 6 h and 30 min over 6, on KubectlUpgrade's mean.
+    const burn = alarms.filter((a) => (a as { Metrics?: unknown }).Metrics) as unknown as {
+      AlarmName: string;
+      Threshold: number;
+      Metrics: { Expression?: string; MetricStat?: { Period: number; Stat: string; Metric: { MetricName: string } } }[];
+    }[];
+    expect(burn.map((a) => [a.AlarmName.replace(/^.*-slo-/, ''), a.Threshold, a.Metrics[1]!.MetricStat!.Period, a.Metrics[0]!.Expression])).toEqual([
+      ['fast-1h', 14.4, 3600, '(1 - sli_1h) / 0.001'],
+      ['fast-5m', 14.4, 300, '(1 - sli_5m) / 0.001'],
+      ['slow-6h', 6, 21600, '(1 - sli_6h) / 0.001'],
+      ['slow-30m', 6, 1800, '(1 - sli_30m) / 0.001'],
+    ]);
+    for (const a of burn) expect(a.Metrics[1]!.MetricStat).toMatchObject({ Stat: 'Average', Metric: { MetricName: 'KubectlUpgrade' } });
     expect(
       alarms
         .filter((a) => a.Namespace === 'AWS/Lambda')
@@ -434,7 +452,7 @@ describe('fails when…', () => {
     );
   });
 
-  it("the largest location one stack holds: 25 clusters (compressed config, memory that paces them), 26 refused by CloudFormation's limit; with transfers 12, 13 refused by the composite limit", async () => {
+  it("the largest location one stack holds: 20 clusters (compressed config, memory that paces them), 21 refused by CloudFormation's limit; with transfers 12, 13 refused by the composite limit", async () => {
     const many = (example: string, n: number) => {
       const c = readConfigDocument(example) as any;
       c.clusters = Array.from({ length: n }, (_, i) => ({
@@ -451,7 +469,7 @@ describe('fails when…', () => {
       new StreamProbe(stack, 'P', probePropsFromConfig(stack, config, config.locations[0]!));
       return { config, template: Template.fromStack(stack) };
     };
-    const c = many('infra/examples/single-location.yaml', 25);
+    const c = many('infra/examples/single-location.yaml', 20);
     const { config, template } = await synth(c);
     expect(Object.keys(template.toJSON().Resources).length).toBeLessThanOrEqual(480);
     const [fn] = Object.values(template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } })) as any[];
@@ -462,12 +480,12 @@ describe('fails when…', () => {
     const read = parseRuntimeConfig(env.KSP_LOCATION_CONFIG);
     expect(read.clusters.map((x) => [x.name, x.endpoint])).toEqual(c.clusters.map((x: any) => [x.name, x.endpoint]));
     expect(fn.Properties.MemorySize).toBe(functionMemoryMb(config, config.locations[0]!));
-    expect(fn.Properties.MemorySize).toBe(1024); // 25 × 12 = 300 session starts: more than 512 MB paces (289)
+    expect(fn.Properties.MemorySize).toBe(512); // 20 × 12 = 240 session starts: 512 MB paces 289
     // Every composite names at most 100 alarms (CloudWatch's limit).
     for (const a of Object.values(template.findResources('AWS::CloudWatch::CompositeAlarm')) as any[])
       expect(JSON.stringify(a.Properties.AlarmRule).match(/ALARM\(/g)!.length).toBeLessThanOrEqual(100);
-    await expect(synth(many('infra/examples/single-location.yaml', 26))).rejects.toThrow(
-      /clusters are 26: this location's stack would hold \d+ resources .*CloudFormation allows 500 per stack .*split the clusters across locations/,
+    await expect(synth(many('infra/examples/single-location.yaml', 21))).rejects.toThrow(
+      /clusters are 21: this location's stack would hold \d+ resources .*CloudFormation allows 500 per stack .*split the clusters across locations/,
     );
     await synth(many('infra/examples/multi-location.yaml', 12));
     await expect(synth(many('infra/examples/multi-location.yaml', 13))).rejects.toThrow(

@@ -34,6 +34,7 @@ function cloudWatchWidgets(): { type: string; width: number; properties: { title
     alarms: [],
     transfers: true,
     perNodeClusters: ['prod'],
+    sloObjective: 0.999,
   });
   const body = Object.values(Template.fromStack(stack).findResources('AWS::CloudWatch::Dashboard'))[0]!.Properties.DashboardBody;
   const text = body['Fn::Join'][1].map((x: unknown) => (typeof x === 'string' ? x : 'TOKEN')).join('');
@@ -49,7 +50,7 @@ describe('the Grafana dashboard', () => {
     const grafana = panels
       .filter((p): p is Panel => !isRow(p) && (p.title ?? '').startsWith('$cluster: '))
       .map((p) => [p.title!.replace('$cluster', 'prod'), p.gridPos!.w]);
-    expect(cw.length).toBe(10);
+    expect(cw.length).toBe(12);
     expect(grafana).toEqual(cw);
     // Without transfers or per-node probing, those rows are absent from both.
     const plain = grafanaDashboard().panels!.map((p) => p.title ?? '');
@@ -138,6 +139,12 @@ describe('its queries against a real Prometheus holding a real run', () => {
       `min by (operation, transport, keepalive, hold_seconds) (${PROMETHEUS_METRICS.HoldSurvived.name}{location="$location",cluster="$cluster"})`,
     );
     expect(survived.filter((s) => s.labels.keepalive === 'none').map((s) => s.value)).toEqual([0, 0, 0, 0]);
+    // Every kubectl upgrade of the run got its stream: the SLO row shows the whole budget left, and no burn.
+    const slo = dashboard.panels!.filter((p): p is Panel => !isRow(p) && /upgrade SLO|burn rate/.test(p.title ?? ''));
+    expect(slo).toHaveLength(2);
+    const [budgetLeft] = await q((slo[0]!.targets as Target[])[0]!.expr);
+    expect(budgetLeft!.value).toBe(100);
+    for (const t of slo[1]!.targets as Target[]) expect((await q(t.expr)).map((s) => s.value)).toEqual([0]);
     // The alerts panel's query is PromQL Prometheus accepts; the variables' label_values resolve.
     await q(alertsQuery('grafana-loc'));
     const locations = (await (
