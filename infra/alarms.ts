@@ -27,7 +27,7 @@
  * alarm-storm test (test/infra/alarm-storm.test.ts) replays such histories and counts notifications.
  */
 import { TODAYS_KUBECTL_LABEL } from '../src/probe/kubectl-clients.js';
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -42,6 +42,14 @@ import { probeMetric } from './metrics.js';
 import { burnAlarms } from './slo-alarms.js';
 import { BURN_WINDOWS, objectiveText, windowText } from '../src/metrics/slo.js';
 import { FLAPPING_TICKET_RUNS } from '../src/metrics/contract.js';
+import { recentEvidenceLink } from '../src/lambda/evidence-log.js';
+
+/** Stand-ins replaced by tokens after the link is encoded (both are JSURL-safe words, so encoding leaves them whole). */
+const LOG_GROUP_MARK = 'kspLogGroupMark';
+/** CloudWatch's limit on an alarm's description, and what the log group's generated name may add to a link. */
+const ALARM_DESCRIPTION_MAX_CHARS = 1024;
+const EVIDENCE_LOG_GROUP_CHARS = 160;
+const REGION_MARK = 'kspRegionMark';
 
 /** A schedule as the alarms see it: when it runs and its plan. */
 export interface AlarmedSchedule extends RunPlan {
@@ -61,6 +69,11 @@ export interface ProbeAlarmsProps {
   /** The upgrade SLO's objective (src/metrics/slo.ts): its burn-rate alarms join each cluster's page. */
   readonly sloObjective: number;
   readonly fn: lambda.IFunction;
+  /**
+   * The function's log group: each page's and ticket's description links its recent evidence lines. A name
+   * CloudFormation generates (stack, logical id, suffix: letters, digits and "-") needs no escaping in the link.
+   */
+  readonly logGroupName: string;
   readonly timeout: Duration;
   readonly scheduleGroupName: string;
   readonly pageTopic: sns.ITopic;
@@ -97,6 +110,26 @@ export class ProbeAlarms extends Construct {
     this.flapping.push(this.flappingAlarm());
     this.functionHealth();
     this.ticketComposites();
+  }
+
+  /** The Logs Insights link to the recent evidence of one cluster (a page) or of every cluster (a ticket). */
+  private evidenceUrl(cluster?: string): string {
+    const region = Stack.of(this).region;
+    const known = !Token.isUnresolved(region);
+    const url = recentEvidenceLink({ region: known ? region : REGION_MARK, logGroup: LOG_GROUP_MARK, cluster });
+    return (known ? url : url.replaceAll(REGION_MARK, region)).replace(LOG_GROUP_MARK, this.props.logGroupName);
+  }
+
+  /**
+   * The sentence with the evidence link, when it fits CloudWatch's 1024 characters of description beside the rest
+   * (the log group's generated name counted at EVIDENCE_LOG_GROUP_CHARS); else a pointer to the same query.
+   */
+  private withEvidence(description: string, cluster?: string): string {
+    const sentence = ` What the wire showed, newest run first, with each failed session's diagnosis: ${this.evidenceUrl(cluster)}`;
+    const literal = (description + sentence).replace(/\$\{Token\[[^\]]*\]\}/g, '');
+    return literal.length + EVIDENCE_LOG_GROUP_CHARS <= ALARM_DESCRIPTION_MAX_CHARS
+      ? description + sentence
+      : `${description} What the wire showed: Logs Insights on the function's log group, filter msg = "evidence" (README, "Evidence").`;
   }
 
   /** `<project>-<location>-<parts…>`: every alarm's name. */
@@ -138,7 +171,10 @@ export class ProbeAlarms extends Construct {
     );
     const composite = new cloudwatch.CompositeAlarm(this, `Page-${cluster}`, {
       compositeAlarmName: this.name(cluster, 'PAGE'),
-      alarmDescription: `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive), or its upgrades burn the ${objectiveText(p.sloObjective)} SLO's error budget (${BURN_WINDOWS.map((w) => `${w.burnRate}x over ${windowText(w.longSeconds)} and ${windowText(w.shortSeconds)}`).join('; ')}). The dashboard ${this.name()} shows which operation and transport, with the diagnosis.`,
+      alarmDescription: this.withEvidence(
+        `PAGE: kubectl ${kubectlOps.join(' or ')} is broken from ${p.locationName} to ${cluster} (today's kubectl, ${TODAYS_KUBECTL_LABEL}, with its keepalive), or its upgrades burn the ${objectiveText(p.sloObjective)} SLO's error budget (${BURN_WINDOWS.map((w) => `${w.burnRate}x over ${windowText(w.longSeconds)} and ${windowText(w.shortSeconds)}`).join('; ')}). The dashboard ${this.name()} shows which operation and transport.`,
+        cluster,
+      ),
       alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM)), ...burns.map((b) => b.rule)),
     });
     composite.addAlarmAction(this.page);
@@ -297,7 +333,7 @@ export class ProbeAlarms extends Construct {
       checkCompositeSize(`${key.split('/')[1]} ticket`, components.length, Math.ceil(components.length / clusterCount), clusterCount);
       const composite = new cloudwatch.CompositeAlarm(this, key.replace('/', '-'), {
         compositeAlarmName: this.name(key.split('/')[1]!),
-        alarmDescription: `TICKET, ${label}`,
+        alarmDescription: key === 'ticket/probe-health' ? `TICKET, ${label}` : this.withEvidence(`TICKET, ${label}`),
         alarmRule: cloudwatch.AlarmRule.anyOf(...components.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
       });
       composite.addAlarmAction(ticket);

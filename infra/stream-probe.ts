@@ -259,6 +259,7 @@ export class StreamProbe extends Construct {
       schedules: this.plan.schedules,
       ...options,
       fn: this.function,
+      logGroupName: this.logGroup.logGroupName,
       timeout,
       scheduleGroupName: this.scheduleGroup.scheduleGroupName,
       pageTopic: this.pageTopic,

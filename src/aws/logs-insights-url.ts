@@ -105,19 +105,15 @@ export interface InsightsLink {
   readonly region: string;
   readonly logGroup: string;
   readonly query: string;
-  readonly start: Date;
-  readonly end: Date;
+  /** A fixed range, or the last `lastSeconds` whenever the link is opened. */
+  readonly range: { readonly start: Date; readonly end: Date } | { readonly lastSeconds: number };
 }
 
 export function logsInsightsUrl(l: InsightsLink): string {
-  const detail = jsurl({
-    end: l.end.toISOString(),
-    start: l.start.toISOString(),
-    timeType: 'ABSOLUTE',
-    tz: 'UTC',
-    editorString: l.query,
-    isLiveTail: false,
-    source: [l.logGroup],
-  });
+  const range: Record<string, Jsurl> =
+    'lastSeconds' in l.range
+      ? { end: 0, start: -l.range.lastSeconds, timeType: 'RELATIVE', unit: 'seconds' }
+      : { end: l.range.end.toISOString(), start: l.range.start.toISOString(), timeType: 'ABSOLUTE', tz: 'UTC' };
+  const detail = jsurl({ ...range, editorString: l.query, isLiveTail: false, source: [l.logGroup] });
   return `https://${consoleHost(l.region)}/cloudwatch/home?region=${l.region}#logs-insights:queryDetail=${detail}`;
 }

@@ -54,7 +54,28 @@ export function evidenceLink(o: {
     region: o.region,
     logGroup: o.logGroup,
     query: evidenceQuery(o.runId),
-    start: new Date(o.from.getTime() - 60_000),
-    end: new Date(o.to.getTime() + 60_000),
+    range: { start: new Date(o.from.getTime() - 60_000), end: new Date(o.to.getTime() + 60_000) },
   });
+}
+
+/** How far back an alarm's evidence link looks: the slow burn's long window, so every page's runs are in it. */
+export const RECENT_EVIDENCE_SECONDS = 6 * 3600;
+
+/** The query over the recent evidence of one cluster (or of every cluster): the newest runs first. */
+export function recentEvidenceQuery(cluster?: string): string {
+  // Short: it rides in an alarm's description (1024 characters at most, the link encoded).
+  return [
+    `fields @timestamp, run, ${cluster ? '' : 'cluster, '}session, diagnosis`,
+    `| filter msg = ${literal(EVIDENCE_LOG_MSG)}${cluster ? ` and cluster = ${literal(cluster)}` : ''}`,
+    '| sort @timestamp desc',
+  ].join('\n');
+}
+
+/**
+ * The link an alarm's description carries (it cannot know the run that tripped it): the cluster's evidence of the
+ * last RECENT_EVIDENCE_SECONDS, newest first, so the failed runs behind the page are its first rows, each with its
+ * run id and diagnosis. `logGroup` may be a placeholder replaced by the deployed name (infra/alarms.ts).
+ */
+export function recentEvidenceLink(o: { readonly region: string; readonly logGroup: string; readonly cluster?: string }): string {
+  return logsInsightsUrl({ region: o.region, logGroup: o.logGroup, query: recentEvidenceQuery(o.cluster), range: { lastSeconds: RECENT_EVIDENCE_SECONDS } });
 }

@@ -18,10 +18,14 @@ import { loadProbeConfig } from '../../src/config/load.js';
 import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
 import { AlarmSimulator } from '../helpers/cloudwatch-alarms.js';
+import { parseJsurl } from '../../src/aws/logs-insights-url.js';
+import { evidenceLogLines, recentEvidenceQuery } from '../../src/lambda/evidence-log.js';
+import { probeReport, session } from '../helpers/sessions.js';
 import { deployedTemplate } from '../helpers/deployed-template.js';
 import { LocalSns } from '../helpers/local-sns.js';
 import {
   HOUR,
+  LOCATION,
   WARM_UP,
   cutIdleAt,
   flapped,
@@ -227,6 +231,33 @@ describe('alarm storms: notifications per replayed history (single-location exam
     expect(entered(/exec-kubectl-broken$/)).toBeGreaterThanOrEqual(8);
     expect(entered(/slo-slow-6h$/)).toBe(1);
     expect(entered(/-PAGE$/)).toBe(1);
+  });
+});
+
+describe("the page's evidence link", () => {
+  it("opens Logs Insights on the function's own log group, over the last 6 h, with a query whose fields the evidence lines have", () => {
+    const deployed = deployedTemplate(template, { account: ACCOUNT, region: 'eu-west-1', stackName: 'S' });
+    const page = deployed.ofType('AWS::CloudWatch::CompositeAlarm').find((a) => a.name.endsWith('-prod-eu-PAGE'))!;
+    const description = String(deployed.resolve((template as any).Resources[page.logicalId].Properties.AlarmDescription));
+    expect(description.length).toBeLessThanOrEqual(1024);
+    const url = /https:\/\/\S+/.exec(description)![0];
+    expect(url.startsWith('https://eu-west-1.console.aws.amazon.com/cloudwatch/home?region=eu-west-1#logs-insights:queryDetail=')).toBe(true);
+    const detail = parseJsurl(url.split('queryDetail=')[1]!) as { source: string[]; editorString: string; start: number; timeType: string };
+    const fn = deployed.ofType('AWS::Lambda::Function').find((f) => f.name === 'kube-stream-probe-eu-west-1-public')!;
+    const fnLogGroup = deployed.resolve((template as any).Resources[fn.logicalId].Properties.LoggingConfig.LogGroup);
+    expect(detail).toMatchObject({ source: [fnLogGroup], editorString: recentEvidenceQuery('prod-eu'), start: -6 * HOUR, timeType: 'RELATIVE' });
+    // The fields it shows are the evidence lines' own (an empty column would hide the diagnosis).
+    const line = evidenceLogLines(probeReport([session('websocket', { ...refusedByHop })], LOCATION, 'prod-eu'), {
+      id: 'r',
+      location: LOCATION,
+      schedule: 's',
+    })[0]!;
+    const fields = /^fields (.*)$/m
+      .exec(detail.editorString)![1]!
+      .split(', ')
+      .filter((f) => !f.startsWith('@'));
+    for (const f of fields) expect(line).toHaveProperty(f);
+    expect(line.diagnosis).toMatch(/^hop-refused-upgrade: /);
   });
 });
 

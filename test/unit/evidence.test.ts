@@ -67,8 +67,7 @@ describe('the Logs Insights link', () => {
         region: 'us-east-1',
         logGroup: 'fake-log-group-one',
         query: 'stats count(@message) by bin(1h)',
-        start: new Date('2016-12-31T15:00:00.000Z'),
-        end: new Date('2016-12-31T16:00:00.000Z'),
+        range: { start: new Date('2016-12-31T15:00:00.000Z'), end: new Date('2016-12-31T16:00:00.000Z') },
       }).replace("~'fake-log-group-one))", "~'fake-log-group-one~'fake-log-group-two))"),
     ).toBe(
       "https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1#logs-insights:queryDetail=~(end~'2016-12-31T16*3a00*3a00.000Z~start~'2016-12-31T15*3a00*3a00.000Z~timeType~'ABSOLUTE~tz~'UTC~editorString~'stats*20count*28*40message*29*20by*20bin*281h*29~isLiveTail~false~source~(~'fake-log-group-one~'fake-log-group-two))",
