@@ -4,7 +4,7 @@
  * does on each path (the kubectl model), a timeline of every held session
  * with its disconnect against the documented devices' timers (idle-devices.ts) hops are
  * known for, handshake latency per transport, the diagnoses with what to
- * check, the server version and the RBAC preflight.
+ * check, the server version and the RBAC preflight, and what the wire showed for each failed session.
  *
  * Plots are hand-written SVG, not a charting library: two chart shapes (bars
  * on a time axis) are ~100 lines; a library would be 100-300 KB to inline,
@@ -18,6 +18,7 @@ import type { ProbeReport, SessionResult, Verdict, VerdictName } from '../probe/
 import { VERSION } from '../version.js';
 import { findingsOf, meetingSection } from './meeting.js';
 import { esc, prose } from './prose.js';
+import { wireEvidence } from './wire-evidence.js';
 
 export interface ReportEntry {
   /** Where it was measured from, when several are combined (invoke: the location). */
@@ -197,7 +198,7 @@ table{border-collapse:collapse;margin:8px 0 16px}caption{text-align:left;font-we
 svg text{font:11px system-ui,sans-serif}svg .label{text-anchor:end}svg rect.ok{fill:#34a853}svg rect.bad{fill:#ea4335}svg rect.warn{fill:#fbbc04}svg rect.spdy{fill:#4285f4}svg rect.websocket{fill:#a142f4}
 svg .mark{stroke:#d62728;stroke-dasharray:4 3}svg .axis{stroke:#999}svg .axislabel{fill:#666}svg rect.planned{fill:none;stroke:#bbb;stroke-dasharray:2 2}svg .marklabel{fill:#d62728;text-anchor:middle}svg .cut{fill:#a50e0e;font-weight:700;text-anchor:middle}figure{margin:8px 0}figcaption{font-size:12px;color:#555}
 .diagnoses li{margin-bottom:10px}.check{margin:2px 0 0}dl.server{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font-weight:600}dd{margin:0}
-.meeting ol{padding-left:20px}.meeting li{margin:6px 0;padding:6px 8px;border-radius:4px}.fix{display:block;margin-top:2px}code{background:#f1f3f4;padding:0 3px;border-radius:3px}code.code{font-size:11px;color:#666}
+details.wire{margin:4px 0}details.wire pre{font-size:11px;background:#f8f9fa;padding:6px;overflow-x:auto}.meeting ol{padding-left:20px}.meeting li{margin:6px 0;padding:6px 8px;border-radius:4px}.fix{display:block;margin-top:2px}code{background:#f1f3f4;padding:0 3px;border-radius:3px}code.code{font-size:11px;color:#666}
 @media print{body{margin:0;max-width:none;font-size:11pt}h2{break-after:avoid}section.report,figure,table,.meeting li{break-inside:avoid}a{color:inherit;text-decoration:none}.why{display:none}.ok,.bad,.warn{print-color-adjust:exact;-webkit-print-color-adjust:exact}}`;
 
 /** The reports' sections, for a page of their own or another's (the audit's). */
@@ -205,7 +206,7 @@ export function reportSections(entries: readonly ReportEntry[]): string {
   return entries
     .map((e) => {
       const title = `${e.path ? `${esc(e.path)}: ` : ''}${esc(e.report.cluster)} from ${esc(e.report.location)}`;
-      return `<section class="report" data-cluster="${esc(e.report.cluster)}"><h2>${title}</h2><h3>More evidence</h3>${diagnoses(e)}<h3>Verdicts</h3>${verdictMatrix(e)}<h3>What kubectl does here</h3>${kubectlMatrix(e) || '<p class="muted">Only holds without pings: they measure the path, kubectl always pings.</p>'}<h3>Held sessions</h3>${timeline(e)}<h3>Handshake latency</h3>${latency(e)}<h3>Server and RBAC</h3>${server(e)}</section>`;
+      return `<section class="report" data-cluster="${esc(e.report.cluster)}"><h2>${title}</h2><h3>More evidence</h3>${diagnoses(e)}<h3>Verdicts</h3>${verdictMatrix(e)}<h3>What kubectl does here</h3>${kubectlMatrix(e) || '<p class="muted">Only holds without pings: they measure the path, kubectl always pings.</p>'}<h3>Held sessions</h3>${timeline(e)}<h3>Handshake latency</h3>${latency(e)}<h3>Server and RBAC</h3>${server(e)}<h3>What the wire showed</h3>${wireEvidence(e.report)}</section>`;
     })
     .join('');
 }

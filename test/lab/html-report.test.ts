@@ -191,6 +191,20 @@ describe('the first screen opens the upgrade meeting', () => {
     expect(await page.locator('body').textContent()).not.toContain('`');
     // Each finding once on the page: the section below adds evidence, it does not repeat them.
     expect(await page.locator('li[data-code="hop-refused-upgrade"]').count()).toBe(1);
+    // What the wire showed: every WebSocket session (kubectl's and an SDK client's), each refused twice (the first
+    // attempt and its retry), with nginx's reply and the first bytes of its page.
+    const wire = page.locator('details.wire');
+    expect(await wire.evaluateAll((ds) => ds.map((d) => d.querySelector('summary')!.textContent))).toEqual(
+      ['WebSocket exec', 'SDK-client WebSocket exec', 'WebSocket port-forward', 'SDK-client WebSocket port-forward'].flatMap((s) => [
+        `${s} 0s (first attempt): UPGRADE_REJECTED`,
+        `${s} 0s (retry): UPGRADE_REJECTED`,
+      ]),
+    );
+    await wire.first().locator('summary').click();
+    expect(await wire.first().innerText()).toMatch(
+      /> GET http:\/\/[^/]+\/api\/v1\/namespaces\/default\/pods\/probe-target\/exec\?[\s\S]*< 403 Forbidden[\s\S]*Server: nginx\/[\d.]+/,
+    );
+    expect(await wire.first().innerText()).toMatch(/The refusal's page began: <html>.*<title>403 Forbidden<\/title>/);
     await page.close();
   }, 90_000);
 });
