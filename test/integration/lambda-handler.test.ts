@@ -374,4 +374,30 @@ describe('the probe Lambda', () => {
     expect(lines.map((l) => l.operation).sort()).toEqual(['exec', 'portforward']);
     expect(logged.join('')).not.toContain(TOKEN);
   });
+
+  it('logs the evidence of every failed session, both attempts, under the run id its verdict and run lines carry; never the token', async () => {
+    const before = logged.length;
+    const summary = await handler({ clusters: ['lab'], holds: ['0s'], keepalives: ['kubectl'], schedule: 'short' }, ctx(80_000));
+    const all = logged.slice(before).map((l) => JSON.parse(l));
+    const run = all.find((l) => l.msg === 'probe run')!.run;
+    expect(run).toMatch(/^[0-9a-f-]{36}$/);
+    expect(summary.run).toBe(run);
+    expect(all.filter((l) => l.msg === 'verdict').every((l) => l.run === run)).toBe(true);
+    const evidence = all.filter((l) => l.msg === 'evidence');
+    // WebSocket exec and port-forward refused by the API server (400), each tried twice: four lines.
+    expect(evidence.map((l) => `${l.session} ${l.attempt}`).sort()).toEqual([
+      'WebSocket exec first',
+      'WebSocket exec retry',
+      'WebSocket port-forward first',
+      'WebSocket port-forward retry',
+    ]);
+    for (const l of evidence) {
+      expect(l).toMatchObject({ level: 'warn', run, location: 'eu-west-1-vpc-a', cluster: 'lab', schedule: 'short', ok: false, verdict: 'websocket-broken' });
+      expect(l.upgrade.status).toBe(400);
+      expect(l.diagnosis).toMatch(/^api-server-refused: /);
+      expect(l.wire.reply.status).toBe(400);
+      expect(l.wire.request.headers).toContainEqual(['Authorization', 'Bearer <masked>']);
+    }
+    expect(logged.slice(before).join('')).not.toContain(TOKEN);
+  });
 });
