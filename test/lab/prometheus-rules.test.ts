@@ -155,12 +155,20 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Replays a history through promtool; resolves with promtool's output when every expectation held. */
-async function replay(name: string, phases: [Path, number][], expects: (o: { start: number }) => Expect[], nodes?: NodesPath): Promise<void> {
-  const { runs, end } = historyRuns(schedules, phases, nodes);
+async function replay(
+  name: string,
+  phases: [Path, number][],
+  expects: (o: { start: number }) => Expect[],
+  nodes?: NodesPath,
+  own?: { readonly schedules: HistorySchedule[]; readonly rulesFile: string; readonly rules: readonly PrometheusRule[] },
+): Promise<void> {
+  const { runs, end } = historyRuns(own?.schedules ?? schedules, phases, nodes);
   const test = {
-    rule_files: [rulesFile],
+    rule_files: [own?.rulesFile ?? rulesFile],
     evaluation_interval: '1m',
-    tests: [{ name, interval: '1m', input_series: await scrapedSeries(runs, end), alert_rule_test: alertTests(rules, expects({ start: WARM_UP })) }],
+    tests: [
+      { name, interval: '1m', input_series: await scrapedSeries(runs, end), alert_rule_test: alertTests(own?.rules ?? rules, expects({ start: WARM_UP })) },
+    ],
   };
   const file = join(dir, `${name.replace(/\W+/g, '-')}.yml`);
   writeFileSync(file, YAML.stringify(test, { lineWidth: 0 }));
@@ -318,6 +326,30 @@ describe('Prometheus alert rules, checked and replayed by promtool', () => {
       ],
     );
   }, 60_000);
+
+  it('a slow burn only the 6 h window catches (runs every minute, 1.1 % of upgrades failing): the slow burn pages, hours in; nothing else fires', async () => {
+    if (!available) return;
+    const often: HistorySchedule[] = [{ every: 60, holds: [0, 65], keepalives: ['kubectl'] }];
+    const file = prometheusRules(often.map((x) => ({ intervalSeconds: x.every, holdsSeconds: x.holds })));
+    const own = { schedules: often, rulesFile: join(dir, 'rules-often.yml'), rules: file.groups[0]!.rules };
+    writeFileSync(own.rulesFile, YAML.stringify(file));
+    // The CloudWatch replay's history (alarm-storm.test.ts: two rows of six fail every half hour), every 31 minutes:
+    // this promtool's range selectors include both ends, so failures exactly 30 minutes apart put three in some hours.
+    await replay(
+      'slow-burn',
+      [
+        [(s, t) => (t % 1860 === 0 && s.operation !== 'exec' && s.holdSeconds === 0 ? unreachable : {}), 8],
+        [healthy, 2],
+      ],
+      ({ start }) => [
+        { from: start - HOUR, to: start + 2 * HOUR, firing: none },
+        { from: start + 5 * HOUR, to: start + 8 * HOUR, firing: { KubeStreamProbeUpgradeBudgetSlowBurn: 'one' } },
+        { from: start + 9 * HOUR, to: start + 10 * HOUR, firing: none },
+      ],
+      undefined,
+      own,
+    );
+  }, 120_000);
 
   it('a single reset that the retry absorbed: nothing fires', async () => {
     if (!available) return;
