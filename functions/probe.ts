@@ -1,7 +1,8 @@
 /**
  * The scheduled probe Lambda for one network location: thin. The location's
  * configuration is baked in by the StreamProbe construct (KSP_LOCATION_CONFIG);
- * the event may override clusters, operations, transports, keepalives and holds.
+ * the event may override clusters, operations, transports, keepalives and holds. The same bundle's `notify` is the
+ * location's notifier (below).
  */
 import type { Context } from 'aws-lambda';
 import { parseRuntimeConfig, type LocationRuntimeConfig } from '../src/config/probe-config.js';
@@ -9,6 +10,8 @@ import { errorMessage } from '../src/errors.js';
 import { AccessCache } from '../src/lambda/cluster-access.js';
 import { runLocation, type LambdaDeps, type LocationSummary } from '../src/lambda/run-location.js';
 import { awsDeps } from '../src/lambda/aws-deps.js';
+import { notify as notifyAlarm, parseNotifyConfig, type NotifyConfig, type NotifyDeps, type NotifyOutcome } from '../src/lambda/notify.js';
+import { AWS_CLIENT_CONFIG } from '../src/config/lambda-limits.js';
 
 const log = (line: string) => void process.stdout.write(`${line}\n`);
 
@@ -29,4 +32,21 @@ export async function handler(event: unknown, context: Pick<Context, 'getRemaini
     return { ok: false, location: 'unknown', reports: [], refused: [], error: { code: 'CONFIG_INVALID', message: configError ?? 'no configuration' } };
   }
   return runLocation(event, () => context.getRemainingTimeInMillis(), config, deps, cache);
+}
+
+/**
+ * The notifier (src/lambda/notify.ts), the same bundle's second entry (handler `index.notify`, infra/notifier.ts):
+ * an alarm's state change in, the page or ticket with its run's diagnosis and evidence link out. Its configuration
+ * is KSP_NOTIFY_CONFIG; a bad one, or an event it cannot route, fails the invocation (its Errors alarm pages).
+ */
+let notifyConfig: NotifyConfig | undefined;
+let notifyDeps: NotifyDeps | undefined;
+export async function notify(event: unknown): Promise<NotifyOutcome> {
+  notifyConfig ??= parseNotifyConfig(process.env.KSP_NOTIFY_CONFIG);
+  if (!notifyDeps) {
+    const region = notifyConfig.region;
+    const [{ CloudWatchLogsClient }, { SNSClient }] = await Promise.all([import('@aws-sdk/client-cloudwatch-logs'), import('@aws-sdk/client-sns')]);
+    notifyDeps = { logs: new CloudWatchLogsClient({ region, ...AWS_CLIENT_CONFIG }), sns: new SNSClient({ region, ...AWS_CLIENT_CONFIG }), log };
+  }
+  return notifyAlarm(event, notifyConfig, notifyDeps);
 }

@@ -43,6 +43,10 @@ import { burnAlarms } from './slo-alarms.js';
 import { BURN_WINDOWS, objectiveText, windowText } from '../src/metrics/slo.js';
 import { FLAPPING_TICKET_RUNS } from '../src/metrics/contract.js';
 import { recentEvidenceLink } from '../src/lambda/evidence-log.js';
+import type { NotifiedAlarm } from './notifier.js';
+
+/** The tickets the notifier sends (with the newest failed run's diagnosis); the rest notify their topic directly. */
+const NOTIFIED_TICKETS: readonly string[] = ['ticket/ga-readiness', 'ticket/flapping'];
 
 /** Stand-ins replaced by tokens after the link is encoded (both are JSURL-safe words, so encoding leaves them whole). */
 const LOG_GROUP_MARK = 'kspLogGroupMark';
@@ -87,6 +91,8 @@ export class ProbeAlarms extends Construct {
   readonly pages: cloudwatch.CompositeAlarm[] = [];
   /** The ticketing alarms (composites, and hold tickets when asked for). */
   readonly tickets: cloudwatch.IAlarm[] = [];
+  /** The alarms the notifier speaks for (infra/notifier.ts): the pages, and the tickets with evidence. */
+  readonly notified: NotifiedAlarm[] = [];
 
   /** The alarms' components, gathered per cluster, that the location's tickets combine. */
   private readonly fallbacks: cloudwatch.IAlarm[] = [];
@@ -96,7 +102,6 @@ export class ProbeAlarms extends Construct {
   private readonly health: cloudwatch.IAlarm[] = [];
   private readonly flapping: cloudwatch.IAlarm[] = [];
   private readonly ticket: cwActions.SnsAction;
-  private readonly page: cwActions.SnsAction;
 
   constructor(
     scope: Construct,
@@ -105,7 +110,6 @@ export class ProbeAlarms extends Construct {
   ) {
     super(scope, id);
     this.ticket = new cwActions.SnsAction(props.ticketTopic);
-    this.page = new cwActions.SnsAction(props.pageTopic);
     for (const cluster of props.clusterNames) this.clusterAlarms(cluster);
     this.flapping.push(this.flappingAlarm());
     this.functionHealth();
@@ -177,8 +181,8 @@ export class ProbeAlarms extends Construct {
       ),
       alarmRule: cloudwatch.AlarmRule.anyOf(...kubectl.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM)), ...burns.map((b) => b.rule)),
     });
-    composite.addAlarmAction(this.page);
-    composite.addOkAction(this.page);
+    // Through the notifier (infra/notifier.ts): the page carries its run's diagnosis and evidence link.
+    this.notified.push({ alarm: composite, name: this.name(cluster, 'PAGE'), severity: 'PAGE', cluster, onOk: true });
     this.pages.push(composite);
     this.byKey.set(`page/${cluster}`, composite);
   }
@@ -307,7 +311,7 @@ export class ProbeAlarms extends Construct {
     if (transfers.length) {
       checkCompositeSize('transfers ticket', 2 * transfers.length, (2 * transfers.length) / clusterCount, clusterCount);
       const composite = transfersTicket(this, this.name('transfers'), transfers);
-      composite.addAlarmAction(ticket);
+      this.notified.push({ alarm: composite, name: this.name('transfers'), severity: 'TICKET', onOk: false });
       this.tickets.push(composite);
       this.byKey.set('ticket/transfers', composite);
     }
@@ -336,7 +340,11 @@ export class ProbeAlarms extends Construct {
         alarmDescription: key === 'ticket/probe-health' ? `TICKET, ${label}` : this.withEvidence(`TICKET, ${label}`),
         alarmRule: cloudwatch.AlarmRule.anyOf(...components.map((a) => cloudwatch.AlarmRule.fromAlarm(a, cloudwatch.AlarmState.ALARM))),
       });
-      composite.addAlarmAction(ticket);
+      // Tickets whose cause is in the evidence lines go through the notifier; the probe's own health and the nodes'
+      // (per-node results have no evidence lines) are CloudWatch's own message, and reach the topic even when the
+      // notifier does not.
+      if (NOTIFIED_TICKETS.includes(key)) this.notified.push({ alarm: composite, name: this.name(key.split('/')[1]!), severity: 'TICKET', onOk: false });
+      else composite.addAlarmAction(ticket);
       this.tickets.push(composite);
       this.byKey.set(key, composite);
     }

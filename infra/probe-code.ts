@@ -23,6 +23,8 @@ export const PROBE_ENTRY = fileURLToPath(new URL('../functions/probe.ts', import
 
 /** The file the Lambda bundle is written to (NodejsFunction names it index.mjs for ESM); its handler is `index.handler`. */
 export const PROBE_HANDLER = 'handler';
+/** The notifier's entry in the same bundle (functions/probe.ts `notify`). */
+export const NOTIFY_HANDLER = 'notify';
 
 /** The Lambda bundle's esbuild options, in NodejsFunction's words (the package build maps them to esbuild's). */
 export const PROBE_BUNDLING = {

@@ -29,6 +29,8 @@ import { METRIC_KEEPALIVES } from '../src/metrics/contract.js';
 import { SLO_OBJECTIVE_DEFAULT } from '../src/metrics/slo.js';
 import { ProbeAlarms, type AlarmedSchedule } from './alarms.js';
 import { ProbeDashboard } from './dashboard.js';
+import { ProbeNotifier } from './notifier.js';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import { probeMetric } from './metrics.js';
 import { ProbeNetwork } from './network.js';
 import { grantProbeAccess } from './probe-access.js';
@@ -63,6 +65,8 @@ export class StreamProbe extends Construct {
   readonly network?: ProbeNetwork;
   /** The alarms (undefined with `alarms: false`); each by key in `alarms.byKey`. */
   readonly alarms?: ProbeAlarms;
+  /** Sends the pages and the tickets with evidence, with the failed run's diagnosis (undefined with `alarms: false`). */
+  readonly notifier?: ProbeNotifier;
   readonly dashboard?: cloudwatch.Dashboard;
   readonly locationName: string;
   /** The schedules by their configured name. */
@@ -75,6 +79,8 @@ export class StreamProbe extends Construct {
   private readonly props: StreamProbeProps;
   private readonly envJson: string;
   private taskRunner: TaskRunner | undefined;
+  /** The topics' key, when the construct made the topics. */
+  private topicsKey: kms.IKey | undefined;
 
   /** The ECS cluster long-hold tasks run in (undefined without a task runner). */
   get taskCluster(): ecs.ICluster | undefined {
@@ -103,6 +109,7 @@ export class StreamProbe extends Construct {
     this.taskRunner?.failureTickets(this.ticketTopic, !props.ticketTopic);
     this.failedRunsTicketed();
     this.alarms = this.plan.alarms ? this.probeAlarms(this.plan.alarms, timeout) : undefined;
+    this.notifier = this.alarms?.notified.length ? this.probeNotifier(this.alarms) : undefined;
     this.dashboard = props.dashboard !== false ? this.probeDashboard() : undefined;
     this.outputs();
     // A location too large for one stack is refused here, naming the fix, rather than by CloudFormation at deploy.
@@ -223,6 +230,7 @@ export class StreamProbe extends Construct {
       !props.pageTopic || !props.ticketTopic
         ? topicKey(this, { project, location, alarms: this.plan.alarms !== false, eventBridge: this.taskRunner !== undefined })
         : undefined;
+    this.topicsKey = key;
     const page = props.pageTopic ?? encryptedTopic(this, 'PageTopic', `kube-stream-probe pages (${location})`, key, props.pageEmail);
     const ticket = props.ticketTopic ?? encryptedTopic(this, 'TicketTopic', `kube-stream-probe tickets (${location})`, key, props.ticketEmail);
     const alarmArns = this.plan.alarms ? alarmArnPattern(stack, project, location) : undefined;
@@ -264,6 +272,21 @@ export class StreamProbe extends Construct {
       scheduleGroupName: this.scheduleGroup.scheduleGroupName,
       pageTopic: this.pageTopic,
       ticketTopic: this.ticketTopic,
+    });
+  }
+
+  private probeNotifier(alarms: ProbeAlarms): ProbeNotifier {
+    return new ProbeNotifier(this, 'Notifier', {
+      project: this.plan.project,
+      locationName: this.locationName,
+      runtime: PROBE_RUNTIME,
+      probeLogGroup: this.logGroup,
+      pageTopic: this.pageTopic,
+      ticketTopic: this.ticketTopic,
+      topicKey: this.topicsKey,
+      alarms: alarms.notified,
+      logRetention: this.props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      entry: this.props.entry,
     });
   }
 

@@ -159,7 +159,8 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
   const perCluster = { metrics: 1 + sloEvents, alarms: 1 + 2 * BURN_WINDOWS.length };
   return {
     metrics: clusters * (metrics + perCluster.metrics) + perNodeClusters * perNode.metrics + 2,
-    alarms: clusters * (alarms + perCluster.alarms) + perNodeClusters * perNode.alarms + 7,
+    // + the notifier's two (its errors; EventBridge failing to invoke it).
+    alarms: clusters * (alarms + perCluster.alarms) + perNodeClusters * perNode.alarms + 7 + 2,
     composites: clusters + 3 + (perNodeClusters > 0 ? 1 : 0) + (transfers ? 1 : 0),
   };
 }

@@ -24,7 +24,11 @@
  *   OR, TRUE, FALSE, parentheses) over the other alarms' states;
  * - actions run on state changes only: AlarmActions on → ALARM, OKActions on
  *   → OK (from INSUFFICIENT_DATA too, which is why a replay starts with a
- *   warm-up whose notifications are not counted).
+ *   warm-up whose notifications are not counted);
+ * - an alarm named by an EventBridge rule on "CloudWatch Alarm State Change"
+ *   (its EventPattern's resources) is told to the rule's target, the notifier
+ *   (infra/notifier.ts), which publishes to the topic its KSP_NOTIFY_CONFIG
+ *   routes the alarm to: on ALARM, and on OK where the route says so.
  */
 
 export type State = 'ALARM' | 'OK' | 'INSUFFICIENT_DATA';
@@ -64,6 +68,14 @@ export interface Notification {
   readonly topic: string;
   readonly alarm: string;
   readonly state: State;
+  /** Published by the notifier function (its logical id), not by CloudWatch's alarm action. */
+  readonly via?: string;
+}
+
+interface NotifierRoute {
+  readonly topic: string;
+  readonly onOk: boolean;
+  readonly fn: string;
 }
 
 /** CloudFormation values as plain strings: Ref → the logical id, GetAtt Arn → arn:<logical id>, Join → joined. */
@@ -203,6 +215,8 @@ export class AlarmSimulator {
   /** Every state change of every alarm (components notify no one, but their changes are what a composite reads). */
   readonly transitions: { readonly at: number; readonly alarm: string; readonly state: State }[] = [];
   private readonly data = new Map<string, { t: number; v: number }[]>();
+  /** Alarm ids an EventBridge rule sends to the notifier, with where it publishes them. */
+  private readonly routed = new Map<string, NotifierRoute>();
 
   constructor(template: Json) {
     for (const [id, r] of Object.entries<Json>(template.Resources)) {
@@ -255,6 +269,29 @@ export class AlarmSimulator {
       }
     }
     for (const a of [...this.metricAlarms, ...this.composites]) this.states.set(a.id, 'INSUFFICIENT_DATA');
+    this.notifierRoutes(template);
+  }
+
+  /** EventBridge rules on alarm state changes, their notifier function, and its routes (KSP_NOTIFY_CONFIG). */
+  private notifierRoutes(template: Json): void {
+    const nameToId = new Map([...this.metricAlarms, ...this.composites].map((a) => [a.name, a.id]));
+    for (const r of Object.values<Json>(template.Resources)) {
+      const pattern = r.Type === 'AWS::Events::Rule' ? r.Properties.EventPattern : undefined;
+      if (!pattern?.source?.includes('aws.cloudwatch') || !pattern['detail-type']?.includes('CloudWatch Alarm State Change')) continue;
+      const ids = new Set((pattern.resources as Json[]).map((x) => resolve(x).replace(/^arn:/, '')));
+      for (const target of r.Properties.Targets ?? []) {
+        const fn = resolve(target.Arn).replace(/^arn:/, '');
+        const env = template.Resources[fn]?.Properties?.Environment?.Variables?.KSP_NOTIFY_CONFIG;
+        if (!env) throw new Error(`rule target ${fn} is not the notifier (no KSP_NOTIFY_CONFIG)`);
+        const config = JSON.parse(resolve(env)) as { routes: Record<string, { topicArn: string; onOk?: boolean }> };
+        for (const [name, route] of Object.entries(config.routes)) {
+          const id = nameToId.get(name);
+          if (!id) throw new Error(`the notifier routes ${name}, which is not an alarm of the template`);
+          if (!ids.has(id)) throw new Error(`the notifier routes ${name}, whose state changes its rule does not send it`);
+          this.routed.set(id, { topic: route.topicArn, onOk: route.onOk === true, fn });
+        }
+      }
+    }
   }
 
   put(namespace: string, name: string, dimensions: Record<string, string>, value: number, t: number): void {
@@ -329,5 +366,8 @@ export class AlarmSimulator {
     this.transitions.push({ at: t, alarm: a.name, state });
     const actions = state === 'ALARM' ? a.alarmActions : state === 'OK' ? a.okActions : [];
     for (const topic of actions) this.notifications.push({ at: t, topic, alarm: a.name, state });
+    const route = this.routed.get(a.id);
+    if (route && (state === 'ALARM' || (state === 'OK' && route.onOk)))
+      this.notifications.push({ at: t, topic: route.topic, alarm: a.name, state, via: route.fn });
   }
 }

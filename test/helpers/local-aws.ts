@@ -6,9 +6,12 @@
  * region it was signed for), and rejects what AWS rejects: an unsigned call,
  * a call signed for another service, a secret asked for outside its ARN's
  * region, a cluster asked for outside its region. It can be told to fail the
- * next CloudWatch calls. SNS, as services publish to it (an alarm action, a
- * rule target), is test/helpers/local-sns.ts: it delivers only what the
- * deployed topic and key policies admit.
+ * next CloudWatch calls. CloudWatch Logs FilterLogEvents (the notifier's
+ * evidence, with the JSON filter patterns it writes) and SNS Publish (Query
+ * protocol, with SNS's subject rules) as a function calls them. SNS, as
+ * services publish to it (an alarm action, a rule target), is
+ * test/helpers/local-sns.ts: it delivers only what the deployed topic and key
+ * policies admit.
  */
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
@@ -45,7 +48,34 @@ export interface LocalAws {
   clusters: Map<string, { caData: string; region?: string }>;
   /** Lambda Invoke (REST JSON): what the "function" returns. */
   onInvoke?: (functionName: string, payload: unknown) => Promise<{ payload: unknown; functionError?: string }>;
+  /** CloudWatch Logs log groups and their events (FilterLogEvents reads them). */
+  logGroups: Map<string, { timestamp: number; message: string }[]>;
+  /** FilterLogEvents answers with at most this many events a page (to exercise nextToken). @default 10000 */
+  logsPageSize: number;
+  /** SNS Publish: what was published (Query protocol, as the SDK sends it). */
+  published: { topicArn: string; subject?: string; message: string }[];
   close(): Promise<void>;
+}
+
+/**
+ * CloudWatch Logs' JSON filter pattern, the subset the notifier writes: `{ $.a = "x" && $.b = "y" }` (string
+ * equality on top-level fields, joined by &&). Anything else is refused as InvalidParameterException, so a pattern
+ * this stand-in cannot judge never passes silently (the syntax: CloudWatch Logs "Filter pattern syntax", JSON).
+ */
+function jsonFilter(pattern: string): ((message: string) => boolean) | undefined {
+  const m = /^\{\s*(.+?)\s*\}$/.exec(pattern.trim());
+  if (!m) return undefined;
+  const terms = m[1]!.split(/\s*&&\s*/).map((t) => /^\$\.([A-Za-z_][\w]*)\s*=\s*"([^"]*)"$/.exec(t));
+  if (terms.some((t) => !t)) return undefined;
+  return (message) => {
+    let o: Record<string, unknown>;
+    try {
+      o = JSON.parse(message);
+    } catch {
+      return false;
+    }
+    return terms.every((t) => o[t![1]!] === t![2]);
+  };
 }
 
 export async function startLocalAws(): Promise<LocalAws> {
@@ -57,6 +87,8 @@ export async function startLocalAws(): Promise<LocalAws> {
   const clusters = new Map<string, { caData: string; region?: string }>();
   const taskDefinitions = new Map<string, TaskDefinitionStub>();
   const tasks = new Map<string, { arn: string; id: string; status: string; lines: string[]; network: unknown }>();
+  const logGroups = new Map<string, { timestamp: number; message: string }[]>();
+  const published: LocalAws['published'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -137,6 +169,59 @@ export async function startLocalAws(): Promise<LocalAws> {
           });
         }
       }
+      if (target === 'Logs_20140328.FilterLogEvents') {
+        if (wrongService('logs')) return;
+        calls.push(`FilterLogEvents ${region}`);
+        const input = JSON.parse(body) as { logGroupName: string; startTime?: number; endTime?: number; filterPattern?: string; nextToken?: string };
+        const events = logGroups.get(input.logGroupName);
+        if (!events) return send(400, { __type: 'ResourceNotFoundException', message: 'The specified log group does not exist.' });
+        const match = input.filterPattern ? jsonFilter(input.filterPattern) : () => true;
+        if (!match) return send(400, { __type: 'InvalidParameterException', message: `Invalid filter pattern: ${input.filterPattern}` });
+        const all = events
+          .filter((e) => (input.startTime === undefined || e.timestamp >= input.startTime) && (input.endTime === undefined || e.timestamp <= input.endTime))
+          .filter((e) => match(e.message));
+        const from = input.nextToken ? Number(input.nextToken) : 0;
+        const page = all.slice(from, from + api.logsPageSize);
+        const next = from + page.length < all.length ? String(from + page.length) : undefined;
+        return send(200, {
+          events: page.map((e, i) => ({
+            logStreamName: 'probe',
+            timestamp: e.timestamp,
+            message: e.message,
+            ingestionTime: e.timestamp,
+            eventId: String(from + i),
+          })),
+          ...(next ? { nextToken: next } : {}),
+        });
+      }
+      if (req.method === 'POST' && String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+        // SNS (AWS Query protocol): Publish, with SNS's own checks on the subject.
+        if (wrongService('sns')) return;
+        const form = new URLSearchParams(body);
+        const xml = (status: number, text: string) => {
+          res.writeHead(status, { 'Content-Type': 'text/xml' });
+          res.end(text);
+        };
+        const fault = (code: string, message: string) =>
+          xml(
+            400,
+            `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>${message}</Message></Error><RequestId>r</RequestId></ErrorResponse>`,
+          );
+        if (form.get('Action') !== 'Publish') return fault('InvalidAction', `${form.get('Action')} is not modelled`);
+        calls.push(`Publish ${region}`);
+        const topicArn = form.get('TopicArn') ?? '';
+        const subject = form.get('Subject') ?? undefined;
+        const message = form.get('Message') ?? '';
+        if (!/^arn:aws[\w-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(topicArn)) return fault('InvalidParameter', 'Invalid parameter: TopicArn');
+        // SNS: "Subjects must be UTF-8 text with no line breaks or control characters, and less than 100 characters long."
+        if (subject !== undefined && (subject.length >= 100 || /[\u0000-\u001f]/.test(subject))) return fault('InvalidParameter', 'Invalid parameter: Subject');
+        if (!message) return fault('InvalidParameter', 'Invalid parameter: Empty message');
+        published.push({ topicArn, subject, message });
+        return xml(
+          200,
+          `<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult><MessageId>m${published.length}</MessageId></PublishResult><ResponseMetadata><RequestId>r${published.length}</RequestId></ResponseMetadata></PublishResponse>`,
+        );
+      }
       if (target === 'Logs_20140328.GetLogEvents') {
         if (wrongService('logs')) return;
         calls.push(`GetLogEvents ${region}`);
@@ -184,6 +269,9 @@ export async function startLocalAws(): Promise<LocalAws> {
     secrets,
     clusters,
     taskDefinitions,
+    logGroups,
+    logsPageSize: 10_000,
+    published,
     close: () => new Promise((r) => server.close(() => r())),
   };
   return api;

@@ -39,4 +39,15 @@ export class LocalSns {
     }
     this.deliveries.push({ topicArn, message, publisher: service });
   }
+
+  /** A function's role publishing (the notifier): its identity policies, the topic's and the key's policies. */
+  async publishAsRole(role: { arn: string; policies: unknown[] }, topicArn: string, message: string): Promise<void> {
+    if (!this.template.ofType('AWS::SNS::Topic').some((t) => t.arn === topicArn)) throw new Error(`NotFound: Topic does not exist (${topicArn})`);
+    const why = await publishRefusal(this.template, topicArn, { principal: role.arn, identityPolicies: role.policies });
+    if (why) {
+      this.refusals.push(why);
+      throw new SnsAuthorizationError(`AuthorizationError: ${role.arn} is not authorized to perform: SNS:Publish on resource: ${topicArn} (${why})`);
+    }
+    this.deliveries.push({ topicArn, message, publisher: role.arn });
+  }
 }

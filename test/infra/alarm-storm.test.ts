@@ -23,6 +23,7 @@ import { evidenceLogLines, recentEvidenceQuery } from '../../src/lambda/evidence
 import { probeReport, session } from '../helpers/sessions.js';
 import { deployedTemplate } from '../helpers/deployed-template.js';
 import { LocalSns } from '../helpers/local-sns.js';
+import { roleByArn, rolePolicies } from '../helpers/iam-authority.js';
 import {
   HOUR,
   LOCATION,
@@ -90,9 +91,15 @@ async function deliver(template: unknown, notifications: AlarmSimulator['notific
   const alarmArn = (name: string) =>
     [...deployed.ofType('AWS::CloudWatch::Alarm'), ...deployed.ofType('AWS::CloudWatch::CompositeAlarm')].find((a) => a.name === name)!.arn!;
   for (const n of notifications) {
-    await sns
-      .publishAs('cloudwatch.amazonaws.com', deployed.get(n.topic).arn!, `${n.alarm} ${n.state}`, { arn: alarmArn(n.alarm), account: ACCOUNT })
-      .catch((e: Error) => e);
+    const topicArn = deployed.get(n.topic).arn!;
+    if (n.via) {
+      // The notifier publishes as its function's role (infra/notifier.ts).
+      const roleId = roleByArn(deployed, String(deployed.resolve(deployed.get(n.via).props.Role)));
+      await sns
+        .publishAsRole({ arn: deployed.get(roleId).arn!, policies: rolePolicies(deployed, roleId) }, topicArn, `${n.alarm} ${n.state}`)
+        .catch((e: Error) => e);
+    } else
+      await sns.publishAs('cloudwatch.amazonaws.com', topicArn, `${n.alarm} ${n.state}`, { arn: alarmArn(n.alarm), account: ACCOUNT }).catch((e: Error) => e);
   }
   return sns;
 }
@@ -147,7 +154,7 @@ describe('alarm storms: notifications per replayed history (single-location exam
     expect(slo).toEqual([]);
   });
 
-  it("the page reaches the page topic's subscribers; with the topic policy CDK writes for enforceSSL alone (no CloudWatch statement) SNS refuses it and nobody is paged", async () => {
+  it("the page reaches the page topic's subscribers, published by the notifier's role; a notifier that may not use the topics' key pages through its own alarm, which CloudWatch delivers only with the topic policy's CloudWatch statement", async () => {
     const r = replay(config, template, [
       [() => unreachable, 1],
       [healthy, 3],
@@ -158,18 +165,36 @@ describe('alarm storms: notifications per replayed history (single-location exam
       expect.objectContaining({
         topicArn: expect.stringMatching(/^arn:aws:sns:eu-west-1:111111111111:.*PageTopic/),
         message: 'kube-stream-probe-eu-west-1-public-prod-eu-PAGE ALARM',
+        publisher: expect.stringMatching(/^arn:aws:iam::111111111111:role\/.*NotifierRole/),
       }),
     ]);
-    const withoutStatement = structuredClone(template) as { Resources: Record<string, any> };
+    // The notifier's role without its key statement: KMS refuses it, nobody is paged by the notifier ...
+    const withoutKey = structuredClone(template) as { Resources: Record<string, any> };
+    for (const res of Object.values(withoutKey.Resources))
+      if (res.Type === 'AWS::IAM::Policy' && JSON.stringify(res.Properties.Roles).includes('NotifierRole'))
+        res.Properties.PolicyDocument.Statement = res.Properties.PolicyDocument.Statement.filter((st: any) => !JSON.stringify(st.Action).includes('kms:'));
+    const refused = await deliver(withoutKey, page);
+    expect(refused.deliveries).toEqual([]);
+    expect(refused.refusals).toEqual([
+      expect.stringMatching(/kms:GenerateDataKey on .* by arn:aws:iam::111111111111:role\/.*NotifierRole.*: ImplicitlyDenied/),
+    ]);
+    // ... so its invocation fails and its Errors alarm pages directly, as CloudWatch's alarm action.
+    const failed = [{ at: WARM_UP, topic: page[0]!.topic, alarm: 'kube-stream-probe-eu-west-1-public-notifier-failed', state: 'ALARM' as const }];
+    const direct = await deliver(withoutKey, failed);
+    expect(direct.deliveries).toEqual([
+      expect.objectContaining({ publisher: 'cloudwatch.amazonaws.com', message: 'kube-stream-probe-eu-west-1-public-notifier-failed ALARM' }),
+    ]);
+    // Which needs the topic policy's CloudWatch statement: without it (the policy CDK writes for enforceSSL alone), nobody is paged.
+    const withoutStatement = structuredClone(withoutKey);
     for (const res of Object.values(withoutStatement.Resources)) {
       if (res.Type === 'AWS::SNS::TopicPolicy')
         res.Properties.PolicyDocument.Statement = res.Properties.PolicyDocument.Statement.filter(
           (st: any) => st.Principal?.Service !== 'cloudwatch.amazonaws.com',
         );
     }
-    const refused = await deliver(withoutStatement, page);
-    expect(refused.deliveries).toEqual([]);
-    expect(refused.refusals).toEqual([expect.stringMatching(/sns:Publish on .*PageTopic.* by cloudwatch\.amazonaws\.com: ImplicitlyDenied/)]);
+    const none = await deliver(withoutStatement, failed);
+    expect(none.deliveries).toEqual([]);
+    expect(none.refusals).toEqual([expect.stringMatching(/sns:Publish on .*PageTopic.* by cloudwatch\.amazonaws\.com: ImplicitlyDenied/)]);
   });
 
   it('a hop that refuses WebSocket upgrades for a day: no page (kubectl works through its fallback), one GA-readiness ticket', () => {

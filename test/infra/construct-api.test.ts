@@ -107,7 +107,7 @@ describe('StreamProbe as a construct', () => {
     expect(keyStatement).toMatchObject({ Action: ['kms:Decrypt', 'kms:GenerateDataKey*'], Principal: { Service: 'cloudwatch.amazonaws.com' } });
   });
 
-  it('injected page and ticket topics: no topic or key of its own; the page composite notifies on ALARM and OK, tickets on ALARM only, components never', () => {
+  it('injected page and ticket topics: no topic or key of its own; the page composite is told through the notifier on ALARM and OK, tickets on ALARM only, components never', () => {
     const { template, probe, stack } = build({}, (s) => ({ pageTopic: new sns.Topic(s, 'Oncall'), ticketTopic: new sns.Topic(s, 'Backlog') }));
     const t = template();
     t.resourceCountIs('AWS::SNS::Topic', 2); // theirs
@@ -118,8 +118,21 @@ describe('StreamProbe as a construct', () => {
     expect([oncall, backlog].map((x) => x.replace(/[0-9A-F]{8}$/, ''))).toEqual(['Oncall', 'Backlog']);
     const composites = Object.values(t.findResources('AWS::CloudWatch::CompositeAlarm')).map((c) => c.Properties);
     const page = composites.find((c) => c.AlarmName === 'kube-stream-probe-office-vpn-prod-PAGE')!;
-    expect(page.AlarmActions).toEqual(ref(oncall));
-    expect(page.OKActions).toEqual(ref(oncall));
+    // The page and the tickets with evidence go through the notifier (infra/notifier.ts), which publishes to their topic.
+    expect(page.AlarmActions).toBeUndefined();
+    const notifier = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.notify' } }))[0]!.Properties;
+    const joined = (v: any): string =>
+      typeof v === 'string' ? v : v['Fn::Join'] ? v['Fn::Join'][1].map(joined).join(v['Fn::Join'][0]) : v.Ref ? v.Ref : `arn:${v['Fn::GetAtt'][0]}`;
+    const routes = JSON.parse(joined(notifier.Environment.Variables.KSP_NOTIFY_CONFIG)).routes;
+    expect(routes['kube-stream-probe-office-vpn-prod-PAGE']).toEqual({ topicArn: oncall, severity: 'PAGE', onOk: true, cluster: 'prod' });
+    expect(routes['kube-stream-probe-office-vpn-ga-readiness']).toEqual({ topicArn: backlog, severity: 'TICKET', onOk: false });
+    const rules = Object.values(t.findResources('AWS::Events::Rule')).map((r) => r.Properties);
+    expect(rules).toEqual([
+      expect.objectContaining({
+        EventPattern: expect.objectContaining({ source: ['aws.cloudwatch'], 'detail-type': ['CloudWatch Alarm State Change'] }),
+      }),
+    ]);
+    expect(JSON.stringify(rules[0]!.EventPattern.resources)).toContain('ProbeAlarmsPageprod');
     // The page is exactly "kubectl exec or port-forward is broken" (its KubectlWorks alarms) or "its upgrades burn the
     // SLO's budget" (both windows of a burn-rate pair), nothing measured.
     const rule = JSON.stringify(page.AlarmRule);
@@ -134,13 +147,14 @@ describe('StreamProbe as a construct', () => {
       'ProbeAlarmssloprodslowshort',
     ]);
     expect(JSON.stringify(page.AlarmRule)).not.toMatch(/upgrade|hold|fallback/i);
-    for (const name of ['kube-stream-probe-office-vpn-ga-readiness', 'kube-stream-probe-office-vpn-probe-health']) {
-      const c = composites.find((x) => x.AlarmName === name)!;
-      expect(c.AlarmActions).toEqual(ref(backlog));
-      expect(c.OKActions).toBeUndefined();
-    }
+    // The probe's health is CloudWatch's own message, straight to the ticket topic (it reaches it without the notifier).
+    const health = composites.find((x) => x.AlarmName === 'kube-stream-probe-office-vpn-probe-health')!;
+    expect(health.AlarmActions).toEqual(ref(backlog));
+    expect(health.OKActions).toBeUndefined();
+    // Components notify no one; only the notifier's own failures page directly.
     for (const a of Object.values(t.findResources('AWS::CloudWatch::Alarm'))) {
-      expect(a.Properties.AlarmActions).toBeUndefined();
+      if (/-notifier-/.test(a.Properties.AlarmName)) expect(a.Properties.AlarmActions).toEqual(ref(oncall));
+      else expect(a.Properties.AlarmActions).toBeUndefined();
       expect(a.Properties.OKActions).toBeUndefined();
     }
     // Alarms by stable key, for users who add their own actions.

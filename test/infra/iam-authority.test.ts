@@ -42,12 +42,15 @@ const SERVICE_OF_CLIENT: Record<string, string> = {
   eks: 'eks',
   ecs: 'ecs',
   lambda: 'lambda',
+  sns: 'sns',
 };
 /** SDK operations whose IAM action has another name (the Service Authorization Reference). */
 const ACTION_OF_OPERATION: Record<string, string> = { 'lambda:Invoke': 'lambda:InvokeFunction' };
 
-/** Who makes each SDK call the code makes: the probe (function and task roles) or the operator (`invoke`). */
-const CALLERS: Record<string, 'probe' | 'operator'> = {
+/** Who makes each SDK call the code makes: the probe (function and task roles), the notifier, or the operator (`invoke`). */
+const CALLERS: Record<string, 'probe' | 'notifier' | 'operator'> = {
+  'logs:FilterLogEvents': 'notifier',
+  'sns:Publish': 'notifier',
   'cloudwatch:PutMetricData': 'probe',
   'secretsmanager:GetSecretValue': 'probe',
   'eks:DescribeCluster': 'probe',
@@ -149,11 +152,46 @@ const defaultKeyPolicy = (keyArn: string) => ({
   Statement: [{ Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${keyArn.split(':')[4]}:root` }, Action: 'kms:*', Resource: '*' }],
 });
 
+/** A function's resource policy, as Lambda builds it from its AWS::Lambda::Permission resources. */
+function functionPolicy(t: DeployedTemplate, functionArn: string): Json {
+  const fn = t.ofType('AWS::Lambda::Function').find((f) => f.arn === functionArn)!;
+  const Statement = t
+    .ofType('AWS::Lambda::Permission')
+    .filter((p) => [fn.arn, fn.name, fn.ref].includes(String(t.resolve(p.props.FunctionName))))
+    .map((p, i) => {
+      const props = t.resolve(p.props);
+      return {
+        Sid: `p${i}`,
+        Effect: 'Allow',
+        Principal: { Service: props.Principal },
+        Action: props.Action,
+        Resource: fn.arn,
+        Condition: {
+          ...(props.SourceArn ? { ArnLike: { 'AWS:SourceArn': props.SourceArn } } : {}),
+          ...(props.SourceAccount ? { StringEquals: { 'AWS:SourceAccount': props.SourceAccount } } : {}),
+        },
+      };
+    });
+  return { Version: '2012-10-17', Statement };
+}
+
+/** Why a service may not invoke a function (its resource policy), or undefined. */
+async function invokeRefusal(
+  t: DeployedTemplate,
+  functionArn: string,
+  caller: { principal: string; context: Record<string, string> },
+): Promise<string | undefined> {
+  const v = await evaluate({ ...caller, action: 'lambda:InvokeFunction', resource: functionArn, resourcePolicy: functionPolicy(t, functionArn) });
+  return v.decision === 'Allowed'
+    ? undefined
+    : `lambda:InvokeFunction on ${functionArn} by ${caller.principal}: ${v.decision}${v.decision === 'Invalid' ? ` (${v.detail})` : ''}`;
+}
+
 /** Everything AWS does for the location at run time, and the probe's own calls; the refusals. */
 async function refusals(t: DeployedTemplate): Promise<string[]> {
   const calls: Call[] = [];
   const out: string[] = [];
-  const fn = t.ofType('AWS::Lambda::Function')[0]!;
+  const fn = t.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.handler')!;
   const fnRoleId = roleByArn(t, t.resolve(fn.props.Role));
   const runtime = JSON.parse(t.resolve(fn.props.Environment.Variables.KSP_LOCATION_CONFIG)) as LocationRuntimeConfig;
   const logGroup = t.ofType('AWS::Logs::LogGroup')[0]!;
@@ -188,10 +226,41 @@ async function refusals(t: DeployedTemplate): Promise<string[]> {
       if (why) out.push(`alarm ${alarm.name}: ${why}`);
     }
   }
-  // Every EventBridge rule target: EventBridge publishes as itself, for that rule.
+  // The notifier: Lambda assumes its role; it writes its logs, reads the probe's evidence, publishes to its topics.
+  const notifier = t.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.notify');
+  if (notifier) {
+    const roleId = roleByArn(t, t.resolve(notifier.props.Role));
+    const policies = rolePolicies(t, roleId);
+    const as = (action: string, resource: string): Call => ({ principal: t.get(roleId).arn!, identityPolicies: policies, action, resource });
+    calls.push(assume(t, roleId, 'lambda.amazonaws.com'));
+    const config = JSON.parse(t.resolve(notifier.props.Environment.Variables.KSP_NOTIFY_CONFIG)) as {
+      logGroup: string;
+      routes: Record<string, { topicArn: string }>;
+    };
+    const group = t.ofType('AWS::Logs::LogGroup').find((g) => g.name === config.logGroup)!;
+    expect(group, "the notifier reads the probe function's log group").toBe(
+      t.ofType('AWS::Logs::LogGroup').find((g) => g.ref === t.resolve(fn.props.LoggingConfig.LogGroup)),
+    );
+    calls.push(as('logs:FilterLogEvents', group.arn!.replace(/:\*$/, '')));
+    const own = t.ofType('AWS::Logs::LogGroup').find((g) => g.ref === t.resolve(notifier.props.LoggingConfig.LogGroup))!;
+    for (const action of ['logs:CreateLogStream', 'logs:PutLogEvents'])
+      calls.push(as(action, `${own.arn!.replace(/:\*$/, '')}:log-stream:2026/12/03/[$LATEST]0123`));
+    for (const topic of new Set(Object.values(config.routes).map((r) => r.topicArn))) {
+      const why = await publishRefusal(t, topic, { principal: t.get(roleId).arn!, identityPolicies: policies });
+      if (why) out.push(`notifier: ${why}`);
+    }
+  }
+
+  // Every EventBridge rule target: EventBridge publishes to a topic, or invokes a function (its resource policy), as itself, for that rule.
   for (const rule of t.ofType('AWS::Events::Rule')) {
     for (const target of rule.props.Targets ?? []) {
-      const why = await publishRefusal(t, t.resolve(target.Arn), {
+      const arn = t.resolve(target.Arn) as string;
+      if (arn.startsWith('arn:aws:lambda:')) {
+        const why = await invokeRefusal(t, arn, { principal: 'events.amazonaws.com', context: { 'aws:SourceArn': rule.arn!, 'aws:SourceAccount': t.account } });
+        if (why) out.push(`rule ${rule.name}: ${why}`);
+        continue;
+      }
+      const why = await publishRefusal(t, arn, {
         principal: 'events.amazonaws.com',
         context: { 'aws:SourceArn': rule.arn!, 'aws:SourceAccount': t.account },
       });
@@ -524,12 +593,26 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
   it("an EventBridge rule other than the task's own is refused (aws:SourceArn on the rule); without that condition it is let in", async () => {
     const stack = stacks.get('task, endpoints create')!;
     const t = deploy(stack);
-    const ruleTopics = t.ofType('AWS::Events::Rule').flatMap((r) => (r.props.Targets ?? []).map((x: Json) => t.resolve(x.Arn) as string));
+    const topicTargets = (d: DeployedTemplate) =>
+      d
+        .ofType('AWS::Events::Rule')
+        .flatMap((r) => (r.props.Targets ?? []).map((x: Json) => d.resolve(x.Arn) as string))
+        .filter((a) => a.startsWith('arn:aws:sns:'));
+    const ruleTopics = topicTargets(t);
     expect(ruleTopics.length).toBeGreaterThan(0);
     for (const topic of ruleTopics) expect(await publishRefusal(t, topic, otherRule(t))).toMatch(/ImplicitlyDenied/);
     const loose = deploy(stack, without('aws:SourceArn'));
-    const looseTopics = loose.ofType('AWS::Events::Rule').flatMap((r) => (r.props.Targets ?? []).map((x: Json) => loose.resolve(x.Arn) as string));
+    const looseTopics = topicTargets(loose);
     expect(await publishRefusal(loose, looseTopics[0]!, otherRule(loose))).toBeUndefined();
+  });
+
+  it('the notifier is invoked only by its own rule (aws:SourceArn on the permission): another rule is refused', async () => {
+    const t = deploy(stacks.get('single-location#0')!);
+    const notifier = t.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.notify')!;
+    const rule = t.ofType('AWS::Events::Rule').find((r) => JSON.stringify(t.resolve(r.props.Targets)).includes(notifier.arn!))!;
+    const by = (ruleArn: string) => ({ principal: 'events.amazonaws.com', context: { 'aws:SourceArn': ruleArn, 'aws:SourceAccount': t.account } });
+    expect(await invokeRefusal(t, notifier.arn!, by(rule.arn!))).toBeUndefined();
+    expect(await invokeRefusal(t, notifier.arn!, by(`arn:aws:events:eu-west-1:${t.account}:rule/someone-elses`))).toMatch(/ImplicitlyDenied/);
   });
 
   it('a service that is no publisher of this location is refused', async () => {

@@ -49,8 +49,12 @@ describe('StreamProbe: what each location gets', () => {
 
   it('the probe Lambda: the pinned Node.js runtime, arm64, small memory sized by cluster count, timeout from the longest hold', () => {
     const t = single();
-    t.resourceCountIs('AWS::Lambda::Function', 1);
-    const fn = Object.values(t.findResources('AWS::Lambda::Function'))[0]!.Properties;
+    // The probe, and the notifier (the same bundle's second entry: infra/notifier.ts).
+    t.resourceCountIs('AWS::Lambda::Function', 2);
+    const fn = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }))[0]!.Properties;
+    const notifier = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.notify' } }))[0]!.Properties;
+    expect(notifier).toMatchObject({ Runtime: PROBE_RUNTIME.name, Architectures: ['arm64'], MemorySize: 256, Timeout: 30 });
+    expect(notifier.Code).toEqual(fn.Code); // one asset
     expect(fn.Runtime).toBe(PROBE_RUNTIME.name); // named in the construct: a CDK upgrade never changes it
     expect(PROBE_RUNTIME.name).toBe('nodejs24.x');
     expect(fn.Architectures).toEqual(['arm64']);
@@ -200,12 +204,22 @@ describe('StreamProbe: what each location gets', () => {
       ['slow-30m', 6, 1800, '(1 - sli_30m) / 0.001'],
     ]);
     for (const a of burn) expect(a.Metrics[1]!.MetricStat).toMatchObject({ Stat: 'Average', Metric: { MetricName: 'KubectlUpgrade' } });
+    const probeFn = (a: { Dimensions?: { Value: unknown }[] }) => JSON.stringify(a.Dimensions).includes('ProbeFunction');
     expect(
       alarms
-        .filter((a) => a.Namespace === 'AWS/Lambda')
+        .filter((a) => a.Namespace === 'AWS/Lambda' && probeFn(a as never))
         .map((a) => a.MetricName)
         .sort(),
     ).toEqual(['Duration', 'Errors', 'Throttles']);
+    // The notifier's own failures page directly: its Errors, and EventBridge failing to invoke it.
+    expect(
+      alarms
+        .filter((a) => /notifier-/.test(String(a.AlarmName)))
+        .map((a) => [a.AlarmName, a.MetricName, a.AlarmActions?.[0]?.Ref?.replace(/[0-9A-F]{8}$/, '')]),
+    ).toEqual([
+      ['kube-stream-probe-eu-west-1-public-notifier-failed', 'Errors', 'ProbePageTopic'],
+      ['kube-stream-probe-eu-west-1-public-notifier-undelivered', 'FailedInvocations', 'ProbePageTopic'],
+    ]);
     const duration = alarms.find((a) => a.MetricName === 'Duration')!;
     expect(duration.Threshold).toBe(Math.round(lambdaRunSeconds(360) * 1000 * 0.9));
     const scheduler = alarms.filter((a) => a.Namespace === 'AWS/Scheduler');
@@ -321,14 +335,17 @@ describe('the bundled Lambda', () => {
         },
       ],
     };
-    const env = { ...process.env, KSP_LOCATION_CONFIG: JSON.stringify(runtimeConfig) };
-    const script = `const m = await import(${JSON.stringify(join(dir, 'index.mjs'))}); const out = await m.handler({ holds: ['never'] }, { getRemainingTimeInMillis: () => 60000 }); process.stdout.write(JSON.stringify(out));`;
+    const notifyConfig = { location: 'l', region: 'eu-west-1', logGroup: 'g', routes: {} };
+    const env = { ...process.env, KSP_LOCATION_CONFIG: JSON.stringify(runtimeConfig), KSP_NOTIFY_CONFIG: JSON.stringify(notifyConfig) };
+    // Its second entry, the notifier, refuses an event that is not an alarm's state change, naming the field.
+    const script = `const m = await import(${JSON.stringify(join(dir, 'index.mjs'))}); const n = await m.notify({ 'detail-type': 'x' }).catch((e) => e.message); process.stderr.write('NOTIFY ' + n + '\\n'); const out = await m.handler({ holds: ['never'] }, { getRemainingTimeInMillis: () => 60000 }); process.stdout.write(JSON.stringify(out));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { env, encoding: 'utf8', timeout: 30_000 });
     rmSync(dir, { recursive: true, force: true });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
     expect(out).toMatchObject({ ok: false, error: { code: 'CONFIG_INVALID' } });
     expect(out.error.message).toContain('event.holds[0]');
+    expect(r.stderr).toContain('NOTIFY event.detail-type is "x", not "CloudWatch Alarm State Change"');
   });
 
   it('carries no server half of any protocol: nothing of the lab, no SPDY server role, no exec status writer, no unmasked frame writer', () => {

@@ -61,7 +61,12 @@ describe('a transfer schedule, synthesized', () => {
     const pairs = [...rule.matchAll(/\(ALARM\("ProbeAlarmstransfer(\w+?)[0-9A-F]{8}"\) AND \(NOT \(ALARM\("ProbeAlarmsupgrade(\w+?)[0-9A-F]{8}"\)\)\)\)/g)];
     expect(pairs.map((m) => m[1]).sort()).toEqual(['prodeuexecspdy', 'prodeuexecwebsocket', 'prodeuportforwardspdy', 'prodeuportforwardwebsocket']);
     for (const m of pairs) expect(m[2]).toBe(m[1]);
-    expect(JSON.stringify(ticket.AlarmActions)).toContain('TicketTopic');
+    // Told through the notifier, to the ticket topic, on ALARM only.
+    expect(ticket.AlarmActions).toBeUndefined();
+    const notifier = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.notify' } }))[0]!.Properties;
+    expect(JSON.stringify(notifier.Environment.Variables.KSP_NOTIFY_CONFIG)).toMatch(
+      /kube-stream-probe-eu-west-1-public-transfers\\":\{\\"topicArn\\":\\"",\{"Ref":"ProbeTicketTopic[0-9A-F]{8}"\},"\\",\\"severity\\":\\"TICKET\\",\\"onOk\\":false/,
+    );
     const pages = composites.filter((c) => String(c.AlarmName).endsWith('-PAGE'));
     expect(pages.length).toBeGreaterThan(0);
     for (const p of pages) expect(JSON.stringify(p.AlarmRule)).not.toContain('transfer');

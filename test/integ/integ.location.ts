@@ -8,8 +8,11 @@
  * 2. its metrics arrived in CloudWatch;
  * 3. a page reaches a person: an SQS queue subscribed to each topic stands in
  *    for the on-call; one KubectlWorks component is set to ALARM, its PAGE
- *    composite follows, CloudWatch publishes to the page topic (through its
- *    topic policy and key policy) and the message lands in the page queue;
+ *    composite follows, EventBridge hands the change to the notifier, which
+ *    reads the location's evidence lines and publishes to the page topic
+ *    (its role, the topic's key); the message lands in the page queue with
+ *    the alarm's name, a diagnosis (or why none was found: nothing failed in
+ *    this run) and a Logs Insights link to the evidence;
  * 4. with a long-hold schedule in the config: one run of its Fargate task in
  *    the location's subnets, which must stop having exited 0.
  *
@@ -98,7 +101,7 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
     .expect(ExpectedResult.objectLike({ Metrics: ExpectedResult.arrayWith([ExpectedResult.objectLike({ MetricName: 'UpgradeSuccess' })]) }))
     .waitForAssertions({ totalTimeout: Duration.minutes(10), interval: Duration.seconds(30) });
 
-  // 3. A page reaches the page queue: a component to ALARM, the composite follows, CloudWatch publishes.
+  // 3. A page reaches the page queue: a component to ALARM, the composite follows, the notifier publishes.
   const component = probe.alarms!.byKey.get(`kubectl/${cluster.name}/exec`)!;
   const page = probe.alarms!.byKey.get(`page/${cluster.name}`)!;
   const setAlarm = test.assertions.awsApiCall('CloudWatch', 'setAlarmState', {
@@ -110,7 +113,13 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
   received.provider.addToRolePolicy({ Effect: 'Allow', Action: ['sqs:ReceiveMessage'], Resource: [pageInbox.queueArn] });
   received
     .expect(
-      ExpectedResult.objectLike({ Messages: ExpectedResult.arrayWith([ExpectedResult.objectLike({ Body: ExpectedResult.stringLikeRegexp(page.alarmName) })]) }),
+      ExpectedResult.objectLike({
+        Messages: ExpectedResult.arrayWith([
+          ExpectedResult.objectLike({
+            Body: ExpectedResult.stringLikeRegexp(`${page.alarmName} is ALARM[\\s\\S]*(Diagnosis: |No failed session)[\\s\\S]*logs-insights:queryDetail=`),
+          }),
+        ]),
+      }),
     )
     .waitForAssertions({ totalTimeout: Duration.minutes(5), interval: Duration.seconds(20) });
 
