@@ -115,7 +115,7 @@ describe('manifest --runner cronjob', () => {
       writeFileSync(f, YAML.stringify(rule.spec));
       return promtool(['check', 'rules', f]);
     });
-    if (check) expect(check.stdout).toMatch(/SUCCESS: 5 rules found/);
+    if (check) expect(check.stdout).toMatch(/SUCCESS: 8 rules found/);
   });
 
   it("--grafana-dashboard: the dashboard in a ConfigMap for Grafana's sidecar; --dashboard-json prints it alone", async () => {
