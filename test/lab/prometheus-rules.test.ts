@@ -180,6 +180,21 @@ async function replay(
 const none = {};
 const page = { KubeStreamProbeKubectlBroken: 'one' } as const;
 const burning = { KubeStreamProbeUpgradeBudgetFastBurn: 'one', KubeStreamProbeUpgradeBudgetSlowBurn: 'one' } as const;
+/**
+ * An hour unreachable, then healthy: the SLO's fast burn pages at the first failed run (its upgrades are more than the
+ * hour's 1.44 %); kubectl's own page waits for a second failed run, the slow burn for the 6 h mean to pass 0.6 %.
+ */
+const unreachableHour = ({ start }: { start: number }): Expect[] => [
+  { from: start - HOUR, to: start, firing: none },
+  {
+    from: start + 4 * MIN,
+    to: start + 10 * MIN,
+    firing: { KubeStreamProbeUpgradeBudgetFastBurn: 'one' },
+    unchecked: ['KubeStreamProbeUpgradeBudgetSlowBurn'],
+  },
+  { from: start + 12 * MIN, to: start + HOUR, firing: { ...page, ...burning } },
+  { from: start + HOUR + 45 * MIN, to: start + 4 * HOUR, firing: none },
+];
 
 describe('Prometheus alert rules, checked and replayed by promtool', () => {
   it('promtool check rules accepts the rules; every alert has the page/ticket severity of its CloudWatch twin', async () => {
@@ -212,19 +227,7 @@ describe('Prometheus alert rules, checked and replayed by promtool', () => {
         [() => unreachable, 1],
         [healthy, 3],
       ],
-      ({ start }) => [
-        { from: start - HOUR, to: start, firing: none },
-        // The SLO's fast burn pages at the first failed run (its upgrades are more than the hour's 1.44 %); kubectl's
-        // own page waits for a second failed run, the slow burn for the 6 h mean to pass 0.6 %.
-        {
-          from: start + 4 * MIN,
-          to: start + 10 * MIN,
-          firing: { KubeStreamProbeUpgradeBudgetFastBurn: 'one' },
-          unchecked: ['KubeStreamProbeUpgradeBudgetSlowBurn'],
-        },
-        { from: start + 12 * MIN, to: start + HOUR, firing: { ...page, ...burning } },
-        { from: start + HOUR + 45 * MIN, to: start + 4 * HOUR, firing: none },
-      ],
+      unreachableHour,
     );
   }, 60_000);
 
@@ -423,17 +426,7 @@ describe('Prometheus alert rules, checked and replayed by promtool', () => {
           [() => unreachable, 1],
           [healthy, 3],
         ],
-        ({ start }) => [
-          { from: start - HOUR, to: start, firing: none },
-          {
-            from: start + 4 * MIN,
-            to: start + 10 * MIN,
-            firing: { KubeStreamProbeUpgradeBudgetFastBurn: 'one' },
-            unchecked: ['KubeStreamProbeUpgradeBudgetSlowBurn'],
-          },
-          { from: start + 12 * MIN, to: start + HOUR, firing: { ...page, ...burning } },
-          { from: start + HOUR + 45 * MIN, to: start + 4 * HOUR, firing: none },
-        ],
+        unreachableHour,
         down,
       );
     }, 60_000);
