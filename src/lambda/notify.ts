@@ -88,10 +88,15 @@ export function evidenceFilter(cluster?: string): string {
   return `{ $.msg = "${EVIDENCE_LOG_MSG}"${cluster ? ` && $.cluster = "${cluster}"` : ''} }`;
 }
 
-/** At most this many pages of FilterLogEvents: a location's six hours of evidence, well within a notification's time. */
-const MAX_PAGES = 10;
+/**
+ * At most this many pages of FilterLogEvents per window (it returns events oldest first, and may return empty pages
+ * while it scans): the newest failed run is looked for in the last half hour first (a page fires minutes after its
+ * run), then in the whole RECENT_EVIDENCE_SECONDS.
+ */
+const MAX_PAGES = 20;
+const FIRST_WINDOW_SECONDS = 1800;
 
-async function recentLines(config: NotifyConfig, deps: NotifyDeps, cluster: string | undefined, now: Date): Promise<EvidenceLine[]> {
+async function recentLines(config: NotifyConfig, deps: NotifyDeps, cluster: string | undefined, now: Date, windowSeconds: number): Promise<EvidenceLine[]> {
   const { FilterLogEventsCommand } = await import('@aws-sdk/client-cloudwatch-logs');
   const out: EvidenceLine[] = [];
   let nextToken: string | undefined;
@@ -99,7 +104,7 @@ async function recentLines(config: NotifyConfig, deps: NotifyDeps, cluster: stri
     const r = await deps.logs.send(
       new FilterLogEventsCommand({
         logGroupName: config.logGroup,
-        startTime: now.getTime() - RECENT_EVIDENCE_SECONDS * 1000,
+        startTime: now.getTime() - windowSeconds * 1000,
         endTime: now.getTime(),
         filterPattern: evidenceFilter(cluster),
         nextToken,
@@ -150,8 +155,14 @@ export interface NotifyOutcome {
   readonly skipped?: true;
 }
 
-/** SNS's Subject: under 100 characters, no line breaks. */
-const subjectOf = (s: string) => (s.length > 99 ? `${s.slice(0, 98)}…` : s).replace(/[\r\n]+/g, ' ');
+/**
+ * SNS's Subject: "UTF-8 text with no line breaks or control characters, and less than 100 characters long" (Publish
+ * API reference); kept to ASCII as well, for mail clients and receivers that replace anything else.
+ */
+const subjectOf = (s: string) => {
+  const ascii = s.replace(/[\r\n]+/g, ' ').replace(/[^\x20-\x7e]/g, '?');
+  return ascii.length > 99 ? `${ascii.slice(0, 96)}...` : ascii;
+};
 
 export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDeps): Promise<NotifyOutcome> {
   const change = parseAlarmChange(raw);
@@ -164,7 +175,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
         field: 'event.detail.alarmName',
       },
     );
-  const where = route.cluster ? `${config.location} → ${route.cluster}` : config.location;
+  const where = route.cluster ? `${config.location} -> ${route.cluster}` : config.location;
   const now = deps.now?.() ?? new Date();
   let outcome: NotifyOutcome;
   if (change.state === 'INSUFFICIENT_DATA' || (change.state === 'OK' && !route.onOk)) {
@@ -182,7 +193,11 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
     let evidence: string;
     let run: string | undefined;
     try {
-      const found = newestFailedRun(await recentLines(config, deps, route.cluster, now));
+      let found: ReturnType<typeof newestFailedRun>;
+      for (const window of [FIRST_WINDOW_SECONDS, RECENT_EVIDENCE_SECONDS]) {
+        found = newestFailedRun(await recentLines(config, deps, route.cluster, now, window));
+        if (found) break;
+      }
       if (found) {
         run = found.run;
         const first = found.failed.find((l) => l.diagnosis && !l.diagnosis.startsWith('flapping:')) ?? found.failed[0]!;
@@ -205,7 +220,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
     const diagnosis = /^Diagnosis: ([^:]+):/.exec(evidence)?.[1];
     outcome = {
       topicArn: route.topicArn,
-      subject: subjectOf(`${route.severity}: ${where}${diagnosis ? ` — ${diagnosis}` : ''}`),
+      subject: subjectOf(`${route.severity}: ${where}${diagnosis ? ` - ${diagnosis}` : ''}`),
       message: `${route.severity}: ${change.alarmName} is ALARM since ${change.time}.\n${evidence}\n\nWhy it fired: ${change.reason}`,
       ...(run ? { run } : {}),
     };

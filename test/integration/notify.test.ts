@@ -78,6 +78,7 @@ beforeAll(async () => {
       routes: {
         [PAGE]: { topicArn: PAGE_TOPIC, severity: 'PAGE', cluster: 'prod-eu', onOk: true },
         'ksp-eu-west-1-public-ga-readiness': { topicArn: TICKET_TOPIC, severity: 'TICKET' },
+        'ksp-eu-west-1-public-other-PAGE': { topicArn: PAGE_TOPIC, severity: 'PAGE', cluster: 'other', onOk: true },
       },
     }),
   );
@@ -95,7 +96,7 @@ describe('the notifier', () => {
     const out = await notify(change(PAGE, 'ALARM'), config, deps);
     expect(out.run).toBe(runId);
     const sent = aws.published.at(-1)!;
-    expect(sent).toMatchObject({ topicArn: PAGE_TOPIC, subject: 'PAGE: eu-west-1-public → prod-eu — hop-refused-upgrade' });
+    expect(sent).toMatchObject({ topicArn: PAGE_TOPIC, subject: 'PAGE: eu-west-1-public -> prod-eu - hop-refused-upgrade' });
     expect(sent.message).toMatch(/^PAGE: ksp-eu-west-1-public-prod-eu-PAGE is ALARM since 2026-12-06T12:00:00.000Z\.\nDiagnosis: hop-refused-upgrade: /);
     expect(sent.message).toMatch(/\nCheck next: .+/);
     expect(sent.message).toContain(`Failed in run ${runId}`);
@@ -110,10 +111,16 @@ describe('the notifier', () => {
     expect(aws.calls.filter((c) => c.startsWith('FilterLogEvents')).length).toBeGreaterThan(1);
   });
 
+  it('a run older than the last half hour is found in the last 6 h', async () => {
+    const out = await notify(change('ksp-eu-west-1-public-other-PAGE', 'ALARM'), config, deps);
+    expect(out.run).toBe('older-run');
+    expect(out.message).toMatch(/\nDiagnosis: hop-refused-upgrade: /);
+  });
+
   it('its OK: resolved, with nothing looked up', async () => {
     const before = aws.calls.length;
     await notify(change(PAGE, 'OK'), config, deps);
-    expect(aws.published.at(-1)).toMatchObject({ topicArn: PAGE_TOPIC, subject: 'RESOLVED: PAGE eu-west-1-public → prod-eu' });
+    expect(aws.published.at(-1)).toMatchObject({ topicArn: PAGE_TOPIC, subject: 'RESOLVED: PAGE eu-west-1-public -> prod-eu' });
     expect(aws.calls.slice(before)).toEqual(['Publish eu-west-1']);
   });
 
