@@ -49,14 +49,19 @@ function attemptOf(r: SessionResult): AttemptRecord {
   };
 }
 
-/** Runs `attempt`; when it failed before its hold, once more after `pauseMs`: the second result, with the first in `retry`. */
+/**
+ * Runs `attempt`; when it failed before its hold, once more after `pauseMs`: the second result, with the first in
+ * `retry`. Not when a second attempt (`attemptMs`, its own deadline) could end after `untilMs` (performance.now(): the
+ * Lambda's time before publishing): the run's results must be published, and the first attempt's failure stands.
+ */
 export async function withRetry(
   attempt: () => Promise<SessionResult>,
-  options: { readonly signal?: AbortSignal; readonly pauseMs?: number } = {},
+  options: { readonly signal?: AbortSignal; readonly pauseMs?: number; readonly untilMs?: number; readonly attemptMs?: number } = {},
 ): Promise<SessionResult> {
   const first = await attempt();
   const pauseMs = options.pauseMs ?? RETRY_PAUSE_MS;
   if (!retryable(first) || options.signal?.aborted || pauseMs < 0) return first;
+  if (options.untilMs !== undefined && performance.now() + pauseMs + (options.attemptMs ?? 0) > options.untilMs) return first;
   const paused = await unlessAborted(new Promise<true>((resolve) => setTimeout(resolve, pauseMs, true)), options.signal, false);
   if (!paused) return first;
   const second = await attempt();
