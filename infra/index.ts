@@ -4,3 +4,4 @@
  */
 export { PROBE_RUNTIME, StreamProbe } from './stream-probe.js';
 export type { ProbeAlarmOptions, ProbeCluster, ProbeClusterAuth, ProbeSchedule, StreamProbeProps } from './props.js';
+export { CrossLocationPaging, type CrossLocationPagingProps } from './cross-location.js';

@@ -9,6 +9,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { crossLocationPlan } from '../src/config/cross-location.js';
 import { runtimeConfigFor, type LocationConfig, type ProbeConfig } from '../src/config/probe-config.js';
 import { formatSize } from '../src/vocabulary.js';
 import type { ProbeCluster, StreamProbeProps } from './props.js';
@@ -99,5 +100,13 @@ export function probePropsFromConfig(scope: Construct, config: ProbeConfig, loca
     pageEmail: config.alarmEmail,
     ticketEmail: config.ticketEmail ?? config.alarmEmail,
     alarms: config.alarms,
+    ...forwardPagesFor(config, location),
   };
+}
+
+/** The location's pages of clusters other locations probe too go to the project's page bus (cross-location.ts). */
+function forwardPagesFor(config: ProbeConfig, location: LocationConfig): Pick<StreamProbeProps, 'forwardPages'> {
+  const plan = crossLocationPlan(config);
+  const clusters = plan ? Object.keys(plan.clusters).filter((c) => plan.clusters[c]!.includes(location.name)) : [];
+  return plan && clusters.length ? { forwardPages: { eventBusArn: plan.busArn, clusters } } : {};
 }

@@ -7,7 +7,8 @@
  *
  * If the notifier itself fails (a bad release, a topic it may not use), pages must still reach someone: its Errors
  * alarm notifies the page topic directly (CloudWatch's own message), as every alarm did before the notifier.
- * Its role may read the probe's log group, publish to the two topics and use their key: nothing else.
+ * Its role may read the probe's log group, publish to the two topics and use their key, and put events on the
+ * project's page bus when its pages are forwarded there (a cluster other locations probe too): nothing else.
  */
 import { Annotations, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -17,12 +18,12 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
+import { LOCATION_PAGE_PUT_CONDITION } from '../src/lambda/location-page.js';
 import type { NotifyConfig } from '../src/lambda/notify.js';
-import { NOTIFY_HANDLER, PACKAGED, PROBE_BUNDLING, PROBE_ENTRY, packagedDir } from './probe-code.js';
+import { NOTIFY_HANDLER, bundleEntryFunction } from './probe-code.js';
 
 /** One alarm the notifier speaks for. */
 export interface NotifiedAlarm {
@@ -50,6 +51,8 @@ export interface ProbeNotifierProps {
   readonly logRetention: logs.RetentionDays;
   /** A different bundle to deploy (the construct's `entry` prop). */
   readonly entry?: string;
+  /** Pages of these clusters go to the project's page bus instead (the construct's `forwardPages`). */
+  readonly forwardPages?: { readonly eventBusArn: string; readonly clusters: readonly string[] };
 }
 
 export class ProbeNotifier extends Construct {
@@ -63,12 +66,23 @@ export class ProbeNotifier extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     const topicOf = (a: NotifiedAlarm) => (a.severity === 'PAGE' ? props.pageTopic : props.ticketTopic);
+    const forwarded = (a: NotifiedAlarm) => a.severity === 'PAGE' && a.cluster !== undefined && props.forwardPages?.clusters.includes(a.cluster) === true;
     const config: NotifyConfig & { readonly routes: Record<string, { onOk: boolean }> } = {
+      project: props.project,
       location: props.locationName,
       region: stack.region,
       logGroup: props.probeLogGroup.logGroupName,
       routes: Object.fromEntries(
-        props.alarms.map((a) => [a.name, { topicArn: topicOf(a).topicArn, severity: a.severity, onOk: a.onOk, ...(a.cluster ? { cluster: a.cluster } : {}) }]),
+        props.alarms.map((a) => [
+          a.name,
+          {
+            topicArn: topicOf(a).topicArn,
+            severity: a.severity,
+            onOk: a.onOk,
+            ...(a.cluster ? { cluster: a.cluster } : {}),
+            ...(forwarded(a) ? { forward: props.forwardPages!.eventBusArn } : {}),
+          },
+        ]),
       ),
     };
     const role = new iam.Role(this, 'Role', {
@@ -87,6 +101,16 @@ export class ProbeNotifier extends Construct {
     });
     role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:FilterLogEvents'], resources: [probeGroupArn, props.probeLogGroup.logGroupArn] }));
     role.addToPolicy(new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [props.pageTopic.topicArn, props.ticketTopic.topicArn] }));
+    // The project's page bus (infra/cross-location.ts), whose own policy admits this account.
+    if (props.alarms.some(forwarded))
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          actions: ['events:PutEvents'],
+          resources: [props.forwardPages!.eventBusArn],
+          // Only its pages (the condition keys EventBridge documents for PutEvents).
+          conditions: LOCATION_PAGE_PUT_CONDITION,
+        }),
+      );
     if (props.topicKey) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: [props.topicKey.keyArn] }));
     else
       Annotations.of(this).addWarningV2(
@@ -108,15 +132,7 @@ export class ProbeNotifier extends Construct {
       logGroup,
       environment: { KSP_NOTIFY_CONFIG: stack.toJsonString(config), NODE_OPTIONS: '--enable-source-maps' },
     };
-    this.function =
-      PACKAGED && props.entry === undefined
-        ? new lambda.Function(this, 'Function', { ...common, code: lambda.Code.fromAsset(packagedDir('lambda')), handler: `index.${NOTIFY_HANDLER}` })
-        : new NodejsFunction(this, 'Function', {
-            ...common,
-            entry: props.entry ?? PROBE_ENTRY,
-            handler: NOTIFY_HANDLER,
-            bundling: { ...PROBE_BUNDLING, mainFields: [...PROBE_BUNDLING.mainFields], externalModules: [...PROBE_BUNDLING.externalModules] },
-          });
+    this.function = bundleEntryFunction(this, 'Function', NOTIFY_HANDLER, props.entry, common);
     Validations.of(this.function).acknowledge({
       id: 'Serverless-LambdaDLQ',
       reason:

@@ -7,8 +7,10 @@
  * dist/lambda and dist/image.
  */
 import { fileURLToPath } from 'node:url';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
 
 declare const __KSP_PACKAGE__: boolean | undefined;
 
@@ -25,6 +27,8 @@ export const PROBE_ENTRY = fileURLToPath(new URL('../functions/probe.ts', import
 export const PROBE_HANDLER = 'handler';
 /** The notifier's entry in the same bundle (functions/probe.ts `notify`). */
 export const NOTIFY_HANDLER = 'notify';
+/** The cross-location aggregator's entry (functions/probe.ts `aggregate`). */
+export const AGGREGATE_HANDLER = 'aggregate';
 
 /** The Lambda bundle's esbuild options, in NodejsFunction's words (the package build maps them to esbuild's). */
 export const PROBE_BUNDLING = {
@@ -53,3 +57,24 @@ export const probeEsbuildOptions = (outfile: string) => ({
   external: [...PROBE_BUNDLING.externalModules],
   banner: { js: PROBE_BUNDLING.banner },
 });
+
+/**
+ * A function running one of the bundle's other entries (the notifier, the cross-location aggregator): the packaged
+ * bundle in the npm package, else built at synth from `entry` (the construct's `entry` prop) or functions/probe.ts.
+ */
+export function bundleEntryFunction(
+  scope: Construct,
+  id: string,
+  handler: string,
+  entry: string | undefined,
+  props: Omit<lambda.FunctionProps, 'code' | 'handler'>,
+): lambda.Function {
+  return PACKAGED && entry === undefined
+    ? new lambda.Function(scope, id, { ...props, code: lambda.Code.fromAsset(packagedDir('lambda')), handler: `index.${handler}` })
+    : new NodejsFunction(scope, id, {
+        ...props,
+        entry: entry ?? PROBE_ENTRY,
+        handler,
+        bundling: { ...PROBE_BUNDLING, mainFields: [...PROBE_BUNDLING.mainFields], externalModules: [...PROBE_BUNDLING.externalModules] },
+      });
+}

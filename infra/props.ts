@@ -149,4 +149,11 @@ export interface StreamProbeProps {
   readonly dashboard?: boolean;
   /** The Lambda entry file. @default - functions/probe.ts of this package */
   readonly entry?: string;
+  /**
+   * Pages of these clusters, which other locations probe too, go to the project's page bus (a CrossLocationPaging's
+   * `eventBusArn`, maybe in another region or account) for its aggregator to page once for the cluster when every
+   * location fails, or for this location otherwise; the page topic is their fallback when the bus refuses them.
+   * The YAML app sets it for every cluster with several locations. @default - every page goes to the page topic
+   */
+  readonly forwardPages?: { readonly eventBusArn: string; readonly clusters: readonly string[] };
 }

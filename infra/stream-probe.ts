@@ -287,6 +287,7 @@ export class StreamProbe extends Construct {
       alarms: alarms.notified,
       logRetention: this.props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       entry: this.props.entry,
+      forwardPages: this.props.forwardPages,
     });
   }
 

@@ -100,6 +100,15 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     throw invalid('pageEmail', 'only subscribes to the topic the construct creates; subscribe it to your pageTopic yourself');
   if (props.ticketEmail && props.ticketTopic)
     throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
+  if (props.forwardPages) {
+    const { eventBusArn, clusters: forwarded } = props.forwardPages;
+    if (!Token.isUnresolved(eventBusArn) && !/^arn:[\w-]+:events:[a-z0-9-]+:\d{12}:event-bus\/[\w.\-/]+$/.test(eventBusArn))
+      throw invalid('forwardPages.eventBusArn', `"${eventBusArn}" is not an event bus ARN (arn:aws:events:REGION:ACCOUNT:event-bus/NAME)`);
+    forwarded.forEach((n, i) => {
+      if (!clusters.some((cl) => cl.name === n)) throw invalid(`forwardPages.clusters[${i}]`, `"${n}" is not one of this probe's clusters`);
+    });
+    if (alarmOptions === false) throw invalid('forwardPages', 'forwards the pages of alarms, and alarms are off');
+  }
   const lambdaSpans = schedules.filter((s) => s.runner === 'lambda').map(holdSpan);
   const lambdaTransferMs = Math.max(0, ...schedules.filter((s) => s.runner === 'lambda').map((s) => s.transferMs));
   const task = schedules.find((s) => s.runner === 'task');

@@ -4,7 +4,7 @@
  * templates in test/infra): Lambda (or the long-hold task), custom metrics, alarms, the dashboard, endpoints and
  * the topics' key, transfers through a NAT gateway, the rest. AWS list prices for us-east-1 (cost.ts PRICES).
  */
-import { estimateMonthlyCost, type CostEstimate } from '../config/cost.js';
+import { crossLocationMonthlyCost, estimateMonthlyCost, type CostEstimate } from '../config/cost.js';
 import { probeError } from '../errors.js';
 import { loadProbeConfig } from '../config/load.js';
 import { table } from '../text.js';
@@ -46,14 +46,18 @@ export async function costCommand(argv: readonly string[], io: CommandIO): Promi
   if (output !== 'table' && output !== 'json') throw probeError('USAGE', `--output "${output}" is not one of table, json`, { field: 'output' });
   const config = loadProbeConfig(values.config ?? defaultConfigPath());
   const estimates = config.locations.map((l) => ({ location: l.name, ...estimateMonthlyCost(config, l) }));
+  const cross = crossLocationMonthlyCost(config);
   if (output === 'json') {
-    io.out(`${JSON.stringify({ currency: 'USD', perMonth: estimates }, null, 2)}\n`);
+    io.out(`${JSON.stringify({ currency: 'USD', perMonth: estimates, ...(cross ? { crossLocation: cross } : {}) }, null, 2)}\n`);
     return 0;
   }
   const rows = estimates.map((e) => [e.location, ...COLUMNS.map(([, cell]) => cell(e))]);
-  const total = estimates.reduce((n, e) => n + e.totalUsd, 0);
+  const total = estimates.reduce((n, e) => n + e.totalUsd, 0) + (cross?.totalUsd ?? 0);
+  const crossLine = cross
+    ? `\ncross-location paging (in ${cross.home}): ${usd(cross.totalUsd)} (its topic's KMS key and ${cross.alarms} alarms; its function, table and queue bill per page state change).`
+    : '';
   io.out(
-    `${table(['location', ...COLUMNS.map(([h]) => h)], rows)}\n\n${estimates.length} location${estimates.length === 1 ? '' : 's'}: ${usd(total)} a month at us-east-1 list prices (free tiers ignored).\n`,
+    `${table(['location', ...COLUMNS.map(([h]) => h)], rows)}\n${crossLine}\n${estimates.length} location${estimates.length === 1 ? '' : 's'}${cross ? ' and cross-location paging' : ''}: ${usd(total)} a month at us-east-1 list prices (free tiers ignored).\n`,
   );
   return 0;
 }

@@ -3,6 +3,7 @@
  * prices for us-east-1 as of 2026-12 (arm64 Lambda); other regions differ a
  * little. Free tiers are ignored (they would only lower the total).
  */
+import { crossLocationPlan } from './cross-location.js';
 import { BURN_WINDOWS } from '../metrics/slo.js';
 import { TASK_MEMORY_MIB, TASK_VCPUS } from './location-size.js';
 import { OPERATIONS, TRANSPORTS } from '../vocabulary.js';
@@ -163,4 +164,16 @@ export function countMetricsAndAlarms(config: ProbeConfig, clusters: number, per
     alarms: clusters * (alarms + perCluster.alarms) + perNodeClusters * perNode.alarms + 7 + 2,
     composites: clusters + 3 + (perNodeClusters > 0 ? 1 : 0) + (transfers ? 1 : 0),
   };
+}
+
+/**
+ * The cross-location stack (infra/cross-location.ts), when a cluster has several locations: its topic's key and its
+ * two alarms (the aggregator failed, its rule could not invoke it). Its function, table, queue and bus bill per page
+ * state change: a few a month, well under a cent.
+ */
+export const CROSS_LOCATION_ALARMS = 2;
+export function crossLocationMonthlyCost(config: ProbeConfig): { home: string; alarms: number; totalUsd: number } | undefined {
+  const plan = crossLocationPlan(config);
+  if (!plan) return undefined;
+  return { home: plan.home.name, alarms: CROSS_LOCATION_ALARMS, totalUsd: PRICES.kmsKeyPerMonth + CROSS_LOCATION_ALARMS * PRICES.alarmPerMonth };
 }

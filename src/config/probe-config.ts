@@ -23,7 +23,7 @@ function retention(c: Checker, days: number): number {
   return days;
 }
 
-const ROOT_FIELDS = ['project', 'alarmEmail', 'ticketEmail', 'alarms', 'memoryMb', 'logRetentionDays', 'locations', 'clusters', 'schedules'];
+const ROOT_FIELDS = ['project', 'alarmEmail', 'ticketEmail', 'alarms', 'memoryMb', 'logRetentionDays', 'locations', 'clusters', 'schedules', 'crossLocation'];
 
 export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
   // Explicitly typed so TypeScript treats c.fail() (never) as the end of a branch.
@@ -52,9 +52,20 @@ export function parseProbeConfig(raw: unknown, source = 'config'): ProbeConfig {
     locations,
     clusters,
     schedules,
+    ...(root.crossLocation === undefined ? {} : { crossLocation: parseCrossLocation(c, root.crossLocation, locations) }),
   };
   checkLocations(c, config);
   return config;
+}
+
+/** `crossLocation`: false, or `{ home: <a location's name> }` (the aggregator's account and region). */
+function parseCrossLocation(c: Checker, v: unknown, locations: readonly LocationConfig[]): false | { home?: string } {
+  if (v === false) return false;
+  const o = c.only(v, 'crossLocation', ['home']);
+  const home = c.optStr(o, 'home', 'crossLocation');
+  if (home !== undefined && !locations.some((l) => l.name === home))
+    c.fail('crossLocation.home', `"${home}" is not a location in locations[] (${locations.map((l) => l.name).join(', ')})`);
+  return home === undefined ? {} : { home };
 }
 
 /** `locations[i]`: its account and region, its VPC, the clusters it probes (names from clusters[]). */

@@ -94,4 +94,6 @@ export interface ProbeConfig {
   readonly locations: readonly LocationConfig[];
   readonly clusters: readonly ClusterConfig[];
   readonly schedules: readonly ScheduleConfig[];
+  /** Cross-location paging (cross-location.ts): on by default when a cluster has several locations. */
+  readonly crossLocation?: false | { readonly home?: string };
 }

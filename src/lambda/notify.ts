@@ -9,13 +9,17 @@
  * function cannot route is a typed error (its failure is an alarm that pages directly, infra/notifier.ts).
  */
 import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { Checker } from '../config/checker.js';
 import { errorMessage, probeError } from '../errors.js';
+import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE, type LocationPage } from './location-page.js';
 import { EVIDENCE_LOG_MSG, RECENT_EVIDENCE_SECONDS, evidenceLink, recentEvidenceLink } from './evidence-log.js';
 
 /** Where each alarm's notifications go, and what it is about (from the construct, KSP_NOTIFY_CONFIG). */
 export interface NotifyConfig {
+  /** The project (a forwarded page names it). */
+  readonly project?: string;
   readonly location: string;
   readonly region: string;
   /** The probe function's log group (its evidence lines). */
@@ -30,11 +34,18 @@ export interface NotifyRoute {
   readonly cluster?: string;
   /** Tell its return to OK too (pages); a ticket says only that it opened. */
   readonly onOk?: boolean;
+  /**
+   * A page of a cluster other locations probe too: sent to the project's page bus (its ARN) for the cross-location
+   * aggregator to decide (cross-location.ts), not to the topic; the topic is the fallback when the bus refuses it.
+   */
+  readonly forward?: string;
 }
 
 export interface NotifyDeps {
   readonly logs: Pick<CloudWatchLogsClient, 'send'>;
   readonly sns: Pick<SNSClient, 'send'>;
+  /** EventBridge in the page bus's region (routes with `forward`). */
+  readonly events?: (region: string) => Pick<EventBridgeClient, 'send'>;
   readonly log: (line: string) => void;
   readonly now?: () => Date;
 }
@@ -153,13 +164,15 @@ export interface NotifyOutcome {
   readonly run?: string;
   /** Nothing was published: an OK of a ticket, or INSUFFICIENT_DATA. */
   readonly skipped?: true;
+  /** Sent to the page bus (route.forward) for the cross-location aggregator, not published. */
+  readonly forwarded?: true;
 }
 
 /**
  * SNS's Subject: "UTF-8 text with no line breaks or control characters, and less than 100 characters long" (Publish
  * API reference); kept to ASCII as well, for mail clients and receivers that replace anything else.
  */
-const subjectOf = (s: string) => {
+export const subjectOf = (s: string): string => {
   const ascii = s.replace(/[\r\n]+/g, ' ').replace(/[^\x20-\x7e]/g, '?');
   return ascii.length > 99 ? `${ascii.slice(0, 96)}...` : ascii;
 };
@@ -192,6 +205,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
     const recent = recentEvidenceLink({ region: config.region, logGroup: config.logGroup, cluster: route.cluster });
     let evidence: string;
     let run: string | undefined;
+    let diagnosis: string | undefined;
     try {
       let found: ReturnType<typeof newestFailedRun>;
       for (const window of [FIRST_WINDOW_SECONDS, RECENT_EVIDENCE_SECONDS]) {
@@ -201,6 +215,8 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       if (found) {
         run = found.run;
         const first = found.failed.find((l) => l.diagnosis && !l.diagnosis.startsWith('flapping:')) ?? found.failed[0]!;
+        // The diagnosis sentence starts with its code (`upgrade-refused: …`): the code is the subject's.
+        diagnosis = first.diagnosis?.split(':')[0];
         const sessions = [...new Set(found.failed.map((l) => `${l.session} ${l.row}${l.attempt === 'only' ? '' : ` (${l.attempt})`}`))];
         const link = evidenceLink({ region: config.region, logGroup: config.logGroup, runId: found.run, from: new Date(found.from), to: new Date(found.to) });
         evidence = [
@@ -217,7 +233,6 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       evidence = `The evidence could not be read (${errorMessage(err)}). Recent evidence: ${recent}`;
       deps.log(JSON.stringify({ level: 'warn', msg: 'notify: evidence unread', alarm: change.alarmName, error: errorMessage(err) }));
     }
-    const diagnosis = /^Diagnosis: ([^:]+):/.exec(evidence)?.[1];
     outcome = {
       topicArn: route.topicArn,
       subject: subjectOf(`${route.severity}: ${where}${diagnosis ? ` - ${diagnosis}` : ''}`),
@@ -225,10 +240,49 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       ...(run ? { run } : {}),
     };
   }
+  if (route.forward && route.cluster && (change.state === 'ALARM' || change.state === 'OK')) {
+    const page: LocationPage = {
+      project: config.project ?? '',
+      cluster: route.cluster,
+      location: config.location,
+      state: change.state,
+      since: change.time,
+      subject: outcome.subject,
+      message: outcome.message,
+      ...(outcome.run ? { run: outcome.run } : {}),
+    };
+    try {
+      await forward(route.forward, page, deps);
+      deps.log(
+        JSON.stringify({ level: 'info', msg: 'notify: forwarded', alarm: change.alarmName, state: change.state, bus: route.forward, run: outcome.run ?? null }),
+      );
+      return { ...outcome, forwarded: true };
+    } catch (err) {
+      // Never lose the page: the bus (another region, maybe another account) refused it, so it goes out from here.
+      deps.log(
+        JSON.stringify({ level: 'warn', msg: 'notify: not forwarded, published here', alarm: change.alarmName, bus: route.forward, error: errorMessage(err) }),
+      );
+    }
+  }
   const { PublishCommand } = await import('@aws-sdk/client-sns');
   await deps.sns.send(new PublishCommand({ TopicArn: outcome.topicArn, Subject: outcome.subject, Message: outcome.message }));
   deps.log(JSON.stringify({ level: 'info', msg: 'notified', alarm: change.alarmName, state: change.state, topic: outcome.topicArn, run: outcome.run ?? null }));
   return outcome;
+}
+
+/** PutEvents to the page bus, in its own region; an entry EventBridge did not accept is an error. */
+async function forward(busArn: string, page: LocationPage, deps: NotifyDeps): Promise<void> {
+  const region = busArn.split(':')[3];
+  if (!deps.events || !region) throw new Error(`no EventBridge client for ${busArn}`);
+  const { PutEventsCommand } = await import('@aws-sdk/client-eventbridge');
+  const r = await deps.events(region).send(
+    new PutEventsCommand({
+      Entries: [{ EventBusName: busArn, Source: LOCATION_PAGE_SOURCE, DetailType: LOCATION_PAGE_DETAIL_TYPE, Detail: JSON.stringify(page) }],
+    }),
+  );
+  const failed = r.Entries?.find((e) => e.ErrorCode);
+  if (r.FailedEntryCount || failed)
+    throw new Error(`EventBridge did not accept the page: ${failed?.ErrorCode ?? 'failed'} ${failed?.ErrorMessage ?? ''}`.trim());
 }
 
 /** KSP_NOTIFY_CONFIG, checked. */
@@ -247,6 +301,12 @@ export function parseNotifyConfig(text: string | undefined): NotifyConfig {
     const route = c.obj(r, `KSP_NOTIFY_CONFIG.routes.${name}`);
     if (typeof route.topicArn !== 'string' || !route.topicArn.startsWith('arn:')) c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.topicArn`, 'must be a topic ARN');
     if (route.severity !== 'PAGE' && route.severity !== 'TICKET') c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.severity`, 'must be PAGE or TICKET');
+    if (route.forward !== undefined) {
+      if (typeof route.forward !== 'string' || !/^arn:[\w-]+:events:[\w-]+:\d{12}:event-bus\/[\w.\-/]+$/.test(route.forward))
+        c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.forward`, 'must be an event bus ARN');
+      if (typeof route.cluster !== 'string' || typeof o.project !== 'string')
+        c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.forward`, "needs the route's cluster and the config's project");
+    }
   }
   return o as unknown as NotifyConfig;
 }

@@ -137,7 +137,16 @@ async function probeCluster(run: ClusterRun, cluster: ClusterConfig): Promise<Pr
   const [report, perNode] = await Promise.all([
     // Follow-ups (a forgotten flow's ladder, an activity check) use only the time left before publishing.
     runPlan(plan, { pacer: run.pacer, followUpUntilMs: run.deadline - PUBLISH_BUDGET_MS }),
-    cluster.target.perNode ? runPerNode(plan, { skipPreflight: true, concurrency: LAMBDA_MAX_NODES, maxNodes: LAMBDA_MAX_NODES, pacer: run.pacer }) : undefined,
+    cluster.target.perNode
+      ? runPerNode(plan, {
+          skipPreflight: true,
+          concurrency: LAMBDA_MAX_NODES,
+          maxNodes: LAMBDA_MAX_NODES,
+          pacer: run.pacer,
+          // Its sessions' retries too end before publishing (retry.ts).
+          followUpUntilMs: run.deadline - PUBLISH_BUDGET_MS,
+        })
+      : undefined,
   ]);
   if (perNode) run.perNode.push(perNode);
   // A rejected token may have been rotated: read the secret again on the next run (its TTL bounds it otherwise).

@@ -13,8 +13,7 @@ import { checkTarget, resolveTarget } from './preflight.js';
 import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { operationsToProbe, probePlainGet } from './method-probe.js';
-import { DEFAULT_ECHO_TIMEOUT_MS, runSession, sessionDeadlineMs, type SessionOptions } from './session.js';
-import { transferLimitMs } from './transfer.js';
+import { DEFAULT_ECHO_TIMEOUT_MS, runSession, sessionLimitMs, type SessionOptions } from './session.js';
 import { StartPacer } from './start-pacer.js';
 import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
 import { expandPlan } from './plan-matrix.js';
@@ -150,8 +149,8 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
           turn = undefined;
           return runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer, holdTurn: t });
         };
-        // Only when a second attempt fits before the follow-ups' end (the Lambda's time before publishing).
-        const attemptMs = sessionDeadlineMs(s.holdSeconds, c.connection, { echoTimeoutMs }) + (s.transferBytes ? transferLimitMs(s.transferBytes) : 0);
+        // Only when a second attempt (which waits no turn) fits before the follow-ups' end (the Lambda's time before publishing).
+        const attemptMs = sessionLimitMs(s, c, { echoTimeoutMs });
         return withRetry(attempt, { signal, pauseMs: options.retryPauseMs, untilMs: options.followUpUntilMs, attemptMs });
       }),
     ]);

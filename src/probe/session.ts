@@ -368,14 +368,22 @@ async function runStarted(spec: SessionSpec, given: ClusterTarget, options: Sess
   return result.ok ? result : { ...result, wire: recorder.trace() };
 }
 
-async function runGuarded(run: SessionRun, spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
-  // A transfer adds its own limit; a shaped hold's proofs may each wait a period for the pod's tick.
-  const deadlineMs =
+/**
+ * How long one session may take, from its dial: its hold and phases (sessionDeadlineMs), a transfer's own limit, a
+ * shaped hold's proofs (each may wait a period for the pod's tick), and, when it waits for its group's starts
+ * (holdTurn), its turn at the pacer and a whole start. The runner's retry asks it whether a second attempt fits.
+ */
+export function sessionLimitMs(spec: SessionSpec, target: ClusterTarget, options: Pick<SessionOptions, 'echoTimeoutMs' | 'holdTurn'>): number {
+  return (
     sessionDeadlineMs(spec.holdSeconds, target.connection, options) +
     (spec.transferBytes ? transferLimitMs(spec.transferBytes) : 0) +
     (spec.holdShape ? 2 * HOLD_SHAPE_PERIOD_SECONDS * 1000 : 0) +
-    // Waiting for its group's starts: each may wait its turn at the pacer and then take a whole start.
-    (options.holdTurn ? WINDOW_MS + sessionDeadlineMs(0, target.connection, options) : 0);
+    (options.holdTurn ? WINDOW_MS + sessionDeadlineMs(0, target.connection, options) : 0)
+  );
+}
+
+async function runGuarded(run: SessionRun, spec: SessionSpec, target: ClusterTarget, options: SessionOptions): Promise<SessionResult> {
+  const deadlineMs = sessionLimitMs(spec, target, options);
   const outcome = await withTimeout(unlessAborted(run.run(), options.signal, 'aborted' as const), deadlineMs, options.clock);
   if (outcome === 'aborted') return run.interrupted(signalName(options.signal!));
   return outcome ?? run.atDeadline(deadlineMs);

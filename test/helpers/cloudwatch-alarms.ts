@@ -70,12 +70,15 @@ export interface Notification {
   readonly state: State;
   /** Published by the notifier function (its logical id), not by CloudWatch's alarm action. */
   readonly via?: string;
+  /** Forwarded by the notifier to this page bus (the cross-location aggregator decides), not published. */
+  readonly forward?: string;
 }
 
 interface NotifierRoute {
   readonly topic: string;
   readonly onOk: boolean;
   readonly fn: string;
+  readonly forward?: string;
 }
 
 /** CloudFormation values as plain strings: Ref → the logical id, GetAtt Arn → arn:<logical id>, Join → joined. */
@@ -283,12 +286,12 @@ export class AlarmSimulator {
         const fn = resolve(target.Arn).replace(/^arn:/, '');
         const env = template.Resources[fn]?.Properties?.Environment?.Variables?.KSP_NOTIFY_CONFIG;
         if (!env) throw new Error(`rule target ${fn} is not the notifier (no KSP_NOTIFY_CONFIG)`);
-        const config = JSON.parse(resolve(env)) as { routes: Record<string, { topicArn: string; onOk?: boolean }> };
+        const config = JSON.parse(resolve(env)) as { routes: Record<string, { topicArn: string; onOk?: boolean; forward?: string }> };
         for (const [name, route] of Object.entries(config.routes)) {
           const id = nameToId.get(name);
           if (!id) throw new Error(`the notifier routes ${name}, which is not an alarm of the template`);
           if (!ids.has(id)) throw new Error(`the notifier routes ${name}, whose state changes its rule does not send it`);
-          this.routed.set(id, { topic: route.topicArn, onOk: route.onOk === true, fn });
+          this.routed.set(id, { topic: route.topicArn, onOk: route.onOk === true, fn, ...(route.forward ? { forward: route.forward } : {}) });
         }
       }
     }
@@ -368,6 +371,6 @@ export class AlarmSimulator {
     for (const topic of actions) this.notifications.push({ at: t, topic, alarm: a.name, state });
     const route = this.routed.get(a.id);
     if (route && (state === 'ALARM' || (state === 'OK' && route.onOk)))
-      this.notifications.push({ at: t, topic: route.topic, alarm: a.name, state, via: route.fn });
+      this.notifications.push({ at: t, topic: route.topic, alarm: a.name, state, via: route.fn, ...(route.forward ? { forward: route.forward } : {}) });
   }
 }

@@ -51,6 +51,9 @@ const NAME_PROPS: Record<string, string> = {
   'AWS::Scheduler::Schedule': 'Name',
   'AWS::CloudWatch::Dashboard': 'DashboardName',
   'AWS::ECS::TaskDefinition': 'Family',
+  'AWS::Events::EventBus': 'Name',
+  'AWS::DynamoDB::Table': 'TableName',
+  'AWS::SQS::Queue': 'QueueName',
 };
 
 export function deployedTemplate(template: Json, env: { account: string; region: string; stackName: string; partition?: string }): DeployedTemplate {
@@ -91,8 +94,17 @@ export function deployedTemplate(template: Json, env: { account: string; region:
         return a('ecs', `cluster/${name}`);
       case 'AWS::ECS::TaskDefinition':
         return a('ecs', `task-definition/${name}:1`);
-      case 'AWS::Events::Rule':
-        return a('events', `rule/${name}`);
+      case 'AWS::Events::Rule': {
+        // A rule on a custom bus: rule/BUS/NAME (EventBridge's ARN format for it).
+        const bus = raw[id].Properties?.EventBusName;
+        return a('events', bus === undefined || resolve(bus) === 'default' ? `rule/${name}` : `rule/${resolve(bus)}/${name}`);
+      }
+      case 'AWS::Events::EventBus':
+        return a('events', `event-bus/${name}`);
+      case 'AWS::DynamoDB::Table':
+        return a('dynamodb', `table/${name}`);
+      case 'AWS::SQS::Queue':
+        return a('sqs', name);
       case 'AWS::Scheduler::ScheduleGroup':
         return a('scheduler', `schedule-group/${name}`);
       case 'AWS::Scheduler::Schedule':
@@ -121,6 +133,8 @@ export function deployedTemplate(template: Json, env: { account: string; region:
         return `sg-${suffix(id).toLowerCase()}`;
       case 'AWS::EC2::VPCEndpoint':
         return `vpce-${suffix(id).toLowerCase()}`;
+      case 'AWS::SQS::Queue':
+        return `https://sqs.${region}.amazonaws.com/${account}/${name}`;
       default:
         return name;
     }
@@ -139,7 +153,8 @@ export function deployedTemplate(template: Json, env: { account: string; region:
     const r = entry(id);
     if (attr === 'Arn' || attr === 'TopicArn' || attr === 'TaskDefinitionArn') return r.arn ?? `arn:${partition}:unknown:${region}:${account}:${id}`;
     if (attr === 'GroupId') return r.ref;
-    if (attr === 'TopicName') return r.name;
+    if (attr === 'TopicName' || attr === 'QueueName' || attr === 'Name') return r.name;
+    if (attr === 'QueueUrl') return r.ref;
     throw new Error(`unsupported Fn::GetAtt ${id}.${attr}`);
   };
   const sub = (text: string, vars: Record<string, Json> = {}): string =>

@@ -11,8 +11,10 @@
  * protocol, with SNS's subject rules) as a function calls them. SNS, as
  * services publish to it (an alarm action, a rule target), is
  * test/helpers/local-sns.ts: it delivers only what the deployed topic and key
- * policies admit.
+ * policies admit. The cross-location aggregator's calls: EventBridge PutEvents (a bus only in its own region),
+ * DynamoDB GetItem/PutItem, SQS SendMessage (DelaySeconds 0-900, the body's MD5 the SDK checks).
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +56,13 @@ export interface LocalAws {
   logsPageSize: number;
   /** SNS Publish: what was published (Query protocol, as the SDK sends it). */
   published: { topicArn: string; subject?: string; message: string }[];
+  /** EventBridge buses by ARN (PutEvents must be signed for the bus's region), and the events put on them. */
+  buses: Set<string>;
+  events: { bus: string; source: string; detailType: string; detail: unknown }[];
+  /** DynamoDB tables by name (GetItem, PutItem), items by their `cluster` key. */
+  tables: Map<string, Map<string, Record<string, unknown>>>;
+  /** SQS SendMessage (AWS JSON 1.0): what was sent, to which queue URL, delayed how long. */
+  sent: { queueUrl: string; body: string; delaySeconds: number }[];
   close(): Promise<void>;
 }
 
@@ -89,6 +98,10 @@ export async function startLocalAws(): Promise<LocalAws> {
   const tasks = new Map<string, { arn: string; id: string; status: string; lines: string[]; network: unknown }>();
   const logGroups = new Map<string, { timestamp: number; message: string }[]>();
   const published: LocalAws['published'] = [];
+  const buses = new Set<string>();
+  const events: LocalAws['events'] = [];
+  const tables: LocalAws['tables'] = new Map();
+  const sent: LocalAws['sent'] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -234,6 +247,58 @@ export async function startLocalAws(): Promise<LocalAws> {
           nextForwardToken: 'f/end',
         });
       }
+      if (target === 'AWSEvents.PutEvents') {
+        if (wrongService('events')) return;
+        calls.push(`PutEvents ${region}`);
+        const input = JSON.parse(body) as { Entries: { EventBusName?: string; Source?: string; DetailType?: string; Detail?: string }[] };
+        const entries = input.Entries.map((e) => {
+          const bus = e.EventBusName ?? 'default';
+          // A bus is found by its ARN only in its own region (EventBridge's endpoints are regional).
+          if (!buses.has(bus) || bus.split(':')[3] !== region)
+            return { ErrorCode: 'ResourceNotFoundException', ErrorMessage: `Event bus ${bus} does not exist.` };
+          let detail: unknown;
+          try {
+            detail = JSON.parse(e.Detail ?? '');
+          } catch {
+            return { ErrorCode: 'MalformedDetail', ErrorMessage: 'Detail is malformed.' };
+          }
+          if (!e.Source || !e.DetailType || typeof detail !== 'object' || Buffer.byteLength(JSON.stringify(e)) > 256 * 1024)
+            return { ErrorCode: 'InvalidArgument', ErrorMessage: 'Parameter(s) Source, DetailType or Detail is not valid.' };
+          events.push({ bus, source: e.Source, detailType: e.DetailType, detail });
+          return { EventId: `ev-${events.length}` };
+        });
+        return send(200, { FailedEntryCount: entries.filter((e) => 'ErrorCode' in e).length, Entries: entries });
+      }
+      if (target === 'DynamoDB_20120810.GetItem' || target === 'DynamoDB_20120810.PutItem') {
+        if (wrongService('dynamodb')) return;
+        const op = target.split('.')[1]!;
+        calls.push(`${op} ${region}`);
+        const input = JSON.parse(body) as { TableName: string; Key?: { cluster?: { S?: string } }; Item?: Record<string, { S?: string }> };
+        const table = tables.get(input.TableName);
+        if (!table) return send(400, { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: 'Requested resource not found' });
+        const key = (op === 'GetItem' ? input.Key?.cluster?.S : input.Item?.cluster?.S) ?? '';
+        if (!key) return send(400, { __type: 'com.amazon.coral.validate#ValidationException', message: 'One of the required keys was not given a value' });
+        if (op === 'PutItem') {
+          table.set(key, input.Item!);
+          return send(200, {});
+        }
+        const item = table.get(key);
+        return send(200, item ? { Item: item } : {});
+      }
+      if (target === 'AmazonSQS.SendMessage') {
+        if (wrongService('sqs')) return;
+        calls.push(`SendMessage ${region}`);
+        const input = JSON.parse(body) as { QueueUrl: string; MessageBody: string; DelaySeconds?: number };
+        const delaySeconds = input.DelaySeconds ?? 0;
+        if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > 900)
+          return send(400, {
+            __type: 'com.amazonaws.sqs#InvalidParameterValue',
+            message: `Value ${delaySeconds} for parameter DelaySeconds is invalid. Reason: must be between 0 and 900.`,
+          });
+        sent.push({ queueUrl: input.QueueUrl, body: input.MessageBody, delaySeconds });
+        // The SDK checks this digest of the body (MD5OfMessageBody), as SQS returns it.
+        return send(200, { MessageId: `m-${sent.length}`, MD5OfMessageBody: createHash('md5').update(input.MessageBody).digest('hex') });
+      }
       const inv = /^\/2015-03-31\/functions\/([^/]+)\/invocations/.exec(req.url ?? '');
       if (req.method === 'POST' && inv) {
         const name = decodeURIComponent(inv[1]!);
@@ -272,6 +337,10 @@ export async function startLocalAws(): Promise<LocalAws> {
     logGroups,
     logsPageSize: 10_000,
     published,
+    buses,
+    events,
+    tables,
+    sent,
     close: () => new Promise((r) => server.close(() => r())),
   };
   return api;

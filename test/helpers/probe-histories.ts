@@ -77,8 +77,8 @@ function session(s: Spec, over: Partial<SessionResult>): SessionResult {
 /** Per-node probing of three nodes at time `t`: how many fail this operation × transport, or why none was probed. */
 export type NodesPath = (operation: Operation, transport: Transport, t: number) => number | 'no-targets' | 'unreachable';
 
-function perNodeReport(nodes: NodesPath, t: number): PerNodeReport {
-  const base = { probeVersion: 'test', location: LOCATION, cluster: CLUSTER, selector: 'x', nodes: [], operations: OPERATIONS, transports: TRANSPORTS };
+function perNodeReport(nodes: NodesPath, t: number, location: string): PerNodeReport {
+  const base = { probeVersion: 'test', location, cluster: CLUSTER, selector: 'x', nodes: [], operations: OPERATIONS, transports: TRANSPORTS };
   const first = nodes(OPERATIONS[0], TRANSPORTS[0], t);
   if (first === 'no-targets') return { ...base, summary: [], error: 'no Running pod labelled x' };
   if (first === 'unreachable') return { ...base, summary: [], error: 'could not be listed', errorCode: 'DIAL_TIMEOUT' };
@@ -128,8 +128,21 @@ export interface HistoryRun {
   readonly perNode: readonly Datum[] | null;
 }
 
+/** Where the history is seen from: its location (LOCATION), and its schedules' phase (s, whole minutes; 0). */
+export interface HistoryWhere {
+  readonly location?: string;
+  readonly offset?: number;
+}
+
 /** Every run of `phases` (each a path for so many hours) after the healthy warm-up, minute by minute; and the end (s). */
-export function historyRuns(schedules: readonly HistorySchedule[], phases: readonly [Path, number][], nodes?: NodesPath): { runs: HistoryRun[]; end: number } {
+export function historyRuns(
+  schedules: readonly HistorySchedule[],
+  phases: readonly [Path, number][],
+  nodes?: NodesPath,
+  where: HistoryWhere = {},
+): { runs: HistoryRun[]; end: number } {
+  const location = where.location ?? LOCATION;
+  const offset = where.offset ?? 0;
   const timeline: [number, Path][] = [];
   let t0 = 0;
   for (const [path, hours] of [[healthy, WARM_UP / HOUR], ...phases] as [Path, number][]) {
@@ -141,8 +154,8 @@ export function historyRuns(schedules: readonly HistorySchedule[], phases: reado
   const runs: HistoryRun[] = [];
   for (let t = 0; t < end; t += 60) {
     for (const s of schedules) {
-      if (t % s.every !== 0) continue;
-      const run = t / s.every;
+      if ((t - offset) % s.every !== 0 || t < offset) continue;
+      const run = (t - offset) / s.every;
       const path = pathAt(t);
       const results: SessionResult[] = [];
       let ran = true;
@@ -156,10 +169,10 @@ export function historyRuns(schedules: readonly HistorySchedule[], phases: reado
               else results.push(session(spec, over));
             }
       if (!ran) continue;
-      const report = probeReport(results, LOCATION, CLUSTER);
+      const report = probeReport(results, location, CLUSTER);
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
-      const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t), new Date(publishedAt * 1000)) : null;
+      const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t, location), new Date(publishedAt * 1000)) : null;
       runs.push({ t, publishedAt, schedule: s, datums: reportDatums(report, new Date(publishedAt * 1000)), perNode });
     }
   }

@@ -21,7 +21,7 @@ type Resources = Record<string, { Type: string; Properties: any; DeletionPolicy?
 
 const synth = (path: string) => {
   const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-cdk-deploy-')) });
-  const stacks = buildApp(app, path);
+  const stacks = buildApp(app, path).locations;
   const assembly = app.synth();
   return { app, stacks, assembly };
 };

@@ -23,7 +23,8 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../infra/app.js';
+import { buildApp, type AppStacks } from '../../infra/app.js';
+import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE } from '../../src/lambda/location-page.js';
 import { LocationStack } from '../../infra/location-stack.js';
 import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig, type LocationRuntimeConfig, type ProbeConfig } from '../../src/config/probe-config.js';
@@ -43,14 +44,24 @@ const SERVICE_OF_CLIENT: Record<string, string> = {
   ecs: 'ecs',
   lambda: 'lambda',
   sns: 'sns',
+  eventbridge: 'events',
+  dynamodb: 'dynamodb',
+  sqs: 'sqs',
 };
 /** SDK operations whose IAM action has another name (the Service Authorization Reference). */
 const ACTION_OF_OPERATION: Record<string, string> = { 'lambda:Invoke': 'lambda:InvokeFunction' };
 
-/** Who makes each SDK call the code makes: the probe (function and task roles), the notifier, or the operator (`invoke`). */
-const CALLERS: Record<string, 'probe' | 'notifier' | 'operator'> = {
+/**
+ * Who makes each SDK call the code makes: the probe (function and task roles), the notifier, the cross-location
+ * aggregator (its sns:Publish too), or the operator (`invoke`).
+ */
+const CALLERS: Record<string, 'probe' | 'notifier' | 'aggregator' | 'operator'> = {
   'logs:FilterLogEvents': 'notifier',
   'sns:Publish': 'notifier',
+  'events:PutEvents': 'notifier',
+  'dynamodb:GetItem': 'aggregator',
+  'dynamodb:PutItem': 'aggregator',
+  'sqs:SendMessage': 'aggregator',
   'cloudwatch:PutMetricData': 'probe',
   'secretsmanager:GetSecretValue': 'probe',
   'eks:DescribeCluster': 'probe',
@@ -414,9 +425,12 @@ function withTaskRunner(endpoints: Json): LocationStack {
 const configs = new Map<LocationStack, ProbeConfig>();
 
 const stacks = new Map<string, LocationStack>();
+let multi: AppStacks;
 beforeAll(() => {
   for (const example of ['single-location', 'multi-location', 'private-vpc']) {
-    buildApp(new App(), `infra/examples/${example}.yaml`).forEach((s, i) => stacks.set(`${example}#${i}`, s));
+    const app = buildApp(new App(), `infra/examples/${example}.yaml`);
+    app.locations.forEach((s, i) => stacks.set(`${example}#${i}`, s));
+    if (example === 'multi-location') multi = app;
   }
   stacks.set(
     'task, endpoints create',
@@ -653,4 +667,104 @@ describe('the checks fail when a statement or an endpoint is missing (mutations)
       ]),
     );
   }, 120_000);
+});
+
+describe('where it broke, across locations (multi-location.yaml): the notifiers, the page bus and the aggregator, as deployed', () => {
+  const crossOf = (mutate?: (template: Json) => void) => {
+    const stack = multi.crossLocation!;
+    const template = structuredClone(Template.fromStack(stack).toJSON());
+    mutate?.(template);
+    return deployedTemplate(template, { account: stack.account, region: stack.region, stackName: stack.stackName });
+  };
+  /** The bus policy as EventBridge builds it from the stack's AWS::Events::EventBusPolicy resources. */
+  const busPolicy = (x: DeployedTemplate) => ({
+    Version: '2012-10-17',
+    Statement: x.ofType('AWS::Events::EventBusPolicy').map((p) => x.resolve(p.props.Statement)),
+  });
+  const put = (from: { principal: string; identityPolicies: Json[] }, bus: string, x: DeployedTemplate, source = LOCATION_PAGE_SOURCE): Call => ({
+    ...from,
+    action: 'events:PutEvents',
+    resource: bus,
+    // Multivalued keys: one value per entry of the call.
+    context: { 'events:source': [source], 'events:detail-type': [LOCATION_PAGE_DETAIL_TYPE] },
+    resourcePolicy: busPolicy(x),
+  });
+  const notifierOf = (t: DeployedTemplate) => {
+    const fn = t.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.notify')!;
+    const roleId = roleByArn(t, t.resolve(fn.props.Role));
+    const config = JSON.parse(t.resolve(fn.props.Environment.Variables.KSP_NOTIFY_CONFIG)) as {
+      routes: Record<string, { forward?: string; cluster?: string }>;
+    };
+    return { principal: t.get(roleId).arn!, identityPolicies: rolePolicies(t, roleId), config };
+  };
+
+  it("each location's notifier forwards exactly its pages of the shared cluster, to the bus the cross-location stack makes; the bus admits them", async () => {
+    const x = crossOf();
+    const bus = x.ofType('AWS::Events::EventBus')[0]!.arn!;
+    for (const name of ['multi-location#0', 'multi-location#1']) {
+      const t = deploy(stacks.get(name)!);
+      const n = notifierOf(t);
+      const forwarded = Object.values(n.config.routes).filter((r) => r.forward);
+      expect(forwarded.map((r) => [r.cluster, r.forward])).toEqual([['shared-gitops', bus]]);
+      expect(await expectAllowed([put(n, bus, x)])).toEqual([]);
+      // Only our source: the same role cannot put someone else's events there.
+      expect((await evaluate(put(n, bus, x, 'com.example.other'))).decision).not.toBe('Allowed');
+    }
+  });
+
+  it('a notifier in another account is admitted by the bus policy only with the account listed there', async () => {
+    const other = '333333333333';
+    const from = {
+      principal: `arn:aws:iam::${other}:role/notifier`,
+      identityPolicies: [{ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'events:PutEvents', Resource: '*' }] }],
+    };
+    const x = crossOf();
+    const bus = x.ofType('AWS::Events::EventBus')[0]!.arn!;
+    expect((await evaluate(put(from, bus, x))).decision).not.toBe('Allowed');
+    const admitted = crossOf((template) => {
+      for (const r of Object.values<Json>(template.Resources))
+        if (r.Type === 'AWS::Events::EventBusPolicy')
+          r.Properties.Statement.Principal = { AWS: [r.Properties.Statement.Principal.AWS, `arn:aws:iam::${other}:root`].flat() };
+    });
+    expect(await expectAllowed([put(from, bus, admitted)])).toEqual([]);
+  });
+
+  it("the aggregator: assumed by Lambda, invoked only by its bus's rule, reads and writes its table, delays its decisions, polls them, publishes its pages; its alarms page", async () => {
+    const x = crossOf();
+    const fn = x.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.aggregate')!;
+    const roleId = roleByArn(x, x.resolve(fn.props.Role));
+    const as = (action: string, resource: string): Call => ({ principal: x.get(roleId).arn!, identityPolicies: rolePolicies(x, roleId), action, resource });
+    const table = x.ofType('AWS::DynamoDB::Table')[0]!.arn!;
+    const queue = x.ofType('AWS::SQS::Queue')[0]!.arn!;
+    const own = x.ofType('AWS::Logs::LogGroup').find((g) => g.ref === x.resolve(fn.props.LoggingConfig.LogGroup))!;
+    expect(
+      await expectAllowed([
+        assume(x, roleId, 'lambda.amazonaws.com'),
+        as('dynamodb:GetItem', table),
+        as('dynamodb:PutItem', table),
+        as('sqs:SendMessage', queue),
+        // The event source mapping polls the queue with the function's role.
+        as('sqs:ReceiveMessage', queue),
+        as('sqs:DeleteMessage', queue),
+        as('sqs:GetQueueAttributes', queue),
+        ...['logs:CreateLogStream', 'logs:PutLogEvents'].map((a) => as(a, `${own.arn!.replace(/:\*$/, '')}:log-stream:2026/12/06/[$LATEST]0123`)),
+      ]),
+    ).toEqual([]);
+    const config = JSON.parse(x.resolve(fn.props.Environment.Variables.KSP_CROSS_LOCATION_CONFIG)) as { topicArn: string; queueUrl: string; table: string };
+    expect(config.queueUrl).toBe(x.ofType('AWS::SQS::Queue')[0]!.ref);
+    expect(config.table).toBe(x.ofType('AWS::DynamoDB::Table')[0]!.name);
+    expect(await publishRefusal(x, config.topicArn, { principal: x.get(roleId).arn!, identityPolicies: rolePolicies(x, roleId) })).toBeUndefined();
+    // Only the rule on the page bus may invoke it.
+    const rule = x.ofType('AWS::Events::Rule')[0]!;
+    expect(rule.arn).toMatch(/:rule\/kube-stream-probe-pages\//);
+    const by = (ruleArn: string) => ({ principal: 'events.amazonaws.com', context: { 'aws:SourceArn': ruleArn, 'aws:SourceAccount': x.account } });
+    expect(await invokeRefusal(x, fn.arn!, by(rule.arn!))).toBeUndefined();
+    expect(await invokeRefusal(x, fn.arn!, by(`arn:aws:events:${x.region}:${x.account}:rule/someone-elses`))).toMatch(/ImplicitlyDenied/);
+    // Its own failure pages through CloudWatch's alarm action.
+    for (const alarm of x.ofType('AWS::CloudWatch::Alarm'))
+      for (const topic of x.resolve(alarm.props.AlarmActions) as string[])
+        expect(
+          await publishRefusal(x, topic, { principal: 'cloudwatch.amazonaws.com', context: { 'aws:SourceArn': alarm.arn!, 'aws:SourceAccount': x.account } }),
+        ).toBeUndefined();
+  });
 });

@@ -31,7 +31,7 @@ beforeAll(() => {
   mkdirSync(join(process.cwd(), '.tmp'), { recursive: true });
   for (const path of EXAMPLES) {
     const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'ksp-cdk-')) });
-    apps.set(path, { app, stacks: buildApp(app, path) });
+    apps.set(path, { app, stacks: buildApp(app, path).locations });
   }
 }, 120_000);
 
