@@ -7,7 +7,7 @@
 import type { ProbeConfig } from '../../src/config/probe-config.js';
 import { perNodeDatums, reportDatums, type Datum } from '../../src/metrics/datums.js';
 import type { PerNodeReport } from '../../src/probe/per-node.js';
-import type { SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
+import type { ProbeReport, SessionResult, UpgradeOutcome } from '../../src/probe/types.js';
 import { OPERATIONS, TRANSPORTS, type KeepaliveMode, type Operation, type Transport } from '../../src/vocabulary.js';
 import { OK_UPGRADE as SHARED_OK_UPGRADE, probeReport, session as sessionResult } from './sessions.js';
 
@@ -123,6 +123,8 @@ export interface HistoryRun {
   readonly t: number;
   readonly publishedAt: number;
   readonly schedule: HistorySchedule;
+  /** The run's report (its sessions: the evidence lines' source). */
+  readonly report: ProbeReport;
   readonly datums: readonly Datum[];
   /** The per-node run's data points (a run of their own in a CronJob: another Pushgateway group); null without. */
   readonly perNode: readonly Datum[] | null;
@@ -173,7 +175,7 @@ export function historyRuns(
       // Published when the run ends: after its longest hold.
       const publishedAt = t + Math.max(...s.holds) + 5;
       const perNode = nodes ? perNodeDatums(perNodeReport(nodes, t, location), new Date(publishedAt * 1000)) : null;
-      runs.push({ t, publishedAt, schedule: s, datums: reportDatums(report, new Date(publishedAt * 1000)), perNode });
+      runs.push({ t, publishedAt, schedule: s, report, datums: reportDatums(report, new Date(publishedAt * 1000)), perNode });
     }
   }
   return { runs, end };

@@ -2,12 +2,17 @@
  * Where it broke, across locations: probe histories seen from two locations of one cluster, replayed through the
  * alarms CDK synthesizes for each location (test/helpers/cloudwatch-alarms.ts, as the alarm-storm test), the
  * notifiers' EventBridge routes (a page of a cluster both probe is forwarded to the page bus, not published), and
- * the real aggregator (src/lambda/cross-location.ts) with the configuration the cross-location stack deploys; its
- * delayed decisions come due on the replay's clock as SQS delivers them. Every page the aggregator publishes is then
+ * the real notifier (src/lambda/notify.ts, as deployed: it reads each run's evidence lines and puts the finished page
+ * on the bus, real SDK clients against the local AWS stand-in) and the real aggregator (src/lambda/cross-location.ts)
+ * with the configuration the cross-location stack deploys; its delayed decisions come due on the replay's clock as
+ * SQS delivers them. Every page the aggregator publishes is then
  * delivered as its role through the deployed topic and key policies (AWS's policy evaluation, test/helpers/local-sns.ts).
  *
  * The config: the single-location example probed from a second region too, whose schedules run two minutes later.
  */
+import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,11 +25,13 @@ import { crossLocationPlan } from '../../src/config/cross-location.js';
 import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig, type ProbeConfig } from '../../src/config/probe-config.js';
 import { aggregate, parseCrossLocationConfig, type ClusterRecord, type CrossLocationConfig, type Published } from '../../src/lambda/cross-location.js';
-import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE } from '../../src/lambda/location-page.js';
+import { evidenceLogLines } from '../../src/lambda/evidence-log.js';
+import { notify, parseNotifyConfig, type NotifyConfig, type NotifyDeps } from '../../src/lambda/notify.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
 import { AlarmSimulator } from '../helpers/cloudwatch-alarms.js';
 import { deployedTemplate } from '../helpers/deployed-template.js';
 import { roleByArn, rolePolicies } from '../helpers/iam-authority.js';
+import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 import { LocalSns } from '../helpers/local-sns.js';
 import { CLUSTER, LOCATION, WARM_UP, healthy, historyRuns, historySchedules, refusedByHop, unreachable, type Path } from '../helpers/probe-histories.js';
 
@@ -38,7 +45,10 @@ let crossTemplate: unknown;
 let crossConfig: CrossLocationConfig;
 const outdirs: string[] = [];
 
-beforeAll(() => {
+let aws: LocalAws;
+const notifyConfigs = new Map<string, NotifyConfig>();
+beforeAll(async () => {
+  aws = await startLocalAws();
   const doc = readConfigDocument('infra/examples/single-location.yaml') as { locations: unknown[] };
   doc.locations.push({ name: SECOND, account: ACCOUNT, region: 'us-east-1' });
   config = parseProbeConfig(doc, 'two-locations');
@@ -53,10 +63,45 @@ beforeAll(() => {
   const deployed = deployedTemplate(crossTemplate, { account: ACCOUNT, region: 'eu-west-1', stackName: 'X' });
   const fn = deployed.ofType('AWS::Lambda::Function').find((f) => f.props.Environment?.Variables?.KSP_CROSS_LOCATION_CONFIG)!;
   crossConfig = parseCrossLocationConfig(String(deployed.resolve(fn.props.Environment.Variables.KSP_CROSS_LOCATION_CONFIG)));
+  aws.buses.add(deployed.ofType('AWS::Events::EventBus')[0]!.arn!);
+  for (const l of config.locations) {
+    const t = deployedTemplate(templates.get(l.name), { account: ACCOUNT, region: l.region, stackName: `S-${l.name}` });
+    const notifier = t.ofType('AWS::Lambda::Function').find((f) => f.props.Handler === 'index.notify')!;
+    notifyConfigs.set(l.name, parseNotifyConfig(String(t.resolve(notifier.props.Environment.Variables.KSP_NOTIFY_CONFIG))));
+  }
 }, 120_000);
-afterAll(() => {
+afterAll(async () => {
   for (const d of outdirs) rmSync(d, { recursive: true, force: true });
+  await aws?.close();
 });
+
+/** A location's notifier as deployed, its clients on the stand-in, its clock at `t` (s). */
+function notifierAt(location: string, t: number) {
+  const config = notifyConfigs.get(location)!;
+  const client = (region: string) => ({ region, endpoint: aws.url, credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local' } });
+  const deps: NotifyDeps = {
+    logs: new CloudWatchLogsClient(client(config.region)),
+    sns: new SNSClient(client(config.region)),
+    events: (region) => new EventBridgeClient(client(region)),
+    log: () => {},
+    now: () => new Date(t * 1000),
+  };
+  return (alarmName: string, state: 'ALARM' | 'OK') =>
+    notify(
+      {
+        'detail-type': 'CloudWatch Alarm State Change',
+        source: 'aws.cloudwatch',
+        time: new Date(t * 1000).toISOString(),
+        detail: {
+          alarmName,
+          state: { value: state, reason: 'replayed', timestamp: new Date(t * 1000).toISOString() },
+          previousState: { value: state === 'ALARM' ? 'OK' : 'ALARM' },
+        },
+      },
+      config,
+      deps,
+    );
+}
 
 interface Replayed {
   /** What the aggregator published, with the replay time (s). */
@@ -96,12 +141,21 @@ async function replay(phases: Record<string, [Path, number][]>): Promise<Replaye
   } as unknown as Parameters<typeof aggregate>[2];
   const direct: Replayed['direct'] = [];
   let forwarded = 0;
+  aws.logGroups.clear();
+  aws.events.length = 0;
   for (let t = 0; t < end; t += 60) {
     now = t;
     for (const s of sims) {
       for (; s.next < s.runs.length && s.runs[s.next]!.t === t; s.next++) {
         const r = s.runs[s.next]!;
         for (const d of r.datums) s.sim.put(METRIC_NAMESPACE, d.name, d.dimensions as Record<string, string>, d.value, r.publishedAt);
+        // Its evidence lines, as the Lambda logs them when the run publishes.
+        const group = notifyConfigs.get(s.location)!.logGroup;
+        const lines = evidenceLogLines(r.report, { id: `run-${s.location}-${r.t}`, location: s.location, schedule: 'replayed' });
+        aws.logGroups.set(group, [
+          ...(aws.logGroups.get(group) ?? []),
+          ...lines.map((l, i) => ({ timestamp: r.publishedAt * 1000 + i, message: JSON.stringify(l) })),
+        ]);
       }
       s.sim.evaluate(t);
       for (const n of s.sim.notifications.slice(s.seen)) {
@@ -111,17 +165,10 @@ async function replay(phases: Record<string, [Path, number][]>): Promise<Replaye
         }
         expect(n.forward).toBe(`arn:aws:events:eu-west-1:${ACCOUNT}:event-bus/kube-stream-probe-pages`);
         if (n.at >= WARM_UP) forwarded++;
-        const state = n.state as 'ALARM' | 'OK';
-        const detail = {
-          project: config.project,
-          cluster: CLUSTER,
-          location: s.location,
-          state,
-          since: new Date(t * 1000).toISOString(),
-          subject: `${state === 'OK' ? 'RESOLVED: ' : ''}PAGE: ${s.location} -> ${CLUSTER}`,
-          message: `${n.alarm} is ${state}`,
-        };
-        const out = await aggregate({ source: LOCATION_PAGE_SOURCE, 'detail-type': LOCATION_PAGE_DETAIL_TYPE, detail }, crossConfig, deps);
+        const told = await notifierAt(s.location, t)(n.alarm, n.state as 'ALARM' | 'OK');
+        expect(told.forwarded).toBe(true);
+        const e = aws.events.at(-1)!;
+        const out = await aggregate({ source: e.source, 'detail-type': e.detailType, detail: e.detail }, crossConfig, deps);
         published.push(...out.map((p) => ({ ...p, at: t })));
       }
       s.seen = s.sim.notifications.length;
@@ -172,6 +219,13 @@ describe('where it broke, across locations (the single-location example probed f
     expect(pages(r)).toEqual([`ALARM location ${LOCATION}`, `OK location ${LOCATION}`]);
     const page = r.published[0]!;
     expect(page.message).toMatch(new RegExp(`^Seen from ${LOCATION} only: ${SECOND}, which also probes ${CLUSTER}, has not paged`));
+    // The location's own page, as its notifier wrote it from the newest failed run's evidence lines.
+    expect(page.subject).toBe(`PAGE: ${LOCATION} -> ${CLUSTER} - unreachable`);
+    expect(page.message).toMatch(/\nDiagnosis: unreachable: /);
+    expect(page.message).toMatch(new RegExp(`Failed in run run-${LOCATION}-\\d+ at `));
+    expect(page.message).toMatch(
+      /That run's evidence \(what the wire showed\): https:\/\/eu-west-1\.console\.aws\.amazon\.com\/cloudwatch\/home\?region=eu-west-1#logs-insights:queryDetail=/,
+    );
     // It went out after its wait: the first failed run is at the warm-up's end, the location's alarm fires at its first evaluation after.
     expect(page.at - WARM_UP).toBeGreaterThanOrEqual(crossConfig.waitSeconds);
     expect(page.at - WARM_UP).toBeLessThanOrEqual(crossConfig.waitSeconds + 5 * 60);
@@ -189,6 +243,16 @@ describe('where it broke, across locations (the single-location example probed f
     expect(r.published[0]!.message).toMatch(
       new RegExp(`^PAGE: ${CLUSTER} fails from every location that probes it \\(${LOCATION}, ${SECOND}\\): the cluster's side`),
     );
+    expect(r.published[0]!.subject).toBe(`PAGE: every location -> ${CLUSTER} - unreachable`);
+    // Each location's diagnosis and the link to its own run's evidence, in its own region.
+    for (const [location, region] of [
+      [LOCATION, 'eu-west-1'],
+      [SECOND, 'us-east-1'],
+    ] as const) {
+      expect(r.published[0]!.message).toMatch(new RegExp(`--- ${location} \\(in ALARM since [^)]+\\) ---\\n[^\\n]+\\nDiagnosis: unreachable: `));
+      expect(r.published[0]!.message).toContain(`Failed in run run-${location}-`);
+      expect(r.published[0]!.message).toContain(`https://${region}.console.aws.amazon.com/cloudwatch/home?region=${region}#logs-insights:queryDetail=`);
+    }
     // Paged as soon as the second location agreed: well before a single location's wait would have ended.
     expect(r.published[0]!.at - WARM_UP).toBeLessThan(crossConfig.waitSeconds);
     expect(r.forwarded).toBe(4);
