@@ -11,7 +11,6 @@
  */
 import { Duration, Names, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -27,6 +26,7 @@ import type { CrossLocationPlan } from '../src/config/cross-location.js';
 import type { ProbeConfig } from '../src/config/probe-config.js';
 import type { CrossLocationConfig } from '../src/lambda/cross-location.js';
 import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_PUT_CONDITION, LOCATION_PAGE_SOURCE } from '../src/lambda/location-page.js';
+import { deliveryAlarms } from './function-alarms.js';
 import { AGGREGATE_HANDLER, bundleEntryFunction } from './probe-code.js';
 import { PROBE_RUNTIME } from './stream-probe.js';
 import { admitPublisher, alarmArnPattern, cloudWatchAlarmsPublisher, encryptedTopic, keyStatementFor } from './topic-access.js';
@@ -167,38 +167,17 @@ export class CrossLocationPaging extends Construct {
       reason: "A page EventBridge cannot deliver to the aggregator shows in the rule's FailedInvocations, whose alarm pages directly.",
     });
 
-    const direct = (alarm: cloudwatch.Alarm) => {
-      alarm.addAlarmAction(new cwActions.SnsAction(this.pageTopic));
-      return alarm;
-    };
-    this.failureAlarm = direct(
-      new cloudwatch.Alarm(this, 'Failed', {
-        alarmName: `${name}-failed`,
-        alarmDescription: `PAGE: the cross-location aggregator of ${project} failed, so a page of a cluster several locations probe may not have been sent: the locations' alarms named ${project}-*-page-* show their states on each location's CloudWatch console; the aggregator's log group says why it failed.`,
-        metric: this.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-    );
-    this.undeliveredAlarm = direct(
-      new cloudwatch.Alarm(this, 'Undelivered', {
-        alarmName: `${name}-undelivered`,
-        alarmDescription: `PAGE: EventBridge could not invoke the cross-location aggregator of ${project} for a location's page (its rule's FailedInvocations): see the locations' page alarms on their CloudWatch consoles.`,
-        metric: new cloudwatch.Metric({
-          namespace: 'AWS/Events',
-          metricName: 'FailedInvocations',
-          dimensionsMap: { EventBusName: this.bus.eventBusName, RuleName: rule.ruleName },
-          statistic: 'Sum',
-          period: Duration.minutes(5),
-        }),
-        threshold: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-    );
+    const alarms = deliveryAlarms(this, {
+      fn: this.function,
+      rule,
+      eventBusName: this.bus.eventBusName,
+      namePrefix: name,
+      pageTopic: this.pageTopic,
+      failedDescription: `PAGE: the cross-location aggregator of ${project} failed, so a page of a cluster several locations probe may not have been sent: the alarms named ${project}-<location>-<cluster>-PAGE show their states on each location's CloudWatch console; the aggregator's log group says why it failed.`,
+      undeliveredDescription: `PAGE: EventBridge could not invoke the cross-location aggregator of ${project} for a location's page (its rule's FailedInvocations): see the alarms named ${project}-<location>-<cluster>-PAGE on each location's CloudWatch console.`,
+    });
+    this.failureAlarm = alarms.failed;
+    this.undeliveredAlarm = alarms.undelivered;
   }
 }
 

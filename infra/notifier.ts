@@ -12,7 +12,6 @@
  */
 import { Annotations, ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as cwActions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -23,6 +22,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import { LOCATION_PAGE_PUT_CONDITION } from '../src/lambda/location-page.js';
 import type { NotifyConfig } from '../src/lambda/notify.js';
+import { deliveryAlarms } from './function-alarms.js';
 import { NOTIFY_HANDLER, bundleEntryFunction } from './probe-code.js';
 
 /** One alarm the notifier speaks for. */
@@ -156,31 +156,15 @@ export class ProbeNotifier extends Construct {
       reason:
         "A state change EventBridge cannot deliver to the notifier shows in the rule's FailedInvocations, whose alarm pages directly (below); a queue of undelivered pages would have no reader.",
     });
-    this.failureAlarm = new cloudwatch.Alarm(this, 'Failed', {
-      alarmName: `${props.project}-${props.locationName}-notifier-failed`,
-      alarmDescription: `PAGE: the notifier of ${props.locationName} failed, so its pages and tickets may not have been delivered: the alarms named ${props.project}-${props.locationName}-* show their states on the CloudWatch console; the notifier's log group says why it failed.`,
-      metric: this.function.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    const alarms = deliveryAlarms(this, {
+      fn: this.function,
+      rule: this.rule,
+      namePrefix: `${props.project}-${props.locationName}-notifier`,
+      pageTopic: props.pageTopic,
+      failedDescription: `PAGE: the notifier of ${props.locationName} failed, so its pages and tickets may not have been delivered: the alarms named ${props.project}-${props.locationName}-* show their states on the CloudWatch console; the notifier's log group says why it failed.`,
+      undeliveredDescription: `PAGE: EventBridge could not invoke the notifier of ${props.locationName} for an alarm's state change (its rule's FailedInvocations), so a page or ticket may not have been delivered: see the alarms named ${props.project}-${props.locationName}-* on the CloudWatch console.`,
     });
-    this.failureAlarm.addAlarmAction(new cwActions.SnsAction(props.pageTopic));
-    this.undeliveredAlarm = new cloudwatch.Alarm(this, 'Undelivered', {
-      alarmName: `${props.project}-${props.locationName}-notifier-undelivered`,
-      alarmDescription: `PAGE: EventBridge could not invoke the notifier of ${props.locationName} for an alarm's state change (its rule's FailedInvocations), so a page or ticket may not have been delivered: see the alarms named ${props.project}-${props.locationName}-* on the CloudWatch console.`,
-      metric: new cloudwatch.Metric({
-        namespace: 'AWS/Events',
-        metricName: 'FailedInvocations',
-        dimensionsMap: { RuleName: this.rule.ruleName },
-        statistic: 'Sum',
-        period: Duration.minutes(5),
-      }),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
-    this.undeliveredAlarm.addAlarmAction(new cwActions.SnsAction(props.pageTopic));
+    this.failureAlarm = alarms.failed;
+    this.undeliveredAlarm = alarms.undelivered;
   }
 }
