@@ -11,8 +11,9 @@
  *    composite follows, EventBridge hands the change to the notifier, which
  *    reads the location's evidence lines and publishes to the page topic
  *    (its role, the topic's key); the message lands in the page queue with
- *    the alarm's name, a diagnosis (or why none was found: nothing failed in
- *    this run) and a Logs Insights link to the evidence;
+ *    the alarm's name, the failed run's diagnosis (a failed session's evidence
+ *    line the test writes: the probe's own runs pass) and a Logs Insights link
+ *    to that run;
  * 4. with a long-hold schedule in the config: one run of its Fargate task in
  *    the location's subnets, which must stop having exited 0.
  *
@@ -33,6 +34,7 @@ import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import { LocationStack } from '../../infra/location-stack.js';
 import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
+import { EVIDENCE_LOG_MSG, type EvidenceLogLine } from '../../src/lambda/evidence-log.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
 import { probeError } from '../../src/errors.js';
 
@@ -40,10 +42,12 @@ export interface IntegApp {
   readonly stack: LocationStack;
   readonly assertions: Stack;
   readonly test: IntegTest;
+  /** Step 3: the failed run's evidence line the test logs, and the pattern the page's body must match (checked here too). */
+  readonly page: { readonly line: Record<string, unknown>; readonly at: number; readonly alarmName: string; readonly bodyPattern: string };
 }
 
 /** `run` makes every name unique (project `ksp-i<run>`): the function, schedule group, dashboard, alarms, task family. */
-export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): IntegApp {
+export function buildIntegApp(app: App, configPath: string, run = 'snapshot', now = Date.now()): IntegApp {
   if (!/^[a-z0-9]{1,12}$/.test(run))
     throw probeError('CONFIG_INVALID', `KSP_INTEG_RUN "${run}" must be 1-12 lower-case letters or digits`, { field: 'KSP_INTEG_RUN' });
   const base = loadProbeConfig(configPath);
@@ -101,7 +105,37 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
     .expect(ExpectedResult.objectLike({ Metrics: ExpectedResult.arrayWith([ExpectedResult.objectLike({ MetricName: 'UpgradeSuccess' })]) }))
     .waitForAssertions({ totalTimeout: Duration.minutes(10), interval: Duration.seconds(30) });
 
-  // 3. A page reaches the page queue: a component to ALARM, the composite follows, the notifier publishes.
+  // 3. A page reaches the page queue: a failed run's evidence line in the probe's log group (the probe's own runs pass
+  // here, so the test writes one, dated when the app is synthesized: integ-runner deploys it minutes later, inside the
+  // notifier's first half-hour window), a component to ALARM, the composite follows, the notifier finds that run
+  // through CloudWatch Logs' own JSON filter and publishes its diagnosis and the Logs Insights link to it.
+  const failedRun = `integ-${run}-failed`;
+  const line: Partial<EvidenceLogLine> & Record<string, unknown> = {
+    level: 'warn',
+    msg: EVIDENCE_LOG_MSG,
+    run: failedRun,
+    location: location.name,
+    schedule: 'integ',
+    cluster: cluster.name,
+    session: 'WebSocket exec 0s',
+    row: 'exec websocket kubectl 0s',
+    attempt: 'only',
+    ok: false,
+    diagnosis: 'integ-test: a failed session the integration test logged, to prove a page finds and links its run',
+    check: 'nothing: this line is the integration test',
+  };
+  const streamName = `integ-${run}`;
+  const createStream = test.assertions.awsApiCall('CloudWatchLogs', 'createLogStream', {
+    logGroupName: probe.logGroup.logGroupName,
+    logStreamName: streamName,
+  });
+  const putLine = test.assertions.awsApiCall('CloudWatchLogs', 'putLogEvents', {
+    logGroupName: probe.logGroup.logGroupName,
+    logStreamName: streamName,
+    logEvents: [{ timestamp: now, message: JSON.stringify(line) }],
+  });
+  for (const call of [createStream, putLine])
+    call.provider.addToRolePolicy({ Effect: 'Allow', Action: ['logs:CreateLogStream', 'logs:PutLogEvents'], Resource: [probe.logGroup.logGroupArn] });
   const component = probe.alarms!.byKey.get(`kubectl/${cluster.name}/exec`)!;
   const page = probe.alarms!.byKey.get(`page/${cluster.name}`)!;
   const setAlarm = test.assertions.awsApiCall('CloudWatch', 'setAlarmState', {
@@ -109,6 +143,7 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
     StateValue: 'ALARM',
     StateReason: 'kube-stream-probe integration test: does the page reach a person?',
   });
+  const bodyPattern = `${page.alarmName} is ALARM[\\s\\S]*Diagnosis: integ-test: [\\s\\S]*Failed in run ${failedRun} [\\s\\S]*That run's evidence \\(what the wire showed\\): https://${location.region}\\.console\\.aws\\.amazon\\.com/cloudwatch/home\\?region=${location.region}#logs-insights:queryDetail=`;
   const received = test.assertions.awsApiCall('SQS', 'receiveMessage', { QueueUrl: pageInbox.queueUrl, WaitTimeSeconds: 20, MaxNumberOfMessages: 10 });
   received.provider.addToRolePolicy({ Effect: 'Allow', Action: ['sqs:ReceiveMessage'], Resource: [pageInbox.queueArn] });
   received
@@ -116,14 +151,14 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
       ExpectedResult.objectLike({
         Messages: ExpectedResult.arrayWith([
           ExpectedResult.objectLike({
-            Body: ExpectedResult.stringLikeRegexp(`${page.alarmName} is ALARM[\\s\\S]*(Diagnosis: |No failed session)[\\s\\S]*logs-insights:queryDetail=`),
+            Body: ExpectedResult.stringLikeRegexp(bodyPattern),
           }),
         ]),
       }),
     )
     .waitForAssertions({ totalTimeout: Duration.minutes(5), interval: Duration.seconds(20) });
 
-  const chain = [scheduled, run0, metrics, setAlarm, received];
+  const chain = [scheduled, run0, metrics, createStream, putLine, setAlarm, received];
 
   // 4. The long-hold task, when the config has one: started in the location's subnets, stopped with exit code 0.
   const [taskName, definition] = [...probe.taskDefinitions][0] ?? [];
@@ -157,7 +192,7 @@ export function buildIntegApp(app: App, configPath: string, run = 'snapshot'): I
     chain.push(started, stopped);
   }
   chain.reduce((a, b) => a.next(b));
-  return { stack, assertions, test };
+  return { stack, assertions, test, page: { line, at: now, alarmName: page.alarmName, bodyPattern } };
 }
 
 if (process.argv[1] && /integ\.location\.[tj]s$/.test(process.argv[1])) {
