@@ -85,7 +85,9 @@ export class CrossLocationPaging extends Construct {
     this.pageTopic = encryptedTopic(this, 'PageTopic', `kube-stream-probe pages across locations (${project})`, key, props.pageEmail);
     admitPublisher(this, this.pageTopic, true, alarmsPublisher);
 
-    // One item per cluster: its locations' page states and what was paged. Transient: rebuilt by the next changes.
+    // One item per cluster: its locations' page states and what was paged, written only at the version it was read
+    // (concurrent decisions: the function reserves no concurrency, which accounts at the minimum quota cannot give).
+    // Transient: rebuilt by the next changes.
     this.table = new dynamodb.Table(this, 'States', {
       partitionKey: { name: 'cluster', type: dynamodb.AttributeType.STRING },
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
@@ -135,8 +137,6 @@ export class CrossLocationPaging extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: 256,
       timeout: Duration.seconds(30),
-      // One decision at a time: a cluster's item is read, changed and written without a lock.
-      reservedConcurrentExecutions: 1,
       role,
       logGroup,
       environment: { KSP_CROSS_LOCATION_CONFIG: stack.toJsonString(config), NODE_OPTIONS: '--enable-source-maps' },

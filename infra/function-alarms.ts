@@ -14,7 +14,10 @@ import type { Construct } from 'constructs';
 export interface DeliveryAlarmsProps {
   readonly fn: lambda.IFunction;
   readonly rule: events.Rule;
-  /** The rule's bus when it is not the default one: EventBridge's metrics then carry EventBusName too (eb-monitoring). */
+  /**
+   * The rule's bus when it is not the default one: "Metrics that specify both the EventBusName and RuleName dimensions
+   * refer to a custom event bus" (docs.aws.amazon.com/eventbridge/latest/userguide/eb-monitoring.html).
+   */
   readonly eventBusName?: string;
   /** The alarms' name prefix: `<prefix>-failed`, `<prefix>-undelivered`. */
   readonly namePrefix: string;

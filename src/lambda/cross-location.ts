@@ -13,8 +13,9 @@
  *   delayed until then (at most 15 minutes a message, so longer waits are chained); a location back to OK before
  *   its wait ends is not paged (logged); a paged location's OK is its RESOLVED.
  *
- * One decision at a time (the function's reserved concurrency is 1), so the read-modify-write of a cluster's item
- * needs no lock. An event for a cluster or location this aggregator does not know is a typed error: its failure is
+ * Decisions run concurrently (a location's change and a queued decision may arrive together): a cluster's item is
+ * written only if no other decision wrote it since it was read (its version), else decided again, so a page is sent
+ * once. An event for a cluster or location this aggregator does not know is a typed error: its failure is
  * an alarm that pages directly.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -53,10 +54,20 @@ export interface LocationState {
   paged: boolean;
 }
 
-export interface RecordStore {
-  get(cluster: string): Promise<ClusterRecord | undefined>;
-  put(cluster: string, record: ClusterRecord): Promise<void>;
+/** A cluster's record and the version it was read at (0: none yet). */
+export interface Versioned {
+  readonly record: ClusterRecord;
+  readonly version: number;
 }
+
+export interface RecordStore {
+  get(cluster: string): Promise<Versioned | undefined>;
+  /** Writes `record` as version + 1 if the item is still at `version`; false when another decision wrote first. */
+  put(cluster: string, record: ClusterRecord, version: number): Promise<boolean>;
+}
+
+/** Decisions retried after losing a race for the same cluster's item, before the invocation fails (and is retried). */
+export const MAX_RACES = 5;
 
 export interface CrossLocationDeps {
   readonly store: RecordStore;
@@ -84,7 +95,10 @@ export async function aggregate(raw: unknown, config: CrossLocationConfig, deps:
   const records = (raw as { Records?: unknown } | null)?.Records;
   if (Array.isArray(records)) {
     const out: Published[] = [];
-    for (const [i, r] of records.entries()) out.push(...(await decide(decisionCluster(r, i, config), config, deps)));
+    for (const [i, r] of records.entries()) {
+      const cluster = decisionCluster(r, i, config);
+      out.push(...(await decided(cluster, config, deps, (record) => record)));
+    }
     return out;
   }
   const page = parseLocationPage(raw);
@@ -95,24 +109,65 @@ export async function aggregate(raw: unknown, config: CrossLocationConfig, deps:
     });
   if (page.project !== config.project)
     throw probeError('CONFIG_INVALID', `cross-location: a page of project ${page.project}, not ${config.project}`, { field: 'event.detail.project' });
-  const record = (await deps.store.get(page.cluster)) ?? { locations: {} };
-  const before = record.locations[page.location];
-  if (before && Date.parse(before.since) > Date.parse(page.since)) {
-    // EventBridge delivers at least once and not in order: an older state change changes nothing.
-    deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: older state change ignored', cluster: page.cluster, location: page.location }));
-    return [];
+  return decided(page.cluster, config, deps, (record) => {
+    const before = record.locations[page.location];
+    if (before && Date.parse(before.since) > Date.parse(page.since)) {
+      // EventBridge delivers at least once and not in order: an older state change changes nothing.
+      deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: older state change ignored', cluster: page.cluster, location: page.location }));
+      return undefined;
+    }
+    record.locations[page.location] = {
+      state: page.state,
+      since: page.since,
+      subject: page.subject,
+      message: page.message,
+      ...(page.run ? { run: page.run } : {}),
+      paged: before?.paged === true,
+    };
+    return record;
+  });
+}
+
+/**
+ * Read the cluster's record, apply `change` (undefined: nothing to do), decide, and write it only if no other decision
+ * wrote since it was read (a DynamoDB condition on its version; a lost race is decided again from the new record), so
+ * two locations' changes arriving together page once. Then publish what was decided; if publishing fails, the
+ * decision's claims are taken back so the retry publishes it.
+ */
+async function decided(
+  cluster: string,
+  config: CrossLocationConfig,
+  deps: CrossLocationDeps,
+  change: (record: ClusterRecord) => ClusterRecord | undefined,
+): Promise<Published[]> {
+  for (let race = 0; race < MAX_RACES; race++) {
+    const read = await deps.store.get(cluster);
+    const applied = change(structuredClone(read?.record ?? { locations: {} }));
+    if (!applied) return [];
+    const after = structuredClone(applied);
+    const { out, soonest } = decide(cluster, after, config, (deps.now?.() ?? new Date()).getTime());
+    const version = read?.version ?? 0;
+    if (!(await deps.store.put(cluster, after, version))) continue;
+    if (soonest !== undefined) await later(cluster, soonest, config, deps);
+    try {
+      await publish(cluster, out, config, deps);
+    } catch (err) {
+      await deps.store.put(cluster, applied, version + 1).catch(() => false);
+      throw err;
+    }
+    if (!out.length) deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: nothing to publish', cluster, clusterPaged: after.clusterPaged ?? null }));
+    return out;
   }
-  record.locations[page.location] = {
-    state: page.state,
-    since: page.since,
-    subject: page.subject,
-    message: page.message,
-    ...(page.run ? { run: page.run } : {}),
-    paged: before?.paged === true,
-  };
-  await deps.store.put(page.cluster, record);
-  if (page.state === 'ALARM' && before?.state !== 'ALARM') await later(page.cluster, config.waitSeconds, config, deps);
-  return decide(page.cluster, config, deps, record);
+  // Five lost races in a row: the invocation fails, EventBridge or SQS retries it, and its Errors alarm pages if it stays.
+  throw probeError('INTERNAL', `cross-location: ${cluster}'s record kept changing under ${MAX_RACES} decisions in a row`, { where: 'cross-location decide' });
+}
+
+async function publish(cluster: string, out: readonly Published[], config: CrossLocationConfig, deps: CrossLocationDeps): Promise<void> {
+  const { PublishCommand } = await import('@aws-sdk/client-sns');
+  for (const p of out) {
+    await deps.sns.send(new PublishCommand({ TopicArn: config.topicArn, Subject: p.subject, Message: p.message }));
+    deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: published', kind: p.kind, state: p.state, cluster, location: p.location ?? null }));
+  }
 }
 
 function knownLocations(config: CrossLocationConfig, cluster: unknown, field: string): readonly string[] {
@@ -150,10 +205,12 @@ async function later(cluster: string, seconds: number, config: CrossLocationConf
 
 const list = (names: readonly string[]) => names.join(', ');
 
-/** Decide what `cluster`'s location states call for now, publish it, and keep what was published. */
-async function decide(cluster: string, config: CrossLocationConfig, deps: CrossLocationDeps, known?: ClusterRecord): Promise<Published[]> {
-  const now = (deps.now?.() ?? new Date()).getTime();
-  const record = known ?? (await deps.store.get(cluster)) ?? { locations: {} };
+/**
+ * What `cluster`'s location states call for at `now` (ms): the pages to publish, marked in `record` as published;
+ * and, when a location's wait has not ended, in how many seconds to decide again.
+ */
+function decide(cluster: string, record: ClusterRecord, config: CrossLocationConfig, now: number): { out: Published[]; soonest?: number } {
+  let soonest: number | undefined;
   const locations = config.clusters[cluster]!;
   const stateOf = (l: string) => record.locations[l];
   const alarming = locations.filter((l) => stateOf(l)?.state === 'ALARM');
@@ -182,7 +239,6 @@ async function decide(cluster: string, config: CrossLocationConfig, deps: CrossL
     }
     // Some locations recovered, others not: still the cluster's incident, told once; its RESOLVED when all are OK.
   } else {
-    let soonest: number | undefined;
     for (const l of locations) {
       const s = stateOf(l);
       if (!s) continue;
@@ -197,17 +253,8 @@ async function decide(cluster: string, config: CrossLocationConfig, deps: CrossL
         s.paged = true;
       } else soonest = Math.min(soonest ?? Infinity, config.waitSeconds - waited);
     }
-    if (soonest !== undefined && known === undefined) await later(cluster, soonest, config, deps);
   }
-  await deps.store.put(cluster, record);
-  const { PublishCommand } = await import('@aws-sdk/client-sns');
-  for (const p of out) {
-    await deps.sns.send(new PublishCommand({ TopicArn: config.topicArn, Subject: p.subject, Message: p.message }));
-    deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: published', kind: p.kind, state: p.state, cluster, location: p.location ?? null }));
-  }
-  if (!out.length)
-    deps.log(JSON.stringify({ level: 'info', msg: 'cross-location: nothing to publish', cluster, alarming, clusterPaged: record.clusterPaged ?? null }));
-  return out;
+  return { out, ...(soonest !== undefined ? { soonest } : {}) };
 }
 
 function locationPage(cluster: string, location: string, s: LocationState, locations: readonly string[]): Published {
@@ -258,18 +305,35 @@ export function parseCrossLocationConfig(text: string | undefined): CrossLocatio
   return o as unknown as CrossLocationConfig;
 }
 
-/** The DynamoDB store: one item per cluster, its record as JSON (GetItem consistent, PutItem). */
+/**
+ * The DynamoDB store: one item per cluster, its record as JSON and a version number; GetItem consistent, PutItem
+ * conditional on the version read (ConditionalCheckFailedException: another decision wrote first).
+ */
 export function dynamoRecordStore(client: Pick<DynamoDBClient, 'send'>, table: string): RecordStore {
   return {
     async get(cluster) {
       const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
       const r = await client.send(new GetItemCommand({ TableName: table, Key: { cluster: { S: cluster } }, ConsistentRead: true }));
       const json = r.Item?.record?.S;
-      return json ? (JSON.parse(json) as ClusterRecord) : undefined;
+      return json ? { record: JSON.parse(json) as ClusterRecord, version: Number(r.Item?.version?.N ?? 0) } : undefined;
     },
-    async put(cluster, record) {
+    async put(cluster, record, version) {
       const { PutItemCommand } = await import('@aws-sdk/client-dynamodb');
-      await client.send(new PutItemCommand({ TableName: table, Item: { cluster: { S: cluster }, record: { S: JSON.stringify(record) } } }));
+      try {
+        await client.send(
+          new PutItemCommand({
+            TableName: table,
+            Item: { cluster: { S: cluster }, record: { S: JSON.stringify(record) }, version: { N: String(version + 1) } },
+            ...(version === 0
+              ? { ConditionExpression: 'attribute_not_exists(cluster)' }
+              : { ConditionExpression: '#v = :v', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':v': { N: String(version) } } }),
+          }),
+        );
+        return true;
+      } catch (err) {
+        if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+        throw err;
+      }
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The notifier: a page or ticket as the on-call engineer reads it. A CloudWatch alarm's own message is its static
- * description; this function receives the alarm's state change (EventBridge "CloudWatch Alarm State Change", emitted
- * for composite alarms too), finds the newest failed run of that cluster in the probe's evidence lines
+ * description; this function receives the alarm's state change (EventBridge "CloudWatch Alarm State Change": "CloudWatch
+ * sends events to Amazon EventBridge whenever a CloudWatch alarm is created, updated, deleted, or changes alarm
+ * state", composite alarms included, docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch-and-eventbridge.html), finds the newest failed run of that cluster in the probe's evidence lines
  * (CloudWatch Logs FilterLogEvents over the last RECENT_EVIDENCE_SECONDS), and publishes to the alarm's topic a
  * message that carries that run's diagnosis in one sentence, what to check next, and a Logs Insights link to exactly
  * that run's evidence (evidence-log.ts). Nothing is ever lost for want of evidence: when the lines cannot be read or

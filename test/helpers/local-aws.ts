@@ -273,12 +273,33 @@ export async function startLocalAws(): Promise<LocalAws> {
         if (wrongService('dynamodb')) return;
         const op = target.split('.')[1]!;
         calls.push(`${op} ${region}`);
-        const input = JSON.parse(body) as { TableName: string; Key?: { cluster?: { S?: string } }; Item?: Record<string, { S?: string }> };
+        const input = JSON.parse(body) as {
+          TableName: string;
+          Key?: { cluster?: { S?: string } };
+          Item?: Record<string, { S?: string; N?: string }>;
+          ConditionExpression?: string;
+          ExpressionAttributeNames?: Record<string, string>;
+          ExpressionAttributeValues?: Record<string, { S?: string; N?: string }>;
+        };
         const table = tables.get(input.TableName);
         if (!table) return send(400, { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: 'Requested resource not found' });
         const key = (op === 'GetItem' ? input.Key?.cluster?.S : input.Item?.cluster?.S) ?? '';
         if (!key) return send(400, { __type: 'com.amazon.coral.validate#ValidationException', message: 'One of the required keys was not given a value' });
         if (op === 'PutItem') {
+          // The two conditions the aggregator writes (DynamoDB's condition expression syntax); any other is refused.
+          const cond = input.ConditionExpression;
+          const have = table.get(key) as Record<string, { N?: string }> | undefined;
+          let holds = true;
+          if (cond === 'attribute_not_exists(cluster)') holds = have === undefined;
+          else if (cond !== undefined) {
+            const m = /^(#\w+) = (:\w+)$/.exec(cond);
+            const attr = m ? input.ExpressionAttributeNames?.[m[1]!] : undefined;
+            const want = m ? input.ExpressionAttributeValues?.[m[2]!] : undefined;
+            if (!attr || !want) return send(400, { __type: 'com.amazon.coral.validate#ValidationException', message: `Invalid ConditionExpression: ${cond}` });
+            holds = have?.[attr]?.N !== undefined && have[attr]!.N === want.N;
+          }
+          if (!holds)
+            return send(400, { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' });
           table.set(key, input.Item!);
           return send(200, {});
         }

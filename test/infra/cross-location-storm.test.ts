@@ -122,14 +122,18 @@ async function replay(phases: Record<string, [Path, number][]>): Promise<Replaye
     seen: 0,
   }));
   const end = Math.max(...sims.map((s) => s.end));
-  const items = new Map<string, string>();
+  const items = new Map<string, { record: ClusterRecord; version: number }>();
   const queue: { due: number; body: string }[] = [];
   const published: Replayed['published'] = [];
   let now = 0;
   const deps = {
     store: {
-      get: async (c: string) => (items.has(c) ? (JSON.parse(items.get(c)!) as ClusterRecord) : undefined),
-      put: async (c: string, r: ClusterRecord) => void items.set(c, JSON.stringify(r)),
+      get: async (c: string) => items.get(c),
+      put: async (c: string, record: ClusterRecord, version: number) => {
+        if ((items.get(c)?.version ?? 0) !== version) return false;
+        items.set(c, { record: structuredClone(record), version: version + 1 });
+        return true;
+      },
     },
     sqs: {
       send: async (cmd: { input: { MessageBody: string; DelaySeconds: number } }) =>

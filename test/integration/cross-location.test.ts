@@ -109,6 +109,7 @@ beforeEach(() => {
   aws.events.length = 0;
   aws.sent.length = 0;
   aws.published.length = 0;
+  aws.calls.length = 0;
   clock = new Date('2026-12-06T12:00:00Z');
 });
 
@@ -175,16 +176,38 @@ describe('the aggregator, through DynamoDB, SQS and SNS', () => {
     );
     expect(aws.published[0]!.message).toContain('--- corp-vpc-a (in ALARM since 2026-12-06T12:00:00.000Z) ---');
     expect(aws.published[0]!.message).toContain('--- eu-central-1-public (in ALARM since 2026-12-06T12:03:00.000Z) ---');
-    // Both delayed decisions come due: neither location is paged on its own.
+    // The first location's delayed decision comes due (the second's change decided the cluster: nothing to wait for).
+    expect(aws.sent).toHaveLength(1);
     advance(WAIT);
     expect(await aggregate(due(0), config, crossDeps)).toEqual([]);
-    expect(await aggregate(due(1), config, crossDeps)).toEqual([]);
     // One recovers: still the cluster's incident; both: its RESOLVED.
     await notifyFrom('corp-vpc-a', 'OK');
     expect(await aggregate(delivered(), config, crossDeps)).toEqual([]);
     await notifyFrom('eu-central-1-public', 'OK');
     expect((await aggregate(delivered(), config, crossDeps)).map((p) => [p.kind, p.state])).toEqual([['cluster', 'OK']]);
     expect(aws.published.map((p) => p.subject)).toEqual(['PAGE: every location -> shared-gitops', 'RESOLVED: PAGE every location -> shared-gitops']);
+  });
+
+  it('both locations’ changes decided at the same moment (concurrent invocations): the item’s version makes one of them decide again, and the cluster is paged once', async () => {
+    await notifyFrom('corp-vpc-a', 'ALARM');
+    const a = delivered();
+    await notifyFrom('eu-central-1-public', 'ALARM');
+    const b = delivered();
+    const outs = await Promise.all([aggregate(a, config, crossDeps), aggregate(b, config, crossDeps)]);
+    expect(outs.flat().map((p) => [p.kind, p.state])).toEqual([['cluster', 'ALARM']]);
+    expect(aws.published).toHaveLength(1);
+    // Both read the empty item first; one write lost and was decided again (three writes).
+    expect(aws.calls.filter((c) => c.startsWith('PutItem')).length).toBe(3);
+  });
+
+  it('a page SNS refuses is not lost: the decision is taken back, the invocation fails, and its retry publishes it', async () => {
+    await notifyFrom('corp-vpc-a', 'ALARM');
+    await aggregate(delivered(), config, crossDeps);
+    advance(WAIT);
+    const refusing = { ...crossDeps, sns: { send: () => Promise.reject(new Error('AuthorizationError: not authorized to perform SNS:Publish')) } };
+    await expect(aggregate(due(0), config, refusing)).rejects.toThrow(/AuthorizationError/);
+    expect((await aggregate(due(0), config, crossDeps)).map((p) => [p.kind, p.location])).toEqual([['location', 'corp-vpc-a']]);
+    expect(aws.published).toHaveLength(1);
   });
 
   it('a location back to OK before its wait ends is not paged; an older state change arriving late changes nothing', async () => {
