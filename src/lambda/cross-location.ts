@@ -131,8 +131,9 @@ export async function aggregate(raw: unknown, config: CrossLocationConfig, deps:
 /**
  * Read the cluster's record, apply `change` (undefined: nothing to do), decide, and write it only if no other decision
  * wrote since it was read (a DynamoDB condition on its version; a lost race is decided again from the new record), so
- * two locations' changes arriving together page once. Then publish what was decided; if publishing fails, the
- * decision's claims are taken back so the retry publishes it.
+ * two locations' changes arriving together page once. Then publish what was decided and queue the next decision; if
+ * either fails, the decision's claims are taken back so the retry publishes it (a page may then go out twice, never
+ * not at all).
  */
 async function decided(
   cluster: string,
@@ -148,9 +149,9 @@ async function decided(
     const { out, soonest } = decide(cluster, after, config, (deps.now?.() ?? new Date()).getTime());
     const version = read?.version ?? 0;
     if (!(await deps.store.put(cluster, after, version))) continue;
-    if (soonest !== undefined) await later(cluster, soonest, config, deps);
     try {
       await publish(cluster, out, config, deps);
+      if (soonest !== undefined) await later(cluster, soonest, config, deps);
     } catch (err) {
       await deps.store.put(cluster, applied, version + 1).catch(() => false);
       throw err;
