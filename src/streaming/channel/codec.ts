@@ -31,6 +31,10 @@ export function encodeChannelMessage(channel: number, payload: Buffer, protocol:
   return { data: out, binary: true };
 }
 
+/** The one-byte channel prefix of a binary message, shared (a frame's pieces are read, never written). */
+const PREFIXES = Array.from({ length: 256 }, (_, c) => Buffer.of(c));
+export const channelPrefix = (channel: number): Buffer => PREFIXES[channel]!;
+
 /** v5 only: half-close one channel. The payload is exactly one byte (wsstream/conn.go). */
 export function encodeCloseSignal(channel: number): Buffer {
   return Buffer.from([Channel.CLOSE, channel]);
