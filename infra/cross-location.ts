@@ -28,7 +28,8 @@ import type { CrossLocationConfig } from '../src/lambda/cross-location.js';
 import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_PUT_CONDITION, LOCATION_PAGE_SOURCE } from '../src/lambda/location-page.js';
 import { deliveryAlarms } from './function-alarms.js';
 import { AGGREGATE_HANDLER, bundleEntryFunction } from './probe-code.js';
-import { PROBE_RUNTIME } from './stream-probe.js';
+import { MAX_ENV_BYTES, PROBE_RUNTIME } from './stream-probe.js';
+import { probeError } from '../src/errors.js';
 import { admitPublisher, alarmArnPattern, cloudWatchAlarmsPublisher, encryptedTopic, keyStatementFor } from './topic-access.js';
 
 /** The name the aggregator's alarms and function share (alarmArnPattern: `<project>-cross-location-*`). */
@@ -130,6 +131,15 @@ export class CrossLocationPaging extends Construct {
       waitSeconds: plan.waitSeconds,
       clusters: plan.clusters,
     };
+    // Its environment holds every shared cluster's locations, beside ARNs known only at deploy (so not compressible):
+    // refused here, naming the fix, rather than by Lambda at deploy. The ARNs are counted at their longest.
+    const envBytes = Buffer.byteLength(JSON.stringify({ ...config, topicArn: 'x'.repeat(256), queueUrl: 'x'.repeat(256), table: 'x'.repeat(255) }));
+    if (envBytes > MAX_ENV_BYTES)
+      throw probeError(
+        'CONFIG_INVALID',
+        `CrossLocationPaging props: plan.clusters are ${Object.keys(plan.clusters).length} clusters shared by several locations: about ${envBytes} bytes of the aggregator's configuration, and Lambda allows about ${MAX_ENV_BYTES} of environment; turn cross-location paging off (crossLocation: false) or give fewer clusters several locations`,
+        { field: 'plan.clusters' },
+      );
     this.function = bundleEntryFunction(this, 'Function', AGGREGATE_HANDLER, props.entry, {
       functionName: name,
       description: `kube-stream-probe ${project}: one page for a cluster every location fails to reach, one per location otherwise`,

@@ -43,7 +43,7 @@ import { invalid, validate, type Plan } from './validate.js';
 export type { ProbeAlarmOptions, ProbeCluster, ProbeClusterAuth, ProbeSchedule, StreamProbeProps } from './props.js';
 
 /** Lambda environment variables are limited to 4 KB in total. */
-const MAX_ENV_BYTES = 3500;
+export const MAX_ENV_BYTES = 3500;
 
 /**
  * The function's runtime, named, so that a CDK upgrade never changes it behind a deploy. The bundle

@@ -7,6 +7,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../infra/app.js';
+import { CrossLocationStack } from '../../infra/cross-location.js';
 import { crossLocationPlan, sharedClusters } from '../../src/config/cross-location.js';
 import { crossLocationMonthlyCost, PRICES } from '../../src/config/cost.js';
 import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
@@ -69,6 +70,16 @@ describe("the construct's forwardPages", () => {
 });
 
 describe('the stack', () => {
+  it("refuses a configuration its function's 4 KB environment cannot hold, naming the fix", () => {
+    const doc = multi();
+    doc.clusters = Array.from({ length: 80 }, (_, i) => ({ ...doc.clusters[1], name: `shared-cluster-number-${i}` }));
+    doc.locations[1].clusters = doc.clusters.map((c: Json) => c.name);
+    const config = parseProbeConfig(doc);
+    expect(() => new CrossLocationStack(new App(), 'X', { config, plan: crossLocationPlan(config)! })).toThrow(
+      /plan\.clusters are 80 clusters shared by several locations: about \d+ bytes .* turn cross-location paging off \(crossLocation: false\)/,
+    );
+  });
+
   it('holds the key and alarms the cost estimate bills; the bus, its rule for our events, the table, the delay queue, one function (no reserved concurrency: concurrent decisions are safe)', () => {
     const config = loadProbeConfig('infra/examples/multi-location.yaml');
     const t = Template.fromStack(buildApp(new App(), 'infra/examples/multi-location.yaml').crossLocation!);
