@@ -29,6 +29,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subs from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import { partitionOf as partitionOfRegion } from '../src/config/cross-location.js';
 
 type Conditions = Record<string, Record<string, unknown>>;
 
@@ -57,8 +58,7 @@ export function alarmArnPattern(stack: Stack, project: string, location: string)
 /** The partition as a literal when the stack's region is known (so a note to a topic's owner reads as a plain ARN). */
 function partitionOf(stack: Stack): string {
   const region = stack.region;
-  if (Token.isUnresolved(region)) return stack.partition;
-  return region.startsWith('cn-') ? 'aws-cn' : region.startsWith('us-gov-') ? 'aws-us-gov' : 'aws';
+  return Token.isUnresolved(region) ? stack.partition : partitionOfRegion(region);
 }
 
 export function cloudWatchAlarmsPublisher(stack: Stack, alarmArns: string): TopicPublisher {

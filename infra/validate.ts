@@ -2,6 +2,7 @@
  * The StreamProbe props, checked as a deploy would check them, each failure naming the prop (CONFIG_INVALID),
  * and what the construct derives from them once they are valid (its Plan).
  */
+import { EVENT_BUS_ARN } from '../src/lambda/location-page.js';
 import { Token } from 'aws-cdk-lib';
 import { TASK_MAX_HOLD_SECONDS, type Runner } from '../src/config/lambda-limits.js';
 import type { ClusterConfig, ScheduleConfig } from '../src/config/probe-config.js';
@@ -102,7 +103,7 @@ export function validate(props: StreamProbeProps, stackRegion: string): Plan {
     throw invalid('ticketEmail', 'only subscribes to the topic the construct creates; subscribe it to your ticketTopic yourself');
   if (props.forwardPages) {
     const { eventBusArn, clusters: forwarded } = props.forwardPages;
-    if (!Token.isUnresolved(eventBusArn) && !/^arn:[\w-]+:events:[a-z0-9-]+:\d{12}:event-bus\/[\w.\-/]+$/.test(eventBusArn))
+    if (!Token.isUnresolved(eventBusArn) && !EVENT_BUS_ARN.test(eventBusArn))
       throw invalid('forwardPages.eventBusArn', `"${eventBusArn}" is not an event bus ARN (arn:aws:events:REGION:ACCOUNT:event-bus/NAME)`);
     forwarded.forEach((n, i) => {
       if (!clusters.some((cl) => cl.name === n)) throw invalid(`forwardPages.clusters[${i}]`, `"${n}" is not one of this probe's clusters`);

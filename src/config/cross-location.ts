@@ -11,9 +11,6 @@
 import type { LocationConfig, ProbeConfig } from './types.js';
 import { scheduleIntervalSeconds } from './schedule.js';
 
-/** YAML `crossLocation`: false turns it off; `home` names the location that holds the aggregator. */
-export type CrossLocationSetting = false | { readonly home?: string };
-
 export interface CrossLocationPlan {
   readonly home: LocationConfig;
   /** The page bus's name and ARN (the name is fixed, so every location's stack knows the ARN without a reference). */

@@ -10,6 +10,9 @@ import { Checker } from '../config/checker.js';
 export const LOCATION_PAGE_SOURCE = 'kube-stream-probe';
 export const LOCATION_PAGE_DETAIL_TYPE = 'Location page state change';
 
+/** A custom event bus's ARN (EventBridge's format): what the construct's forwardPages and the notifier's routes accept. */
+export const EVENT_BUS_ARN = /^arn:aws(-[a-z]+)*:events:[a-z]{2}(-[a-z]+)+-\d:\d{12}:event-bus\/[\w.\-/]+$/;
+
 export interface LocationPage {
   readonly project: string;
   readonly cluster: string;

@@ -14,7 +14,7 @@ import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { Checker } from '../config/checker.js';
 import { errorMessage, probeError } from '../errors.js';
-import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE, type LocationPage } from './location-page.js';
+import { EVENT_BUS_ARN, LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE, type LocationPage } from './location-page.js';
 import { EVIDENCE_LOG_MSG, RECENT_EVIDENCE_SECONDS, evidenceLink, recentEvidenceLink } from './evidence-log.js';
 
 /** Where each alarm's notifications go, and what it is about (from the construct, KSP_NOTIFY_CONFIG). */
@@ -303,7 +303,7 @@ export function parseNotifyConfig(text: string | undefined): NotifyConfig {
     if (typeof route.topicArn !== 'string' || !route.topicArn.startsWith('arn:')) c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.topicArn`, 'must be a topic ARN');
     if (route.severity !== 'PAGE' && route.severity !== 'TICKET') c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.severity`, 'must be PAGE or TICKET');
     if (route.forward !== undefined) {
-      if (typeof route.forward !== 'string' || !/^arn:[\w-]+:events:[\w-]+:\d{12}:event-bus\/[\w.\-/]+$/.test(route.forward))
+      if (typeof route.forward !== 'string' || !EVENT_BUS_ARN.test(route.forward))
         c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.forward`, 'must be an event bus ARN');
       if (typeof route.cluster !== 'string' || typeof o.project !== 'string')
         c.fail(`KSP_NOTIFY_CONFIG.routes.${name}.forward`, "needs the route's cluster and the config's project");

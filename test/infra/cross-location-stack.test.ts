@@ -12,6 +12,7 @@ import { crossLocationPlan, sharedClusters } from '../../src/config/cross-locati
 import { crossLocationMonthlyCost, PRICES } from '../../src/config/cost.js';
 import { loadProbeConfig, readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig } from '../../src/config/probe-config.js';
+import { parseNotifyConfig } from '../../src/lambda/notify.js';
 import { constructWith } from '../helpers/construct-props.js';
 
 type Json = any;
@@ -66,6 +67,22 @@ describe("the construct's forwardPages", () => {
     ],
   ])('%s is refused', (_name, mutate, error) => {
     expect(constructWith(mutate)).toThrow(error);
+  });
+
+  it("the notifier's configuration refuses what the construct refuses (one rule, EVENT_BUS_ARN)", () => {
+    const config = (forward: string) =>
+      JSON.stringify({
+        project: 'p',
+        location: 'l',
+        region: 'us-east-1',
+        logGroup: 'g',
+        routes: { a: { topicArn: 'arn:aws:sns:us-east-1:222222222222:t', severity: 'PAGE', cluster: 'c', forward } },
+      });
+    expect(() => parseNotifyConfig(config('arn:aws:sns:us-east-1:222222222222:t'))).toThrow(/routes\.a\.forward must be an event bus ARN/);
+    expect(() => constructWith((p) => (p.forwardPages = { eventBusArn: 'arn:aws:sns:us-east-1:222222222222:t', clusters: ['prod-eu'] }))()).toThrow(
+      /not an event bus ARN/,
+    );
+    expect(parseNotifyConfig(config(BUS)).routes.a!.forward).toBe(BUS);
   });
 });
 
