@@ -11,8 +11,10 @@
  * The config: the single-location example probed from a second region too, whose schedules run two minutes later.
  */
 import { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SNSClient } from '@aws-sdk/client-sns';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +26,14 @@ import { LocationStack } from '../../infra/location-stack.js';
 import { crossLocationPlan } from '../../src/config/cross-location.js';
 import { readConfigDocument } from '../../src/config/load.js';
 import { parseProbeConfig, type ProbeConfig } from '../../src/config/probe-config.js';
-import { aggregate, parseCrossLocationConfig, type ClusterRecord, type CrossLocationConfig, type Published } from '../../src/lambda/cross-location.js';
+import {
+  aggregate,
+  dynamoRecordStore,
+  parseCrossLocationConfig,
+  type CrossLocationConfig,
+  type CrossLocationDeps,
+  type Published,
+} from '../../src/lambda/cross-location.js';
 import { evidenceLogLines } from '../../src/lambda/evidence-log.js';
 import { notify, parseNotifyConfig, type NotifyConfig, type NotifyDeps } from '../../src/lambda/notify.js';
 import { METRIC_NAMESPACE } from '../../src/metrics/contract.js';
@@ -122,27 +131,29 @@ async function replay(phases: Record<string, [Path, number][]>): Promise<Replaye
     seen: 0,
   }));
   const end = Math.max(...sims.map((s) => s.end));
-  const items = new Map<string, { record: ClusterRecord; version: number }>();
   const queue: { due: number; body: string }[] = [];
   const published: Replayed['published'] = [];
   let now = 0;
-  const deps = {
-    store: {
-      get: async (c: string) => items.get(c),
-      put: async (c: string, record: ClusterRecord, version: number) => {
-        if ((items.get(c)?.version ?? 0) !== version) return false;
-        items.set(c, { record: structuredClone(record), version: version + 1 });
-        return true;
-      },
-    },
-    sqs: {
-      send: async (cmd: { input: { MessageBody: string; DelaySeconds: number } }) =>
-        void queue.push({ due: now + cmd.input.DelaySeconds, body: cmd.input.MessageBody }),
-    },
-    sns: { send: async () => ({}) },
+  // The aggregator as deployed, its real SDK clients on the stand-in: its table, its queue (each message comes due
+  // on the replay's clock after its DelaySeconds), its topic.
+  const client = { region: 'eu-west-1', endpoint: aws.url, credentials: { accessKeyId: 'AKIDLOCAL', secretAccessKey: 'local' } };
+  aws.tables.set(crossConfig.table, new Map());
+  aws.sent.length = 0;
+  aws.published.length = 0;
+  let sentSeen = 0;
+  const deps: CrossLocationDeps = {
+    store: dynamoRecordStore(new DynamoDBClient(client), crossConfig.table),
+    sqs: new SQSClient({ ...client, useQueueUrlAsEndpoint: false }),
+    sns: new SNSClient(client),
     log: () => {},
     now: () => new Date(now * 1000),
-  } as unknown as Parameters<typeof aggregate>[2];
+  };
+  const decide = async (event: unknown) => {
+    const out = await aggregate(event, crossConfig, deps);
+    published.push(...out.map((p) => ({ ...p, at: now })));
+    for (const m of aws.sent.slice(sentSeen)) queue.push({ due: now + m.delaySeconds, body: m.body });
+    sentSeen = aws.sent.length;
+  };
   const direct: Replayed['direct'] = [];
   let forwarded = 0;
   aws.logGroups.clear();
@@ -172,17 +183,17 @@ async function replay(phases: Record<string, [Path, number][]>): Promise<Replaye
         const told = await notifierAt(s.location, t)(n.alarm, n.state as 'ALARM' | 'OK');
         expect(told.forwarded).toBe(true);
         const e = aws.events.at(-1)!;
-        const out = await aggregate({ source: e.source, 'detail-type': e.detailType, detail: e.detail }, crossConfig, deps);
-        published.push(...out.map((p) => ({ ...p, at: t })));
+        await decide({ source: e.source, 'detail-type': e.detailType, detail: e.detail });
       }
       s.seen = s.sim.notifications.length;
     }
     for (const m of queue.filter((q) => q.due <= t)) {
       queue.splice(queue.indexOf(m), 1);
-      const out = await aggregate({ Records: [{ body: m.body }] }, crossConfig, deps);
-      published.push(...out.map((p) => ({ ...p, at: t })));
+      await decide({ Records: [{ body: m.body }] });
     }
   }
+  // SNS got each of them (subject rules included), and nothing else: no location published on its own.
+  expect(aws.published.map((p) => [p.topicArn, p.subject])).toEqual(published.map((p) => [crossConfig.topicArn, p.subject]));
   // Every page the aggregator published reaches its topic's subscribers, published as its role.
   const deployed = deployedTemplate(crossTemplate, { account: ACCOUNT, region: 'eu-west-1', stackName: 'X' });
   const sns = new LocalSns(deployed);
