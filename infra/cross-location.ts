@@ -27,7 +27,7 @@ import type { ProbeConfig } from '../src/config/probe-config.js';
 import type { CrossLocationConfig } from '../src/lambda/cross-location.js';
 import { LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_PUT_CONDITION, LOCATION_PAGE_SOURCE } from '../src/lambda/location-page.js';
 import { deliveryAlarms } from './function-alarms.js';
-import { AGGREGATE_HANDLER, bundleEntryFunction } from './probe-code.js';
+import { AGGREGATE_HANDLER, bundleEntryFunction, entryFunctionRole, grantTopicKey } from './probe-code.js';
 import { MAX_ENV_BYTES, PROBE_RUNTIME } from './stream-probe.js';
 import { probeError } from '../src/errors.js';
 import { admitPublisher, alarmArnPattern, cloudWatchAlarmsPublisher, encryptedTopic, keyStatementFor } from './topic-access.js';
@@ -109,20 +109,15 @@ export class CrossLocationPaging extends Construct {
     });
     Validations.of(this.queue).acknowledge({ id: 'Serverless-SQSRedrivePolicy', reason: 'As AwsSolutions-SQS3: the Errors alarm pages.' });
 
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `kube-stream-probe ${project}: decides cross-location pages and publishes them`,
-    });
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    const { role, logGroup } = entryFunctionRole(
+      this,
+      `kube-stream-probe ${project}: decides cross-location pages and publishes them`,
+      props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    );
     role.addToPolicy(new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], resources: [this.table.tableArn] }));
     role.addToPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
     role.addToPolicy(new iam.PolicyStatement({ actions: ['sns:Publish'], resources: [this.pageTopic.topicArn] }));
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: [key.keyArn] }));
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      reason: "Publishing to an encrypted topic needs SNS's data-key calls on the topic's key; GenerateDataKey* covers them, on that one key only.",
-    });
+    grantTopicKey(role, key.keyArn);
     const config: CrossLocationConfig = {
       project,
       topicArn: this.pageTopic.topicArn,

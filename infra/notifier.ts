@@ -23,7 +23,7 @@ import { Construct } from 'constructs';
 import { LOCATION_PAGE_PUT_CONDITION } from '../src/lambda/location-page.js';
 import type { NotifyConfig } from '../src/lambda/notify.js';
 import { deliveryAlarms } from './function-alarms.js';
-import { NOTIFY_HANDLER, bundleEntryFunction } from './probe-code.js';
+import { NOTIFY_HANDLER, bundleEntryFunction, entryFunctionRole, grantTopicKey } from './probe-code.js';
 
 /** One alarm the notifier speaks for. */
 export interface NotifiedAlarm {
@@ -85,12 +85,11 @@ export class ProbeNotifier extends Construct {
         ]),
       ),
     };
-    const role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: `kube-stream-probe ${props.locationName}: reads its evidence lines, publishes its pages and tickets`,
-    });
-    const logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention });
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+    const { role, logGroup } = entryFunctionRole(
+      this,
+      `kube-stream-probe ${props.locationName}: reads its evidence lines, publishes its pages and tickets`,
+      props.logRetention,
+    );
     // The log group as the Service Authorization Reference names it (log-group:NAME) and as its Arn attribute does
     // (log-group:NAME:*): AWS matches the request against either form in practice, so both are granted.
     const probeGroupArn = stack.formatArn({
@@ -111,16 +110,12 @@ export class ProbeNotifier extends Construct {
           conditions: LOCATION_PAGE_PUT_CONDITION,
         }),
       );
-    if (props.topicKey) role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: [props.topicKey.keyArn] }));
+    if (props.topicKey) grantTopicKey(role, props.topicKey.keyArn);
     else
       Annotations.of(this).addWarningV2(
         'kube-stream-probe:notifierKey',
         `the page and ticket topics are not created by this construct: the notifier publishes to them with its role ${JSON.stringify(stack.resolve(role.roleArn))}; if a topic is encrypted with a customer-managed key, that key's policy must let this role use it (kms:GenerateDataKey*, kms:Decrypt), or the notifier fails and its alarm pages directly.`,
       );
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
-      reason: "Publishing to an encrypted topic needs SNS's data-key calls on the topics' key; GenerateDataKey* covers them, on that one key only.",
-    });
     const common = {
       functionName: `${props.project}-${props.locationName}-notify`,
       description: `kube-stream-probe ${props.locationName}: pages and tickets with the failed run's diagnosis and evidence link`,

@@ -7,7 +7,10 @@
  * dist/lambda and dist/image.
  */
 import { fileURLToPath } from 'node:url';
+import { Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
@@ -77,4 +80,21 @@ export function bundleEntryFunction(
         handler,
         bundling: { ...PROBE_BUNDLING, mainFields: [...PROBE_BUNDLING.mainFields], externalModules: [...PROBE_BUNDLING.externalModules] },
       });
+}
+
+/** An entry function's own role (Lambda assumes it) and the log group it writes: the rest is granted by its caller. */
+export function entryFunctionRole(scope: Construct, description: string, retention: logs.RetentionDays): { role: iam.Role; logGroup: logs.LogGroup } {
+  const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const logGroup = new logs.LogGroup(scope, 'Logs', { retention });
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroup.logGroupArn] }));
+  return { role, logGroup };
+}
+
+/** Lets `role` publish to topics encrypted under the key `keyArn` (SNS's data-key calls, on that key only). */
+export function grantTopicKey(role: iam.Role, keyArn: string): void {
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['kms:Decrypt', 'kms:GenerateDataKey*'], resources: [keyArn] }));
+  Validations.of(role).acknowledge({
+    id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+    reason: "Publishing to an encrypted topic needs SNS's data-key calls on the topic's key; GenerateDataKey* covers them, on that one key only.",
+  });
 }
