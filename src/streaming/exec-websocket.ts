@@ -5,7 +5,8 @@
  * pkg/util/proxy/streamtranslator.go on the other side).
  */
 import { WS_CLOSE } from './ws-close-codes.js';
-import { PassThrough, Writable } from 'node:stream';
+import { Writable } from 'node:stream';
+import { Inbound } from './inbound.js';
 import { Channel, ExecSubprotocol, channelPrefix, encodeChannelMessage, encodeCloseSignal, isBase64Protocol } from './channel/codec.js';
 import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
@@ -23,32 +24,30 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive), wsWireLog(config, up.conn, `WebSocket ${opts.subresource ?? 'exec'}`));
   const tty = opts.tty === true;
-  const stdout = (opts.stdout ?? true) ? new PassThrough() : undefined;
-  const stderr = (opts.stderr ?? !tty) && !tty ? new PassThrough() : undefined;
+  const stdout = (opts.stdout ?? true) ? new Inbound() : undefined;
+  const stderr = (opts.stderr ?? !tty) && !tty ? new Inbound() : undefined;
   const errorChunks: Buffer[] = [];
   let statusSeen = false;
 
-  conn.onChannelMessage((msg) => {
-    switch (msg.channel) {
+  // Each channel's bytes as they arrive (a message's pieces, not the message joined first: ws-connection.ts).
+  conn.onChannelData((channel, payload) => {
+    switch (channel) {
       case Channel.STDOUT:
-        if (msg.payload.length) stdout?.write(msg.payload);
+        stdout?.deliver(payload);
         break;
       case Channel.STDERR:
-        if (msg.payload.length) stderr?.write(msg.payload);
+        stderr?.deliver(payload);
         break;
       case Channel.ERROR:
-        if (msg.payload.length) {
+        if (payload.length) {
           statusSeen = true;
-          errorChunks.push(msg.payload);
+          errorChunks.push(payload);
         }
         break;
       default:
         // client-go logs and drops unknown channels; a probe reports them, since a
         // server (or hop) that invents channels is not one kubectl can trust either.
-        conn.fail(
-          'protocol-error',
-          probeError('CHANNEL_PROTOCOL', `unknown channel ${msg.channel} from the server`, { subprotocol: protocol, channel: msg.channel }),
-        );
+        conn.fail('protocol-error', probeError('CHANNEL_PROTOCOL', `unknown channel ${channel} from the server`, { subprotocol: protocol, channel }));
         break;
     }
   });
@@ -87,8 +86,8 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   ws.start();
 
   const exit: Promise<ExecExit> = conn.ended.then((end) => {
-    stdout?.end();
-    stderr?.end();
+    stdout?.finish();
+    stderr?.finish();
     const text = Buffer.concat(errorChunks).toString('utf8');
     if (!statusSeen) {
       // A v4/v5 server always sends a status before close 1000; none means the session was lost.

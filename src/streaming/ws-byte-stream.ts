@@ -34,7 +34,7 @@ export class WebSocketByteStream extends Duplex {
   ) {
     super({ allowHalfOpen: false });
     // Our client hands over binary payloads as they arrive (ws-receiver.ts): no message is ever joined first.
-    ws.streamBinaryMessages?.((piece) => this.pushBytes(piece));
+    ws.streamBinaryMessages?.((piece) => piece.length > 0 && this.pushBytes(piece));
     ws.on('message', (data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean) => {
       if (!isBinary) {
         this.destroy(probeError('WS_PROTOCOL', 'text message inside the SPDY tunnel: invalid message type', {}));

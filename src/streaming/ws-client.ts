@@ -44,11 +44,12 @@ export interface WsLike {
    */
   sendPieces?(pieces: readonly Buffer[], cb?: (err?: Error | null) => void): void;
   /**
-   * From now on, binary messages' payloads go to `onPiece` as they arrive, in pieces (never empty), and not as
-   * 'message' events: for a byte stream, where message boundaries mean nothing. Text messages still arrive
+   * From now on, binary messages' payloads go to `onPiece` as they arrive, in pieces, and not as 'message'
+   * events: for a byte stream, where message boundaries mean nothing, and for exec's channels, whose byte leads
+   * a message's `first` piece (a piece is empty only when its whole message is). Text messages still arrive
    * whole. Call it before reading starts.
    */
-  streamBinaryMessages?(onPiece: (piece: Buffer) => void): void;
+  streamBinaryMessages?(onPiece: (piece: Buffer, first: boolean) => void): void;
   /** Stop reading the socket until `resume` (ws: `pause`/`resume`); a receiver without them is never held back. */
   pause?(): void;
   resume?(): void;
@@ -158,7 +159,7 @@ export class ClientWebSocket extends EventEmitter implements WsLike {
     });
   }
 
-  streamBinaryMessages(onPiece: (piece: Buffer) => void): void {
+  streamBinaryMessages(onPiece: (piece: Buffer, first: boolean) => void): void {
     this.receiver.onBinaryPiece = onPiece;
   }
 

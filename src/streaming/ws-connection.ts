@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import { probeError, type ProbeError } from '../errors.js';
 import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from './keepalive.js';
 import type { WsLike } from './ws-client.js';
-import { decodeChannelMessage, type ChannelMessage } from './channel/codec.js';
+import { decodeChannelMessage, isBase64Protocol, noChannelByte, type ChannelMessage } from './channel/codec.js';
 import type { ConnectionEnd, KeepaliveMode, TransportEndCause } from './types.js';
 
 export interface WebSocketKeepalive {
@@ -107,6 +107,28 @@ export class WebSocketConnection {
         return;
       }
       handler(msg);
+    });
+  }
+
+  /**
+   * Channel data as it arrives: on the binary subprotocols each binary message is handed on in pieces as the
+   * socket delivers them (its channel from the first byte of its first piece; `payload` may be empty), so a
+   * message that spans two reads is never joined into a new buffer first (issue 42: exec's stdout over
+   * WebSocket); the base64 subprotocols, and a receiver that cannot stream, give whole messages. A malformed
+   * message ends the connection as a protocol error, as `onChannelMessage`.
+   */
+  onChannelData(handler: (channel: number, payload: Buffer) => void): void {
+    this.onChannelMessage((msg) => handler(msg.channel, msg.payload));
+    const { ws } = this;
+    if (isBase64Protocol(ws.protocol) || !ws.streamBinaryMessages) return;
+    let channel = -1;
+    ws.streamBinaryMessages((piece, first) => {
+      if (first) {
+        if (piece.length === 0) return this.fail('protocol-error', noChannelByte(ws.protocol));
+        channel = piece[0]!;
+        piece = piece.subarray(1);
+      }
+      if (!this.pending) handler(channel, piece);
     });
   }
 

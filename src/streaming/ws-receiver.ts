@@ -73,10 +73,12 @@ export function isValidCloseCode(code: number): boolean {
 
 export class WsReceiver {
   /**
-   * Where binary payloads go when streamed: each piece as it arrives, in order, never empty. Set it before the
-   * first byte of a binary message; text messages still arrive whole through `message`.
+   * Where binary payloads go when streamed: each piece as it arrives, in order; `first` marks a message's first
+   * piece (an exec channel's byte is its first byte). A piece is never empty, except the one first piece of a
+   * message with no bytes at all. Set it before the first byte of a binary message; text messages still arrive
+   * whole through `message`.
    */
-  onBinaryPiece: ((piece: Buffer) => void) | undefined;
+  onBinaryPiece: ((piece: Buffer, first: boolean) => void) | undefined;
   private readonly queue = new ByteQueue();
   private done = false;
   /** The frame being read: its header is in, `left` payload bytes are still to come. */
@@ -88,6 +90,8 @@ export class WsReceiver {
   private fragmented = 0;
   private messageBytes = 0;
   private fragments: Buffer[] = [];
+  /** A piece of the streamed binary message in progress has gone out. */
+  private pieceSent = false;
 
   constructor(
     /** The largest message accepted (0: no limit); ws's maxPayload. */
@@ -111,7 +115,9 @@ export class WsReceiver {
         if (this.queue.length === 0) return;
         const piece = this.queue.view(this.left);
         this.left -= piece.length;
-        this.onBinaryPiece!(piece);
+        const first = !this.pieceSent;
+        this.pieceSent = true;
+        this.onBinaryPiece!(piece, first);
         if (this.left === 0) this.frameDone(EMPTY);
       } else {
         if (this.queue.length < this.left) return;
@@ -186,7 +192,12 @@ export class WsReceiver {
     this.messageBytes = 0;
     this.fragmented = 0;
     if (opcode === OP_BINARY) {
-      if (this.onBinaryPiece) return; // every byte of it has gone out already
+      if (this.onBinaryPiece) {
+        // Every byte of it has gone out already; a message of no bytes is said as one empty first piece.
+        if (!this.pieceSent) this.onBinaryPiece(EMPTY, true);
+        this.pieceSent = false;
+        return;
+      }
       this.events.message(join(fragments, length), true);
       return;
     }

@@ -147,6 +147,61 @@ describe('bad bytes after a valid 101', () => {
     expect(end.message).toContain('unknown channel 7');
   });
 
+  it('WebSocket: an empty binary message (no channel byte) ends exec as protocol-error', async () => {
+    server = await rawServer((s, req) => {
+      s.write(ws101(req, 'v5.channel.k8s.io'));
+      s.write(wsBinaryFrame(Buffer.from([1, 0x41])));
+      s.write(wsBinaryFrame(Buffer.alloc(0)));
+    });
+    const session = await openExec('websocket', cfg(server), { ...target, command: ['cat'] });
+    const end = await session.ended;
+    expect(end.cause).toBe('protocol-error');
+    expect(end.message).toContain('empty binary message: no channel byte');
+  });
+
+  it('WebSocket: a text message on v5 ends exec as protocol-error (client-go readDemuxLoop)', async () => {
+    server = await rawServer((s, req) => {
+      s.write(ws101(req, 'v5.channel.k8s.io'));
+      s.write(Buffer.concat([Buffer.from([0x81, 0x02]), Buffer.from('\x01A')]));
+    });
+    const session = await openExec('websocket', cfg(server), { ...target, command: ['cat'] });
+    const end = await session.ended;
+    expect(end.cause).toBe('protocol-error');
+    expect(end.message).toContain('text message on binary subprotocol');
+  });
+
+  it('WebSocket: channel messages cut byte by byte, fragmented, and an empty one on stdout reach each channel intact', async () => {
+    const status = Buffer.from(JSON.stringify({ metadata: {}, status: 'Success' }));
+    // stdout "hello" as a message in two fragments (binary, then a continuation with FIN), an empty stdout
+    // message (channel byte only), stderr "oops", then the status on the error channel; written a byte at a time.
+    const bytes = Buffer.concat([
+      Buffer.from([0x02, 3, 1, 0x68, 0x65]),
+      Buffer.from([0x80, 3, 0x6c, 0x6c, 0x6f]),
+      wsBinaryFrame(Buffer.from([1])),
+      wsBinaryFrame(Buffer.from([2, ...Buffer.from('oops')])),
+      wsBinaryFrame(Buffer.concat([Buffer.from([3]), status])),
+      Buffer.from([0x88, 2, 0x03, 0xe8]),
+    ]);
+    server = await rawServer((s, req) => {
+      s.setNoDelay(true);
+      s.write(ws101(req, 'v5.channel.k8s.io'));
+      let i = 0;
+      const next = () => {
+        if (i < bytes.length && !s.destroyed) s.write(bytes.subarray(i, ++i), () => setTimeout(next, 1));
+      };
+      next();
+    });
+    const session = await openExec('websocket', cfg(server), { ...target, command: ['cat'] });
+    const read = (r: NodeJS.ReadableStream | undefined) =>
+      new Promise<string>((resolve) => {
+        let text = '';
+        r!.on('data', (c: Buffer) => (text += c.toString()));
+        r!.on('end', () => resolve(text));
+      });
+    const [out, err, exit] = await Promise.all([read(session.stdout), read(session.stderr), session.exit]);
+    expect({ out, err, exitCode: exit.exitCode }).toEqual({ out: 'hello', err: 'oops', exitCode: 0 });
+  });
+
   it('WebSocket: a text message inside the port-forward tunnel is fatal', async () => {
     server = await rawServer((s, req) => {
       s.write(ws101(req, 'SPDY/3.1+portforward.k8s.io'));

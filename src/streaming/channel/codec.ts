@@ -54,6 +54,9 @@ export function decodeChannelMessage(data: Buffer, isBinary: boolean, protocol: 
   }
   // client-go readDemuxLoop: a text message is fatal on the binary protocols.
   if (!isBinary) throw probeError('CHANNEL_PROTOCOL', `text message on binary subprotocol ${protocol || '(none)'}`, { subprotocol: protocol });
-  if (data.length === 0) throw probeError('CHANNEL_PROTOCOL', 'empty binary message: no channel byte', { subprotocol: protocol });
+  if (data.length === 0) throw noChannelByte(protocol);
   return { channel: data[0]!, payload: data.subarray(1) };
 }
+
+/** A binary message with no byte at all: no channel to read (client-go readDemuxLoop refuses it too). */
+export const noChannelByte = (protocol: string) => probeError('CHANNEL_PROTOCOL', 'empty binary message: no channel byte', { subprotocol: protocol });
