@@ -7,6 +7,7 @@
 import { WS_CLOSE } from './ws-close-codes.js';
 import { Writable } from 'node:stream';
 import { Inbound } from './inbound.js';
+import { sendBinaryMessage } from './ws-send.js';
 import { Channel, ExecSubprotocol, channelPrefix, encodeChannelMessage, encodeCloseSignal, isBase64Protocol } from './channel/codec.js';
 import { probeError } from '../errors.js';
 import { decodeExecStatus } from './channel/exec-status.js';
@@ -61,18 +62,27 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
     ws.send(m.data, { binary: m.binary }, cb);
   };
 
+  // stdin in client-go's 32 KiB pieces, one message each. On the binary protocols a piece goes on at once while
+  // the socket's queue is short (ws-send.ts, as a SPDY stream's DATA); the base64 ones wait for each message.
+  let stdinFailed: Error | null = null;
   const stdin = opts.stdin
     ? new Writable({
         write(chunk: Buffer, _enc, cb) {
           if (ws.readyState !== ws.OPEN) return cb(probeError('WS_CLOSED', 'the WebSocket is not open', {}));
+          if (stdinFailed) return cb(stdinFailed);
           let off = 0;
-          const next = (err?: Error | null) => {
-            if (err || off >= chunk.length) return cb(err ?? null);
-            const piece = chunk.subarray(off, off + STDIN_CHUNK_BYTES);
-            off += piece.length;
-            send(Channel.STDIN, piece, next);
+          const more = (err?: Error | null): void => {
+            if (err) return cb(err);
+            while (off < chunk.length) {
+              const piece = chunk.subarray(off, off + STDIN_CHUNK_BYTES);
+              off += piece.length;
+              if (!binary) return send(Channel.STDIN, piece, more);
+              const waits = sendBinaryMessage(ws, [channelPrefix(Channel.STDIN), piece], more, (e) => (stdinFailed ??= e));
+              if (waits) return;
+            }
+            cb(null);
           };
-          next();
+          more();
         },
         final(cb) {
           // Only v5 can half-close stdin ([255, 0]); v4 has no way to (issue #89899).

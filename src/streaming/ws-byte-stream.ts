@@ -9,7 +9,7 @@ import { WS_CLOSE } from './ws-close-codes.js';
 import { Duplex } from 'node:stream';
 import type { WsLike } from './ws-client.js';
 import { probeError } from '../errors.js';
-import { SEND_QUEUE_BYTES } from './spdy/constants.js';
+import { sendBinaryMessage } from './ws-send.js';
 
 export interface WebSocketByteStreamOptions {
   /**
@@ -110,15 +110,13 @@ export class WebSocketByteStream extends Duplex {
   }
 
   private sendNow(pieces: readonly Buffer[], cb: ((err?: Error | null) => void) | undefined): void {
-    let waiting = false;
-    const done = (err?: Error | null) => {
-      if (waiting) cb?.(err ?? null);
-      else if (err) this.destroy(err);
-    };
-    if (this.ws.sendPieces) this.ws.sendPieces(pieces, done);
-    else this.ws.send(pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces as Buffer[]), { binary: true }, done);
-    if ((this.ws.bufferedAmount ?? 0) < SEND_QUEUE_BYTES) cb?.();
-    else waiting = true;
+    const waits = sendBinaryMessage(
+      this.ws,
+      pieces,
+      (err) => cb?.(err),
+      (err) => this.destroy(err),
+    );
+    if (!waits) cb?.();
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
