@@ -145,6 +145,26 @@ function goHostnameError(name: string, cert: tls.PeerCertificate): string | unde
  * which name was checked and what the certificate holds.
  * Its duration goes to `phases.tlsMs` when `phases` is given.
  */
+/**
+ * One SecureContext per TLS settings (the kubeconfig's CA bundle, client certificate and key), as client-go keeps
+ * one tls.Config per cluster (its transport cache): given `ca`/`cert`/`key`, tls.connect builds a new context for
+ * every connection — the PEMs parsed again inside each timed handshake, our CPU read as the path's (issue 42: a
+ * 512 MB function's first handshake read up to 100 ms). A connection config is built once per cluster and run, so
+ * the context lives as long as its settings object.
+ */
+const secureContexts = new WeakMap<TlsSettings, tls.SecureContext>();
+
+/** The context for `settings`, built on first use (Node's default context, with its roots, when none is needed). */
+export function secureContextFor(settings: TlsSettings | undefined): tls.SecureContext | undefined {
+  if (!settings || (!settings.ca && settings.cert === undefined && settings.key === undefined)) return undefined;
+  let context = secureContexts.get(settings);
+  if (!context) {
+    context = tls.createSecureContext({ ca: settings.ca ? [...settings.ca] : undefined, cert: settings.cert, key: settings.key });
+    secureContexts.set(settings, context);
+  }
+  return context;
+}
+
 export function tlsWrap(
   socket: net.Socket,
   host: string,
@@ -160,9 +180,7 @@ export function tlsWrap(
     const s = tls.connect({
       socket,
       servername: sni,
-      ca: settings?.ca ? [...settings.ca] : undefined,
-      cert: settings?.cert,
-      key: settings?.key,
+      secureContext: secureContextFor(settings),
       // Checked below, with Go's rules and a message that says what was wrong.
       rejectUnauthorized: false,
       checkServerIdentity: () => undefined,
