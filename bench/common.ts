@@ -14,6 +14,34 @@ export interface Row {
 
 export class BenchFailure extends Error {}
 
+/** Where each `npm run bench` leaves its rows (git-ignored). */
+export const BENCH_RUNS_DIR = '.tmp/bench-runs';
+
+/** One `npm run bench`, as run.ts writes it. */
+export interface BenchRun {
+  readonly startedAt: string;
+  readonly machine: string;
+  /** The sections run, and whether that was all of them (no section named). */
+  readonly sections: readonly string[];
+  readonly full: boolean;
+  /** A section failed its own check (bytes differ, no 101…). */
+  readonly failed: boolean;
+  readonly rows: readonly Row[];
+}
+
+export const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));
+
+export function rowsTable(rows: readonly Row[]): string {
+  return [
+    '| bench | what | value | unit | ratio | target | result |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.bench} | ${r.what} | ${fmt(r.value)} | ${r.unit} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'} |`,
+    ),
+  ].join('\n');
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;

@@ -16,7 +16,10 @@ const PERIOD_US = 100_000;
 
 export interface ChildResult {
   handshakes: Record<'websocket' | 'spdy', number[]>;
+  /** What HandshakeLatency publishes: the handshakes not marked as our own CPU's. */
+  published: Record<'websocket' | 'spdy', number[]>;
   runMs: number[];
+  marked: Array<{ round: number; transport: string; ms: number; busyMs: number }>;
   distorted: Record<'websocket' | 'spdy', number>;
   sessions: number;
   failures: string[];

@@ -30,8 +30,12 @@ const connection = await connectionFor(parseKubeconfig(readFileSync(args.kubecon
   redactor: new SecretRedactor(),
 });
 const handshakes: Record<string, number[]> = { websocket: [], spdy: [] };
+/** The handshakes HandshakeLatency publishes: the unmarked ones (src/metrics/datums.ts). */
+const published: Record<string, number[]> = { websocket: [], spdy: [] };
 /** Handshakes marked as distorted by our own CPU (src/probe/own-cpu.ts), per transport: not published. */
 const distorted: Record<string, number> = { websocket: 0, spdy: 0 };
+/** The round (1-based) of each marked handshake, and its time: a first round's marks are a cold process's. */
+const marked: Array<{ round: number; transport: string; ms: number; busyMs: number }> = [];
 const runMs: number[] = [];
 const failures: string[] = [];
 let sessions = 0;
@@ -78,14 +82,19 @@ for (let i = 0; i < args.rounds; i++) {
       failures.push(`${r.operation}/${r.transport}/${r.keepalive}/${r.holdSeconds}s: ${r.errorCode ?? r.upgrade.errorCode}: ${r.error ?? r.upgrade.error}`);
     if (r.upgrade.handshakeMs === null) continue;
     handshakes[r.transport]!.push(r.upgrade.handshakeMs);
-    if (r.upgrade.ownCpu?.distorted) distorted[r.transport]!++;
+    if (r.upgrade.ownCpu?.distorted) {
+      distorted[r.transport]!++;
+      marked.push({ round: i + 1, transport: r.transport, ms: r.upgrade.handshakeMs, busyMs: r.upgrade.ownCpu.busyMs });
+    } else published[r.transport]!.push(r.upgrade.handshakeMs);
   }
 }
 process.stdout.write(
   JSON.stringify({
     handshakes,
+    published,
     runMs,
     distorted,
+    marked,
     sessions,
     failures,
     longestWaitMs,

@@ -15,14 +15,30 @@ import { emulatorProcess, stopProcesses } from './throughput.js';
 const SIZES = [128, 256, 512, 1024] as const;
 /** The plans: the single location's (one cluster) and a 10-cluster location's, rounds each. */
 const PLANS = [
-  { clusters: 1, rounds: 9, sizes: SIZES },
-  { clusters: 10, rounds: 3, sizes: [512, 1024] as const },
+  // Twenty rounds (40 handshakes a transport): a fresh child's first handshake is a cold process's (up to 100 ms
+  // at 512 MB, our JIT and first TLS context), and with 18 it alone was 5.6 % of the readings.
+  { clusters: 1, rounds: 20, sizes: SIZES },
+  // Six rounds: 120 handshakes a transport, so that the p99 is not simply the slowest one.
+  { clusters: 10, rounds: 6, sizes: [512, 1024] as const },
 ] as const;
-/** The issue's target: at 512 MB the handshake p50 within 2× of the unlimited peer, both transports. */
+/** Issue 26's target: at 512 MB the handshake p50 within 2× of the unlimited peer, both transports. */
 const TARGET_MB = 512;
 const TARGET_RATIO = 2;
+/**
+ * Issue 42's: at 512 MB the p99 of what HandshakeLatency publishes (the handshakes not marked as our own CPU's,
+ * src/metrics/datums.ts; CloudWatch's p99 is taken over those datums) within 3× of the peer's own p99.
+ */
+const TARGET_P99_RATIO = 3;
+/** And it may not get there by leaving readings out: at most this share of handshakes withheld. */
+const MAX_WITHHELD_PERCENT = 5;
 
 type Mode = 'paced' | 'floor' | 'unpaced';
+
+/** Which rounds the marked handshakes of `t` came in, and how long they read (round 1 is a cold process's). */
+function markedIn(r: ChildResult, t: string): string {
+  const m = r.marked.filter((x) => x.transport === t);
+  return m.length ? `: ${m.map((x) => `round ${x.round}, ${x.ms.toFixed(0)} ms`).join('; ')}` : '';
+}
 
 export async function lambdaCpuBench(): Promise<Row[]> {
   if (!cgroupsUsable('lambda-cpu')) return [];
@@ -40,8 +56,12 @@ export async function lambdaCpuBench(): Promise<Row[]> {
       const label = `${plan.clusters} cluster${plan.clusters > 1 ? 's' : ''} (${plan.clusters * 4} sessions at once)`;
       const floor = await child(plan, 'floor');
       const floorP50 = (t: 'websocket' | 'spdy') => median(floor.handshakes[t]!);
+      const floorP99 = (t: 'websocket' | 'spdy') => percentile(floor.handshakes[t]!, 99);
       for (const t of ['websocket', 'spdy'] as const)
-        rows.push({ bench: B, what: `${label}, unlimited, one start at a time (the peer): ${t} handshake p50`, value: floorP50(t), unit: 'ms' });
+        rows.push(
+          { bench: B, what: `${label}, unlimited, one start at a time (the peer): ${t} handshake p50`, value: floorP50(t), unit: 'ms' },
+          { bench: B, what: `${label}, unlimited, one start at a time (the peer): ${t} handshake p99`, value: floorP99(t), unit: 'ms' },
+        );
       const unpaced = await child(plan, 'unpaced');
       for (const t of ['websocket', 'spdy'] as const)
         rows.push({
@@ -68,6 +88,28 @@ export async function lambdaCpuBench(): Promise<Row[]> {
               unit: 'ms',
               ratio: `${ratio.toFixed(1)}× the peer`,
               ...(targeted ? { target: `≤ ${TARGET_RATIO}× the peer`, pass: ratio <= TARGET_RATIO } : {}),
+            });
+            if (!targeted) continue;
+            const p = r.published[t]!;
+            const p99Ratio = percentile(p, 99) / floorP99(t);
+            rows.push({
+              bench: B,
+              what: `${label}, ${what}: ${t} handshake p99 as published (${p.length} of ${h.length}: the ${h.length - p.length} marked as our own CPU's are not; of all ${percentile(h, 99).toFixed(1)} ms)`,
+              value: percentile(p, 99),
+              unit: 'ms',
+              ratio: `${p99Ratio.toFixed(1)}× the peer's p99`,
+              target: `≤ ${TARGET_P99_RATIO}× the peer's p99`,
+              pass: p99Ratio <= TARGET_P99_RATIO,
+            });
+            // A p99 kept low by withholding readings would be no reading at all: the share withheld is held too.
+            const withheld = ((h.length - p.length) / h.length) * 100;
+            rows.push({
+              bench: B,
+              what: `${label}, ${what}: ${t} handshakes withheld (marked as our own CPU's${markedIn(r, t)})`,
+              value: withheld,
+              unit: '%',
+              target: `≤ ${MAX_WITHHELD_PERCENT} %`,
+              pass: withheld <= MAX_WITHHELD_PERCENT,
             });
           }
           rows.push({

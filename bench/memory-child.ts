@@ -1,8 +1,16 @@
-/** Child process for the memory bench: opens N idle sessions and reports memory after GC. */
+/**
+ * Child process for the memory bench: opens N idle sessions and reports memory after GC, against a baseline taken
+ * either right after the warm-up (`warm`) or once the process has sat idle for SETTLE_IDLE_MS (`settled`): V8's
+ * memory reducer gives back the young generation the warm-up grew after some seconds of little allocation (V8
+ * src/heap/memory-reducer.cc: kLongDelayMs 8 s, then up to three collections 0.5 s apart; seen here at 7-9 s).
+ * From a warm baseline, setting 100 SPDY sessions up grew V8's young generation by another 3.8 MiB; from a
+ * settled one, by 0.3 MiB (2026-12-06) — the nursery is V8's, per process and bounded by --max-semi-space-size,
+ * not something a session keeps.
+ */
 import { openExec } from '../src/streaming/index.js';
 import type { ExecSession, Transport } from '../src/streaming/types.js';
 
-const [server, transport, countText] = process.argv.slice(2) as [string, Transport, string];
+const [server, transport, countText, baseline] = process.argv.slice(2) as [string, Transport, string, 'warm' | 'settled'];
 const count = Number(countText);
 const gc = (globalThis as { gc?: () => void }).gc!;
 const settle = async () => {
@@ -20,6 +28,9 @@ const warm = await Promise.all(
 for (const s of warm) s.destroy();
 await new Promise((r) => setTimeout(r, 300));
 await settle();
+/** Past V8's memory reducer (8 s, then three collections 0.5 s apart), with margin: 12 s did not always suffice. */
+const SETTLE_IDLE_MS = 20_000;
+if (baseline === 'settled') await new Promise((r) => setTimeout(r, SETTLE_IDLE_MS));
 const { getHeapSpaceStatistics } = await import('node:v8');
 /**
  * V8's young generation, resident bytes (pages touched): what of it RSS carries. Its reserved size can double

@@ -5,10 +5,12 @@
  * reported as pass/fail.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { PROBE_PROCESS_ENV, startedWithProbeEnv } from '../src/config/process-env.js';
 import { bundleBench } from './bundle.js';
-import { BenchFailure, type Row } from './common.js';
+import { BENCH_RUNS_DIR, BenchFailure, rowsTable, type BenchRun, type Row } from './common.js';
 import { costBench } from './cost.js';
 import { handshakeBench } from './handshake.js';
 import { lambdaCpuBench } from './lambda-cpu.js';
@@ -43,11 +45,10 @@ const benches: Array<[string, () => Promise<Row[]>]> = [
   ['scale', scaleBench],
 ];
 
-const fmt = (v: number) => (Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 1 ? v.toFixed(2) : v.toPrecision(3));
+const startedAt = new Date().toISOString();
+const machine = `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB`;
 console.log(
-  `kube-stream-probe benchmarks, ${new Date().toISOString()}, node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, environment of the function: ${Object.entries(
-    PROBE_PROCESS_ENV,
-  )
+  `kube-stream-probe benchmarks, ${startedAt}, ${machine}, environment of the function: ${Object.entries(PROBE_PROCESS_ENV)
     .map(([k, v]) => `${k}=${v}`)
     .join(' ')}`,
 );
@@ -63,9 +64,10 @@ for (const [name, fn] of benches) {
     if (!(err instanceof BenchFailure)) console.error(err);
   }
 }
-console.log('\n| bench | what | value | unit | ratio | target | result |\n|---|---|---|---|---|---|---|');
-for (const r of all)
-  console.log(
-    `| ${r.bench} | ${r.what} | ${fmt(r.value)} | ${r.unit} | ${r.ratio ?? ''} | ${r.target ?? ''} | ${r.pass === undefined ? '' : r.pass ? 'pass' : 'FAIL'} |`,
-  );
+console.log(`\n${rowsTable(all)}`);
+// Every run's rows, for the summary of several runs (npm run bench:summary, docs/benchmarks.md's first table).
+const runs = join(process.cwd(), BENCH_RUNS_DIR);
+mkdirSync(runs, { recursive: true });
+const run: BenchRun = { startedAt, machine, sections: only.length ? only : benches.map(([n]) => n), full: only.length === 0, failed, rows: all };
+writeFileSync(join(runs, `${startedAt.replace(/[:.]/g, '-')}.json`), `${JSON.stringify(run, null, 1)}\n`);
 process.exit(failed ? 1 : 0);

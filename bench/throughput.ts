@@ -79,6 +79,9 @@ function processCpuSeconds(pid: number): number {
 }
 
 const GIB = 1024;
+/** Issue 42: our process's CPU per GiB at most half kubectl's process's, on every row. */
+export const CPU_RATIO = 0.5;
+export const CPU_TARGET = `≤ ${CPU_RATIO}× kubectl's process`;
 
 const MIB = 64;
 const RUNS = 7;
@@ -117,18 +120,28 @@ export async function throughputBench(): Promise<Row[]> {
     // Direct TCP is measured interleaved with the SPDY runs (one of each per round), so that a change in the
     // shared machine's load moves both sides of the "× direct" ratio alike.
     const direct: number[] = [];
+    const directCpu: number[] = [];
     const directRun = async (count: boolean) => {
       const s = await tcp(echoPort);
+      const c0 = process.cpuUsage();
       const v = await echoThroughput(s, data, 'direct TCP');
+      const c = process.cpuUsage(c0);
       s.destroy();
-      if (count) direct.push(v);
+      if (count) {
+        direct.push(v);
+        directCpu.push((c.user + c.system) / 1e6);
+      }
     };
     let directMiBs = 0;
+    // Per GiB moved through the tunnel (64 MiB each way counts once: what was echoed).
+    const perGiB = (cpu: number[]) => (median(cpu) * GIB) / MIB;
     for (const transport of ['spdy', 'websocket'] as Transport[]) {
       const ours: number[] = [];
       const theirs: number[] = [];
       const ourCpu: number[] = [];
       const theirCpu: number[] = [];
+      /** This process, feeding and checking kubectl's tunnel through its local port, while kubectl ran. */
+      const theirClientCpu: number[] = [];
       const ratios: number[] = [];
       // The first WARM_UP runs of each client are not counted: they pay the JIT of the emulator's path for that
       // client and of our client (a fresh process's first transfers run at half speed, and ours reaches its
@@ -152,8 +165,13 @@ export async function throughputBench(): Promise<Row[]> {
           const { value } = await withKubectlPortForward('1.33', ['--kubeconfig', lab.kubeconfig, 'pod/probe-target', '0:8080'], env, async (port, pid) => {
             const s = await tcp(port);
             const k0 = processCpuSeconds(pid);
+            const c0 = process.cpuUsage();
             const v = await echoThroughput(s, data, `kubectl ${transport}`);
-            if (count) theirCpu.push(processCpuSeconds(pid) - k0);
+            const c = process.cpuUsage(c0);
+            if (count) {
+              theirCpu.push(processCpuSeconds(pid) - k0);
+              theirClientCpu.push((c.user + c.system) / 1e6);
+            }
             s.destroy();
             return v;
           });
@@ -172,15 +190,21 @@ export async function throughputBench(): Promise<Row[]> {
       const k = median(theirs);
       if (transport === 'spdy') {
         directMiBs = median(direct);
-        rows.push({
-          bench: 'port-forward throughput',
-          what: `direct TCP to the echo server (${MIB} MiB), interleaved with the SPDY runs`,
-          value: directMiBs,
-          unit: 'MiB/s',
-        });
+        rows.push(
+          {
+            bench: 'port-forward throughput',
+            what: `direct TCP to the echo server (${MIB} MiB), interleaved with the SPDY runs`,
+            value: directMiBs,
+            unit: 'MiB/s',
+          },
+          {
+            bench: 'port-forward CPU',
+            what: 'direct TCP: this process feeding and checking the echo, no tunnel (what the bytes alone cost a Node client)',
+            value: perGiB(directCpu),
+            unit: 'CPU s/GiB',
+          },
+        );
       }
-      // Per GiB moved through the tunnel (64 MiB each way counts once: what was echoed).
-      const perGiB = (cpu: number[]) => (median(cpu) * GIB) / MIB;
       rows.push({
         bench: 'port-forward throughput',
         what: `kubectl 1.33 over ${transport}`,
@@ -189,38 +213,44 @@ export async function throughputBench(): Promise<Row[]> {
         ratio: `${(k / directMiBs).toFixed(2)} of direct`,
       });
       const r = median(ratios);
+      // Issue 42: a throughput against kubectl through our own emulator says as much about the machine as about
+      // the probe (1.6× on one machine, 3× on another), so it is reported, and what is held is the share of direct
+      // TCP (our client must not be what limits a reading) and our own CPU per GiB.
       rows.push({
         bench: 'port-forward throughput',
-        what: `ours over ${transport}`,
+        what: `ours over ${transport} (against kubectl: median of ${RUNS} paired rounds ${r.toFixed(2)}×: ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
         value: o,
         unit: 'MiB/s',
-        ratio: `${r.toFixed(2)}× kubectl (median of ${RUNS} paired rounds: ${ratios.map((x) => x.toFixed(2)).join(', ')}; of the medians ${(o / k).toFixed(2)}×), ${(o / directMiBs).toFixed(2)} of direct`,
-        // Issue 26's target (it was 1.20× before): our client must never be what limits a transfer's reading.
-        target: '≥ 2.00× kubectl',
-        pass: r >= 2,
+        ratio: `${(o / directMiBs).toFixed(2)} of direct, ${r.toFixed(2)}× kubectl`,
+        target: '≥ 0.50 of direct',
+        pass: o >= 0.5 * directMiBs,
       });
-      if (transport === 'spdy')
-        rows.push({
-          bench: 'port-forward throughput',
-          what: 'ours over spdy against direct TCP',
-          value: o / directMiBs,
-          unit: '× direct',
-          target: '≥ 0.50× direct',
-          pass: o >= 0.5 * directMiBs,
-        });
-      rows.push({
-        bench: 'port-forward CPU',
-        what: `kubectl 1.33 over ${transport}: its process (the echo's TCP client is ours)`,
-        value: perGiB(theirCpu),
-        unit: 'CPU s/GiB',
-      });
-      rows.push({
-        bench: 'port-forward CPU',
-        what: `ours over ${transport}: our process, the client and the 64 MiB check included`,
-        value: perGiB(ourCpu),
-        unit: 'CPU s/GiB',
-        ratio: `${(perGiB(ourCpu) / perGiB(theirCpu)).toFixed(2)}× kubectl's`,
-      });
+      const theirs1 = perGiB(theirCpu);
+      const ours1 = perGiB(ourCpu);
+      const client = perGiB(theirClientCpu);
+      rows.push(
+        {
+          bench: 'port-forward CPU',
+          what: `kubectl 1.33 over ${transport}: its process`,
+          value: theirs1,
+          unit: 'CPU s/GiB',
+        },
+        {
+          bench: 'port-forward CPU',
+          what: `kubectl 1.33 over ${transport}: its process and this one feeding and checking it through its local port`,
+          value: theirs1 + client,
+          unit: 'CPU s/GiB',
+        },
+        {
+          bench: 'port-forward CPU',
+          what: `ours over ${transport}: our process, feeding and checking included`,
+          value: ours1,
+          unit: 'CPU s/GiB',
+          ratio: `${(ours1 / theirs1).toFixed(2)}× kubectl's process, ${(ours1 / (theirs1 + client)).toFixed(2)}× with its client`,
+          target: CPU_TARGET,
+          pass: ours1 <= CPU_RATIO * theirs1,
+        },
+      );
     }
   } finally {
     await stopProcesses(lab.child, echo.child);
