@@ -150,7 +150,8 @@ export function fuzzChannel(data: Buffer): void {
 /**
  * The WebSocket frame reader: it never throws (a bad frame is an `error` event); nothing follows a close or an
  * error; the bytes fed whole, or cut at two data-chosen offsets, give the same events; streamed, the binary bytes
- * are those of the whole messages (plus what arrived of one never finished) and nothing else changes.
+ * are those of the whole messages (plus what arrived of one never finished) and nothing else changes; a streamed
+ * piece is empty only as the one first piece of a message of no bytes.
  */
 export function fuzzWsFrames(data: Buffer): void {
   const limit = [0, 3, 200, 70_000][(data[0] ?? 0) & 3]!;
@@ -171,9 +172,14 @@ export function fuzzWsFrames(data: Buffer): void {
       conclude: (code, reason) => (note(`close ${code} ${reason.toString('hex')}`), (over = true)),
       error: (err) => (note(`error ${err.code} ${err.statusCode}`), (over = true)),
     });
+    // A piece is never empty, except the one first piece of a message of no bytes.
+    let emptyMessage = false;
     if (stream)
-      r.onBinaryPiece = (p) => {
-        if (p.length === 0 || over) throw new Error('an empty piece, or one after the reader stopped');
+      r.onBinaryPiece = (p, first) => {
+        if (over) throw new Error('a piece after the reader stopped');
+        if (!first && emptyMessage) throw new Error('a message went on after its empty first piece');
+        if (p.length === 0 && !first) throw new Error('an empty piece that is not a whole message of no bytes');
+        emptyMessage = p.length === 0;
         binary += p.toString('hex');
       };
     for (const p of parts) r.push(p);
