@@ -136,21 +136,11 @@ function goHostnameError(name: string, cert: tls.PeerCertificate): string | unde
 }
 
 /**
- * TLS over an open socket, verified as Go's crypto/tls does for kubectl: the
- * certificate chain against the kubeconfig's CA (or the system roots), and the
- * name against `tls-server-name` when set, else the dialled host. SNI carries
- * that name, except for an IP, which Go never sends as SNI. Verification is
- * skipped only when the kubeconfig says insecure-skip-tls-verify. We verify
- * after the handshake ourselves (nothing is sent before), so a failure can say
- * which name was checked and what the certificate holds.
- * Its duration goes to `phases.tlsMs` when `phases` is given.
- */
-/**
  * One SecureContext per TLS settings (the kubeconfig's CA bundle, client certificate and key), as client-go keeps
  * one tls.Config per cluster (its transport cache): given `ca`/`cert`/`key`, tls.connect builds a new context for
- * every connection — the PEMs parsed again inside each timed handshake, our CPU read as the path's (issue 42: a
- * 512 MB function's first handshake read up to 100 ms). A connection config is built once per cluster and run, so
- * the context lives as long as its settings object.
+ * every connection — the PEMs parsed again inside each timed handshake, our CPU read as the path's (issue 42: under
+ * a 512 MB CPU share, handshakes after the first read 4-5 ms with one context, 5-6 ms without). A connection config
+ * is built once per cluster and run, so the context lives as long as its settings object.
  */
 const secureContexts = new WeakMap<TlsSettings, tls.SecureContext>();
 
@@ -165,6 +155,16 @@ export function secureContextFor(settings: TlsSettings | undefined): tls.SecureC
   return context;
 }
 
+/**
+ * TLS over an open socket, verified as Go's crypto/tls does for kubectl: the
+ * certificate chain against the kubeconfig's CA (or the system roots), and the
+ * name against `tls-server-name` when set, else the dialled host. SNI carries
+ * that name, except for an IP, which Go never sends as SNI. Verification is
+ * skipped only when the kubeconfig says insecure-skip-tls-verify. We verify
+ * after the handshake ourselves (nothing is sent before), so a failure can say
+ * which name was checked and what the certificate holds.
+ * Its duration goes to `phases.tlsMs` when `phases` is given.
+ */
 export function tlsWrap(
   socket: net.Socket,
   host: string,
