@@ -26,6 +26,7 @@ import { requestAttributes, type ResourceAttributes } from './request-info.js';
 import { handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
+import { goCipherOrder } from '../../src/net/tls-ciphers.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
 
 export class Emulator extends EventEmitter {
@@ -108,6 +109,11 @@ export class Emulator extends EventEmitter {
           cert: served.certPem,
           key: served.keyPem,
           ALPNProtocols: ['http/1.1'],
+          // A kube-apiserver (Go) picks the TLS 1.3 suite by its own order, AES-128-GCM first, for any client that
+          // puts an AES-GCM suite first (Node, Python, Go on AES hardware); Node's server would pick by Node's order,
+          // AES-256-GCM first. (Go gives a client that puts ChaCha20 first ChaCha20; this server gives it AES-128-GCM.)
+          ciphers: goCipherOrder(),
+          honorCipherOrder: true,
           ...(o.clientCertAuth ? { requestCert: true, rejectUnauthorized: false, ca: [this.tls.caPem] } : {}),
         },
         handler,

@@ -10,6 +10,7 @@ import tls from 'node:tls';
 import { probeError, type ErrorCode, type ErrorContexts } from '../errors.js';
 import { connectViaHttpProxy } from './http-connect.js';
 import { connectViaSocks5 } from './socks5.js';
+import { goCipherOrder } from './tls-ciphers.js';
 
 export interface TlsSettings {
   /** PEM CA bundle(s); when absent, Node's default roots. */
@@ -140,16 +141,22 @@ function goHostnameError(name: string, cert: tls.PeerCertificate): string | unde
  * one tls.Config per cluster (its transport cache): given `ca`/`cert`/`key`, tls.connect builds a new context for
  * every connection — the PEMs parsed again inside each timed handshake, our CPU read as the path's (issue 42: under
  * a 512 MB CPU share, handshakes after the first read 4-5 ms with one context, 5-6 ms without). A connection config
- * is built once per cluster and run, so the context lives as long as its settings object.
+ * is built once per cluster and run, so the context lives as long as its settings object. Every context offers the
+ * TLS 1.3 suites in Go's order, as kubectl does (tls-ciphers.ts).
  */
 const secureContexts = new WeakMap<TlsSettings, tls.SecureContext>();
+/** The context where the kubeconfig sets no CA or client certificate: Node's default roots, Go's suite order. */
+let defaultContext: tls.SecureContext | undefined;
 
-/** The context for `settings`, built on first use (Node's default context, with its roots, when none is needed). */
-export function secureContextFor(settings: TlsSettings | undefined): tls.SecureContext | undefined {
-  if (!settings || (!settings.ca && settings.cert === undefined && settings.key === undefined)) return undefined;
+/** The context for `settings`, built on first use. */
+export function secureContextFor(settings: TlsSettings | undefined): tls.SecureContext {
+  if (!settings || (!settings.ca && settings.cert === undefined && settings.key === undefined)) {
+    defaultContext ??= tls.createSecureContext({ ciphers: goCipherOrder() });
+    return defaultContext;
+  }
   let context = secureContexts.get(settings);
   if (!context) {
-    context = tls.createSecureContext({ ca: settings.ca ? [...settings.ca] : undefined, cert: settings.cert, key: settings.key });
+    context = tls.createSecureContext({ ca: settings.ca ? [...settings.ca] : undefined, cert: settings.cert, key: settings.key, ciphers: goCipherOrder() });
     secureContexts.set(settings, context);
   }
   return context;

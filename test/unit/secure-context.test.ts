@@ -1,6 +1,11 @@
-/** One TLS context per cluster's settings (dial.ts secureContextFor), as client-go keeps one tls.Config per cluster. */
+/**
+ * One TLS context per cluster's settings (dial.ts secureContextFor), as client-go keeps one tls.Config per cluster, and
+ * the TLS 1.3 suites in Go's order (tls-ciphers.ts; what servers make of it: test/interop/tls-suites.test.ts).
+ */
+import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { secureContextFor } from '../../src/net/dial.js';
+import { goCipherOrder } from '../../src/net/tls-ciphers.js';
 import { selfSignedCertificate } from '../../lab/emulator/tls.js';
 
 describe('secureContextFor', () => {
@@ -14,13 +19,30 @@ describe('secureContextFor', () => {
     expect(secureContextFor({ ca: [caPem] })).not.toBe(first);
   });
 
-  it("needs none where Node's default context (its roots) serves: no settings, or only a server name or insecure", () => {
-    expect(secureContextFor(undefined)).toBeUndefined();
-    expect(secureContextFor({ serverName: 'kubernetes' })).toBeUndefined();
-    expect(secureContextFor({ insecureSkipVerify: true })).toBeUndefined();
+  it("one shared context, with Node's roots, where the kubeconfig sets no CA or client certificate: no settings, only a server name, insecure", () => {
+    const shared = secureContextFor(undefined);
+    expect(shared).toBeDefined();
+    expect(secureContextFor({ serverName: 'kubernetes' })).toBe(shared);
+    expect(secureContextFor({ insecureSkipVerify: true })).toBe(shared);
   });
 
   it('a client key that is not a key is refused when the context is built, where tls.connect refused it', () => {
     expect(() => secureContextFor({ key: 'not a key', cert: 'not a cert' })).toThrow();
+  });
+});
+
+describe('goCipherOrder', () => {
+  it("puts Node's TLS 1.3 suites first in Go's order (AES-128-GCM, AES-256-GCM, ChaCha20) and leaves the rest as they were", () => {
+    const node = tls.DEFAULT_CIPHERS.split(':');
+    const ordered = goCipherOrder().split(':');
+    expect(ordered.slice(0, 3)).toEqual(['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256']);
+    expect(ordered.slice(3)).toEqual(node.filter((c) => !c.startsWith('TLS_')));
+    expect([...ordered].sort()).toEqual([...node].sort());
+  });
+
+  it('keeps out a TLS 1.3 suite the list did not enable', () => {
+    expect(goCipherOrder('TLS_AES_256_GCM_SHA384:TLS_AES_128_GCM_SHA256:ECDHE-ECDSA-AES128-GCM-SHA256')).toBe(
+      'TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:ECDHE-ECDSA-AES128-GCM-SHA256',
+    );
   });
 });
