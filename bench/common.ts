@@ -59,8 +59,8 @@ export function payload(bytes: number): Buffer {
   return data;
 }
 
-/** Writes `data` through a duplex to an echo server and reads it all back; verifies the bytes; returns MiB/s. */
-export async function echoThroughput(stream: Duplex, data: Buffer, label: string): Promise<number> {
+/** Writes `data` through a duplex to an echo server in `chunk`-byte writes and reads it all back; verifies the bytes; returns MiB/s. */
+export async function echoThroughput(stream: Duplex, data: Buffer, label: string, chunk = 256 * 1024): Promise<number> {
   // Byte-exact without hashing: each chunk is compared with what was sent at its offset (memcmp is ~20× cheaper
   // than SHA-256, which would otherwise be a third of the client process's CPU and tilt the comparison towards
   // kubectl, whose tunnel runs in another process than this check).
@@ -79,9 +79,8 @@ export async function echoThroughput(stream: Duplex, data: Buffer, label: string
     });
     stream.on('error', (e) => (clearTimeout(timer), reject(e)));
   });
-  const CHUNK = 256 * 1024;
-  for (let off = 0; off < data.length; off += CHUNK) {
-    if (!stream.write(data.subarray(off, off + CHUNK))) await new Promise((r) => stream.once('drain', r));
+  for (let off = 0; off < data.length; off += chunk) {
+    if (!stream.write(data.subarray(off, off + chunk))) await new Promise((r) => stream.once('drain', r));
   }
   await done;
   const seconds = (performance.now() - t0) / 1000;

@@ -9,9 +9,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import tls from 'node:tls';
 import { PROBE_PROCESS_ENV } from '../src/config/process-env.js';
 import { openPortForward } from '../src/streaming/index.js';
 import type { Transport } from '../src/streaming/types.js';
+import { emulatorTls } from '../lab/emulator/tls.js';
+import { goCipherOrder } from '../src/net/tls-ciphers.js';
 import { withKubectlPortForward } from '../lab/kubectl.js';
 import { BenchFailure, echoThroughput, median, payload, type Row } from './common.js';
 
@@ -24,10 +27,28 @@ import { BenchFailure, echoThroughput, median, payload, type Row } from './commo
 const SERVER_PROCESS_ENV: NodeJS.ProcessEnv = { ...process.env, ...PROBE_PROCESS_ENV };
 
 /** A TCP echo server in a process of its own: the direct-TCP baseline. */
-export async function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
+export function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
+  return serverProcess(
+    "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))",
+    {},
+  );
+}
+
+/**
+ * A TLS echo server in a process of its own, with a certificate of the lab's CA for 127.0.0.1 (lab/emulator/tls.ts,
+ * the emulator's kind): the floor of a client that must speak TLS, as ours and kubectl do to an API server.
+ */
+export async function tlsEchoProcess(): Promise<{ port: number; child: ChildProcess; caPem: string }> {
+  const tlsMaterial = emulatorTls();
   const script =
-    "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: SERVER_PROCESS_ENV });
+    "const e=process.env;const s=require('tls').createServer({cert:e.KSP_ECHO_CERT,key:e.KSP_ECHO_KEY,ciphers:e.KSP_ECHO_CIPHERS,honorCipherOrder:true},c=>{c.setNoDelay(true);c.on('error',()=>{});c.pipe(c)});s.listen(0,'127.0.0.1',()=>console.log('port '+s.address().port))";
+  // It picks the cipher suite as the emulator does (an API server's choice: lab/emulator/server.ts).
+  const server = await serverProcess(script, { KSP_ECHO_CERT: tlsMaterial.certPem, KSP_ECHO_KEY: tlsMaterial.keyPem, KSP_ECHO_CIPHERS: goCipherOrder() });
+  return { ...server, caPem: tlsMaterial.caPem };
+}
+
+async function serverProcess(script: string, env: NodeJS.ProcessEnv): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...SERVER_PROCESS_ENV, ...env } });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.once('data', (d: Buffer) => resolve(Number(/port (\d+)/.exec(d.toString())?.[1])));
     child.once('exit', () => reject(new BenchFailure('the echo process exited')));
@@ -95,6 +116,36 @@ export function tcp(port: number): Promise<net.Socket> {
   });
 }
 
+/** A TLS connection to the TLS echo (tlsEchoProcess), verified against its CA. */
+export function tlsTo(port: number, caPem: string): Promise<tls.TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port, ca: caPem }, () => resolve(s));
+    s.setNoDelay(true);
+    s.once('error', reject);
+  });
+}
+
+/**
+ * One byte-exact echo of `data` from this process over a direct connection (no tunnel, no protocol), written in
+ * `chunk`-byte writes: MiB/s and this process's CPU seconds, what the bytes alone cost a Node client.
+ */
+export async function directOnce(
+  connect: () => Promise<net.Socket>,
+  data: Buffer,
+  label: string,
+  chunk?: number,
+): Promise<{ mibs: number; cpuSeconds: number }> {
+  const s = await connect();
+  try {
+    const c0 = process.cpuUsage();
+    const mibs = await echoThroughput(s, data, label, chunk);
+    const c = process.cpuUsage(c0);
+    return { mibs, cpuSeconds: (c.user + c.system) / 1e6 };
+  } finally {
+    s.destroy();
+  }
+}
+
 /** One transfer of `data` through our port-forward to the emulator's pod port: MiB/s and our process's CPU seconds. */
 export async function oursOnce(transport: Transport, server: URL, data: Buffer): Promise<{ mibs: number; cpuSeconds: number }> {
   const pf = await openPortForward(transport, { server }, { namespace: 'default', pod: 'probe-target', keepalive: 'none' });
@@ -112,24 +163,24 @@ export async function oursOnce(transport: Transport, server: URL, data: Buffer):
 
 export async function throughputBench(): Promise<Row[]> {
   const echo = await echoProcess();
+  const tlsEcho = await tlsEchoProcess();
   const lab = await emulatorProcess(echo.port);
   const data = payload(MIB * 1024 * 1024);
   const rows: Row[] = [];
   try {
     const echoPort = lab.echoPort;
-    // Direct TCP is measured interleaved with the SPDY runs (one of each per round), so that a change in the
-    // shared machine's load moves both sides of the "× direct" ratio alike.
+    // Direct TCP, and direct TLS (what ours and kubectl's tunnels also pay), are measured interleaved with the SPDY
+    // runs (one of each per round), so that a change in the shared machine's load moves both sides of a ratio alike.
     const direct: number[] = [];
     const directCpu: number[] = [];
+    const directTlsCpu: number[] = [];
     const directRun = async (count: boolean) => {
-      const s = await tcp(echoPort);
-      const c0 = process.cpuUsage();
-      const v = await echoThroughput(s, data, 'direct TCP');
-      const c = process.cpuUsage(c0);
-      s.destroy();
+      const plain = await directOnce(() => tcp(echoPort), data, 'direct TCP');
+      const overTls = await directOnce(() => tlsTo(tlsEcho.port, tlsEcho.caPem), data, 'direct TLS');
       if (count) {
-        direct.push(v);
-        directCpu.push((c.user + c.system) / 1e6);
+        direct.push(plain.mibs);
+        directCpu.push(plain.cpuSeconds);
+        directTlsCpu.push(overTls.cpuSeconds);
       }
     };
     let directMiBs = 0;
@@ -203,6 +254,12 @@ export async function throughputBench(): Promise<Row[]> {
             value: perGiB(directCpu),
             unit: 'CPU s/GiB',
           },
+          {
+            bench: 'port-forward CPU',
+            what: 'direct TLS: this process feeding and checking a TLS echo, no tunnel (the bytes and their encryption, as both clients pay)',
+            value: perGiB(directTlsCpu),
+            unit: 'CPU s/GiB',
+          },
         );
       }
       rows.push({
@@ -246,14 +303,14 @@ export async function throughputBench(): Promise<Row[]> {
           what: `ours over ${transport}: our process, feeding and checking included`,
           value: ours1,
           unit: 'CPU s/GiB',
-          ratio: `${(ours1 / theirs1).toFixed(2)}× kubectl's process, ${(ours1 / (theirs1 + client)).toFixed(2)}× with its client`,
+          ratio: `${(ours1 / theirs1).toFixed(2)}× kubectl's process, ${(ours1 / (theirs1 + client)).toFixed(2)}× with its client, ${(ours1 / perGiB(directTlsCpu)).toFixed(2)}× direct TLS`,
           target: CPU_TARGET,
           pass: ours1 <= CPU_RATIO * theirs1,
         },
       );
     }
   } finally {
-    await stopProcesses(lab.child, echo.child);
+    await stopProcesses(lab.child, echo.child, tlsEcho.child);
   }
   return rows;
 }
