@@ -28,7 +28,7 @@ const warm = await Promise.all(
 for (const s of warm) s.destroy();
 await new Promise((r) => setTimeout(r, 300));
 await settle();
-/** Past V8's memory reducer (8 s, then three collections 0.5 s apart), with margin: 12 s did not always suffice. */
+/** Past V8's memory reducer (8 s, then three collections 0.5 s apart), with margin: 20 s is what was measured to work. */
 const SETTLE_IDLE_MS = 20_000;
 if (baseline === 'settled') await new Promise((r) => setTimeout(r, SETTLE_IDLE_MS));
 const { getHeapSpaceStatistics } = await import('node:v8');
