@@ -4,6 +4,7 @@
  * field in its own terms (`clusters[0].endpoint` in either). A rule returns what is wrong, to follow the field's
  * name, or undefined. test/infra/rules-both-entry-points.test.ts runs one list of broken values through both.
  */
+import { caBundleProblem } from '../kube/pem-check.js';
 import { SLO_OBJECTIVE_DEFAULT, checkObjective } from '../metrics/slo.js';
 import { LAMBDA_MAX_HOLD_SECONDS, LAMBDA_MAX_SECONDS, lambdaRunSeconds, runnerForHold, taskRunSeconds, transferChainMs } from './lambda-limits.js';
 import { formatSize } from '../vocabulary.js';
@@ -38,7 +39,13 @@ export const NAME_RULES = {
   /** EKS CreateCluster's name pattern. */
   eksClusterName: matching(/^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/, 'is not an EKS cluster name'),
   kubernetesGroup: matching(/^[a-z0-9]([-a-z0-9.:]{0,61}[a-z0-9])?$/, 'is not a Kubernetes group name'),
-  caData: matching(/^[A-Za-z0-9+/=\s]+$/, 'must be base64'),
+  /**
+   * The cluster's CA bundle, base64 of its PEM (as EKS's certificateAuthority.data): a bundle without a
+   * certificate is refused here, as a kubeconfig's is when read (kube/pem-check.ts), not at every dial. The
+   * value is not quoted: it is long, and says nothing a reader can use.
+   */
+  caData: (v: string): Problem =>
+    /^[A-Za-z0-9+/=\s]+$/.test(v) ? caBundleProblem(Buffer.from(v, 'base64').toString('utf8')) : 'must be base64 (of the PEM bundle, as EKS gives it)',
   secretArn: matching(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'is not a Secrets Manager secret ARN'),
   kmsKeyArn: matching(/^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key\/[0-9a-f-]{36}$/, 'is not a KMS key ARN'),
   region: matching(/^[a-z]{2}(-[a-z]+)+-\d$/, 'is not an AWS region'),

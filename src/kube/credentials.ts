@@ -10,6 +10,7 @@ import { probeError } from '../errors.js';
 import type { ConnectionConfig } from '../net/connection.js';
 import type { ExecPluginConfig, ResolvedContext } from './kubeconfig.js';
 import { userAgent } from '../version.js';
+import { clientPairProblem } from './pem-check.js';
 import { chooseProxy } from './proxy.js';
 import type { SecretRedactor } from './secrets.js';
 
@@ -100,6 +101,11 @@ export async function runExecPlugin(plugin: ExecPluginConfig, ctx: ResolvedConte
   }
   opts.redactor.add(status.token);
   opts.redactor.add(status.clientKeyData);
+  const pair = status.clientCertificateData && status.clientKeyData ? clientPairProblem(status.clientCertificateData, status.clientKeyData) : undefined;
+  if (pair) {
+    const field = pair.which === 'certificate' ? 'status.clientCertificateData' : 'status.clientKeyData';
+    throw probeError('CREDENTIAL_PLUGIN', `${name} returned a ${field} that ${pair.rule}`, { field: 'users.user.exec' });
+  }
   return status;
 }
 

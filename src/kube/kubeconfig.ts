@@ -15,6 +15,7 @@ import type { ExecPluginConfig, ResolvedCluster, ResolvedContext, ResolvedUser }
 import { inClusterContext } from './in-cluster.js';
 import { bool, fail, isObj, named, type Obj, parseYaml, pem, str } from './kubeconfig-fields.js';
 import { kubeconfigPaths, mergeKubeconfigs } from './kubeconfig-merge.js';
+import { caBundleProblem, clientPairProblem } from './pem-check.js';
 
 export type { ExecPluginConfig, ResolvedCluster, ResolvedContext, ResolvedUser } from './context.js';
 export { inClusterContext, SERVICE_ACCOUNT_DIR } from './in-cluster.js';
@@ -56,6 +57,8 @@ function resolveDocument(doc: Obj, source: string, dir: string, contextOverride?
   const insecure = bool(c, 'insecure-skip-tls-verify', source, cf);
   const caPem = pem(c, 'certificate-authority', dir, source, cf);
   if (insecure && caPem) fail(source, cf, 'sets both insecure-skip-tls-verify and a certificate authority (kubectl refuses this too)');
+  const caProblem = caPem === undefined ? undefined : caBundleProblem(caPem);
+  if (caProblem) fail(source, `${cf}.${c['certificate-authority-data'] ? 'certificate-authority-data' : 'certificate-authority'}`, caProblem);
   const cluster: ResolvedCluster = {
     name: clusterName,
     server,
@@ -81,6 +84,11 @@ function resolveDocument(doc: Obj, source: string, dir: string, contextOverride?
     };
     if ((user.clientCertPem === undefined) !== (user.clientKeyPem === undefined))
       fail(source, uf, 'has a client certificate without a key, or a key without a certificate');
+    const pair = user.clientCertPem === undefined ? undefined : clientPairProblem(user.clientCertPem, user.clientKeyPem!);
+    if (pair) {
+      const name = pair.which === 'certificate' ? 'client-certificate' : 'client-key';
+      fail(source, `${uf}.${u[`${name}-data`] ? `${name}-data` : name}`, pair.rule);
+    }
   }
   const namespace = namespaceOverride ?? str(ctx, 'namespace', source, `contexts[${contextName}].context`) ?? 'default';
   return { contextName, namespace, cluster, user, source };

@@ -11,6 +11,7 @@ import { regionOfArn } from '../aws/arn.js';
 import { eksToken } from '../aws/eks-token.js';
 import { userAgent } from '../version.js';
 import { LAMBDA_CONNECTION_TIMEOUTS } from '../config/lambda-limits.js';
+import { NAME_RULES } from '../config/rules.js';
 import type { ClusterConfig } from '../config/probe-config.js';
 import { probeError } from '../errors.js';
 import { connectionFor } from '../kube/credentials.js';
@@ -110,6 +111,9 @@ async function fromSecret(value: string, arn: string, server: URL, cluster: Clus
   if (parsed?.token) {
     deps.redactor.add(parsed.token);
     const caData = parsed.caData ?? cluster.caData;
+    // The plan's caData met this rule when it was read (config/clusters.ts); the secret's must too.
+    const caProblem = parsed.caData === undefined ? undefined : NAME_RULES.caData(parsed.caData);
+    if (caProblem) throw probeError('CONFIG_INVALID', `secret ${arn}: caData ${caProblem}`, { field: 'clusters.auth.secretArn' });
     return {
       server,
       tls: caData ? { ca: [Buffer.from(caData, 'base64').toString('utf8')] } : undefined,

@@ -12,6 +12,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { StreamProbe, type StreamProbeProps } from '../../infra/stream-probe.js';
+import { caData } from '../helpers/ca-data.js';
 
 const ENTRY_STUB = undefined; // the real entry: bundling runs once per synth (esbuild, ~1 s)
 
@@ -24,7 +25,7 @@ function build(over: Partial<StreamProbeProps> = {}, setup?: (stack: Stack) => P
       {
         name: 'prod',
         endpoint: 'https://10.0.0.1:6443',
-        caData: 'QQ==',
+        caData: caData(),
         auth: { type: 'eks', clusterName: 'prod' },
         target: { namespace: 'kube-stream-probe' },
       },
@@ -177,7 +178,7 @@ describe('StreamProbe as a construct', () => {
         {
           name: 'prod',
           endpoint: 'https://10.0.0.1:6443',
-          caData: 'QQ==',
+          caData: caData(),
           auth: { type: 'eks', clusterName: 'prod' },
           target: { namespace: 'kube-stream-probe', perNode: true },
         },
@@ -198,7 +199,7 @@ describe('StreamProbe as a construct', () => {
     const perNode = {
       name: 'prod',
       endpoint: 'https://10.0.0.1:6443',
-      caData: 'QQ==',
+      caData: caData(),
       auth: { type: 'eks' as const, clusterName: 'prod' },
       target: { namespace: 'kube-stream-probe', perNode: true },
     };

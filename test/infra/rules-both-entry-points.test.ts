@@ -79,7 +79,13 @@ describe('each rule refuses the same thing in the YAML and in the construct prop
       'caData that is not base64',
       (c) => (c.clusters[0].caData = '-----BEGIN CERTIFICATE-----'),
       (p) => (p.clusters[0].caData = '-----BEGIN CERTIFICATE-----'),
-      /clusters\[0\]\.caData "-----BEGIN CERTIFICATE-----" must be base64/,
+      /clusters\[0\]\.caData must be base64/,
+    ],
+    [
+      'caData that is base64 of no certificate (kubectl refuses such a CA: test/interop/kubeconfig-pem.test.ts)',
+      (c) => (c.clusters[0].caData = 'QQ=='),
+      (p) => (p.clusters[0].caData = 'QQ=='),
+      /clusters\[0\]\.caData holds no PEM certificate that parses/,
     ],
     [
       'a selector without a value',

@@ -23,6 +23,7 @@ import { PROBE_PROCESS_ENV } from '../../src/config/process-env.js';
 import { COMPRESSED_PREFIX } from '../../src/config/runtime-config.js';
 import { randomBytes } from 'node:crypto';
 import { METRIC_NAMESPACE, METRICS } from '../../src/metrics/contract.js';
+import { caData } from '../helpers/ca-data.js';
 
 const EXAMPLES = ['infra/examples/single-location.yaml', 'infra/examples/multi-location.yaml', 'infra/examples/private-vpc.yaml'];
 const apps = new Map<string, { app: App; stacks: LocationStack[] }>();
@@ -330,7 +331,7 @@ describe('the bundled Lambda', () => {
           name: 'c',
           endpoint: 'https://127.0.0.1:1',
           auth: { type: 'eks', clusterName: 'c' },
-          caData: 'QQ==',
+          caData: caData(),
           target: { namespace: 'n', pod: 'p', port: 8080 },
         },
       ],
@@ -459,8 +460,8 @@ describe('fails when…', () => {
 
   it('a location whose clusters do not fit in the Lambda environment', async () => {
     const c = base();
-    // A CA is random bytes: it does not compress, and 30 of them do not fit even compressed.
-    c.clusters = Array.from({ length: 30 }, (_, i) => ({ ...c.clusters[0], name: `cluster-${i}`, caData: randomBytes(200).toString('base64') }));
+    // A CA's key and signature do not compress, and 30 CA certificates do not fit even compressed.
+    c.clusters = Array.from({ length: 30 }, (_, i) => ({ ...c.clusters[0], name: `cluster-${i}`, caData: caData(`ca-${i}`) }));
     delete c.locations[1].clusters;
     const config = await parse(c);
     const stack = new Stack(new App(), 'S');

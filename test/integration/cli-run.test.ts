@@ -155,6 +155,11 @@ describe('usage and configuration errors: one line naming what was wrong, exit 2
       /sets both insecure-skip-tls-verify and a certificate authority/,
     ],
     [
+      'a certificate authority that is not PEM (kubectl refuses it too: test/interop/kubeconfig-pem.test.ts)',
+      () => ['run', '--kubeconfig', writeConfig(minimal({ 'certificate-authority-data': Buffer.from('not PEM').toString('base64') }))],
+      /clusters\[c\]\.cluster\.certificate-authority-data holds no PEM certificate that parses/,
+    ],
+    [
       'bad proxy-url scheme',
       () => ['run', '--kubeconfig', writeConfig(minimal({ 'proxy-url': 'ftp://proxy:21' }))],
       /proxy-url scheme ftp: is not http, https or socks5/,

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { runKubectl } from '../../lab/kubectl.js';
+import { selfSignedCertificate } from '../../lab/emulator/tls.js';
 import { connectionFor } from '../../src/kube/credentials.js';
 import { inClusterContext, loadKubeconfigFor } from '../../src/kube/kubeconfig.js';
 import { SecretRedactor } from '../../src/kube/secrets.js';
@@ -44,7 +45,8 @@ const context = (name: string, c: string, u: string, namespace: string) => ({ na
 describe('KUBECONFIG=a:b:c, as kubectl merges it', () => {
   it('first definition of a name wins whole, current-context from the first file that sets it, relative CA paths against their own file, missing files skipped: the same as kubectl config view', async () => {
     mkdirSync(join(dir, 'b'), { recursive: true });
-    writeFileSync(join(dir, 'b', 'ca.pem'), '-----BEGIN CERTIFICATE-----\nMIIBbTCCARegAwIBAgIUYmVyZ2UtdGVzdC1jYQ==\n-----END CERTIFICATE-----\n');
+    // A real certificate: a CA that is not one is refused when the kubeconfig is read, as kubectl refuses it.
+    writeFileSync(join(dir, 'b', 'ca.pem'), selfSignedCertificate(['DNS:merge-test-ca'], 'merge-test-ca').certPem);
     const a = write('a.yaml', {
       apiVersion: 'v1',
       kind: 'Config',

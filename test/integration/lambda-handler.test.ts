@@ -12,7 +12,9 @@ import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../
 import { startLocalAws, type LocalAws } from '../helpers/local-aws.js';
 import { parseRuntimeConfig } from '../../src/config/probe-config.js';
 import { awsDeps } from '../../src/lambda/aws-deps.js';
-import { AccessCache } from '../../src/lambda/cluster-access.js';
+import { AccessCache, connectionForCluster } from '../../src/lambda/cluster-access.js';
+import { errorCodeOf } from '../../src/errors.js';
+import { SecretRedactor } from '../../src/kube/secrets.js';
 import { runLocation } from '../../src/lambda/run-location.js';
 
 /** The real engine, except that probing the cluster named here throws (as a bug would): the module, not a hook in the function's API. */
@@ -298,6 +300,23 @@ describe('the probe Lambda', () => {
     const second = await handler({ clusters: ['rotated'], operations: ['exec'] }, ctx(80_000));
     expect(second.reports[0]!.verdicts.map((v) => v.verdict)).toEqual(['websocket-broken']); // measured again (this emulator refuses WebSocket)
     expect(reads() - before).toBe(2); // read once per run: the 401 evicted the cached value
+  });
+
+  it("a secret whose caData is no certificate: CONFIG_INVALID naming the secret's caData, as the plan's caData is refused when read", async () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:bad-ca-XyZ123';
+    aws.secrets.set(arn, JSON.stringify({ token: TOKEN, caData: Buffer.from('not a certificate').toString('base64') }));
+    const config = parseRuntimeConfig(process.env.KSP_LOCATION_CONFIG);
+    const cluster = { ...config.clusters.find((c) => c.name === 'rotated')!, auth: { type: 'secret' as const, secretArn: arn } };
+    const err = await connectionForCluster(
+      cluster,
+      'eu-west-1',
+      { ...awsDeps('eu-west-1', () => {}), redactor: new SecretRedactor() },
+      new AccessCache(),
+    ).catch((e: unknown) => e);
+    expect(errorCodeOf(err)).toBe('CONFIG_INVALID');
+    expect((err as Error).message).toBe(
+      `secret ${arn}: caData holds no PEM certificate that parses (kubectl: "unable to load root certificates: unable to parse bytes as PEM block")`,
+    );
   });
 
   it('a bad event gets a typed error naming the field, and runs nothing', async () => {
