@@ -36,7 +36,8 @@ export function echoProcess(): Promise<{ port: number; child: ChildProcess }> {
 
 /**
  * A TLS echo server in a process of its own, with a certificate of the lab's CA for 127.0.0.1 (lab/emulator/tls.ts,
- * the emulator's kind): the floor of a client that must speak TLS, as ours and kubectl do to an API server.
+ * the emulator's kind): what the bytes and their encryption cost a client that must speak TLS, as ours and kubectl
+ * do to an API server (not a strict floor: its pacing sets how much each of our reads carries).
  */
 export async function tlsEchoProcess(): Promise<{ port: number; child: ChildProcess; caPem: string }> {
   const tlsMaterial = emulatorTls();

@@ -96,18 +96,18 @@ export async function transferBench(): Promise<Row[]> {
       /** kubectl's own cost of an exec that moves nothing (start-up, kubeconfig, handshake, exit): not per byte. */
       const fixedCpu: number[] = [];
       /** This process echoing the same bytes through a TLS echo in the transfer's writes: no protocol, no tunnel. */
-      const floorCpu: number[] = [];
+      const directTlsCpu: number[] = [];
       for (let i = 0; i < WARM_UP + RUNS; i++) {
         const count = i >= WARM_UP;
         const o = await oursOnce(transport, lab.url);
-        const floor = await directOnce(() => tlsTo(tlsEcho.port, tlsEcho.caPem), data, 'direct TLS', TRANSFER_CHUNK_BYTES);
+        const directTls = await directOnce(() => tlsTo(tlsEcho.port, tlsEcho.caPem), data, 'direct TLS', TRANSFER_CHUNK_BYTES);
         const k = await timedKubectl([...kc, 'exec', '-i', 'probe-target', '--', 'cat'], env, file);
         if (k.outBytes !== MIB * 1024 * 1024) throw new BenchFailure(`kubectl exec … cat returned ${k.outBytes} bytes`);
         const c = await timedKubectl([...kc, 'cp', 'probe-target:/tmp/bench.bin', join(tmpdir(), `ksp-transfer-back-${process.pid}.bin`)], env);
         const empty = await timedKubectl([...kc, 'exec', '-i', 'probe-target', '--', 'cat'], env);
         if (!count) continue;
         fixedCpu.push(empty.cpuSeconds);
-        floorCpu.push(floor.cpuSeconds);
+        directTlsCpu.push(directTls.cpuSeconds);
         ours.push(o.mibs);
         ourCpu.push(o.cpuSeconds);
         cat.push(MIB / k.seconds);
@@ -142,20 +142,21 @@ export async function transferBench(): Promise<Row[]> {
         },
         {
           bench: 'transfer CPU',
-          // The floor of any Node client of a TLS API server: the same bytes in the same writes, sent and checked
-          // over one TLS connection, with no framing, no channels, no stream. If it is above the target, the target
-          // asks for less than the runtime's own socket and TLS work.
+          // What any Node client of a TLS API server pays for the same bytes in the same writes, sent and checked
+          // over one TLS connection, with no framing, no channels, no stream. Not a strict floor (the echo's pacing
+          // sets how much each read carries, and ours has come in under it), but a target below it asks for less
+          // than the runtime's own socket and TLS work.
           what: `direct TLS with ${TRANSFER_CHUNK_BYTES / 1024} KiB writes: this process sending and checking the bytes through a TLS echo, no protocol (measured in the ${transport} rounds)`,
-          value: perGiB(floorCpu),
+          value: perGiB(directTlsCpu),
           unit: 'CPU s/GiB',
-          ratio: `${(perGiB(floorCpu) / kubectlPerByte).toFixed(2)}× kubectl's per byte`,
+          ratio: `${(perGiB(directTlsCpu) / kubectlPerByte).toFixed(2)}× kubectl's per byte`,
         },
         {
           bench: 'transfer CPU',
           what: `ours over ${transport}: our process from the first byte written to the exit status, the check included`,
           value: perGiB(ourCpu),
           unit: 'CPU s/GiB',
-          ratio: `${(perGiB(ourCpu) / kubectlPerByte).toFixed(2)}× kubectl's per byte, ${(perGiB(ourCpu) / perGiB(catCpu)).toFixed(2)}× its whole process, ${(perGiB(ourCpu) / perGiB(floorCpu)).toFixed(2)}× direct TLS`,
+          ratio: `${(perGiB(ourCpu) / kubectlPerByte).toFixed(2)}× kubectl's per byte, ${(perGiB(ourCpu) / perGiB(catCpu)).toFixed(2)}× its whole process, ${(perGiB(ourCpu) / perGiB(directTlsCpu)).toFixed(2)}× direct TLS`,
           target: `${CPU_TARGET}, per byte`,
           pass: perGiB(ourCpu) <= CPU_RATIO * kubectlPerByte,
         },
