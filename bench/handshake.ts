@@ -19,7 +19,11 @@ export async function handshakeBench(): Promise<Row[]> {
       const errors: number[] = [];
       const upgrades: number[] = [];
       for (let i = 0; i < N; i++) {
-        const s = await openExec(transport, { server: lab.emulator.url }, { namespace: 'default', pod: 'probe-target', command: ['true'], keepalive: 'none' });
+        const s = await openExec(
+          transport,
+          { server: lab.emulator.url },
+          { namespace: 'default', pod: 'probe-target', container: 'main', command: ['true'], keepalive: 'none' },
+        );
         const rec = lab.emulator.upgrades.at(-1)!;
         if (rec.status !== 101 || rec.wrote101At === undefined) throw new BenchFailure(`${transport}: the emulator did not record a 101`);
         errors.push(s.timing.at101 - rec.wrote101At);

@@ -22,7 +22,11 @@ const settle = async () => {
 // Warm-up: the first sessions compile code and fill pools once per process; that is not per-session cost.
 const warm = await Promise.all(
   Array.from({ length: 10 }, () =>
-    openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' }),
+    openExec(
+      transport,
+      { server: new URL(server) },
+      { namespace: 'default', pod: 'probe-target', container: 'main', command: ['cat'], stdin: true, keepalive: 'none' },
+    ),
   ),
 );
 for (const s of warm) s.destroy();
@@ -44,7 +48,11 @@ const sessions: ExecSession[] = [];
 for (let i = 0; i < count; i += 10) {
   const batch = await Promise.all(
     Array.from({ length: Math.min(10, count - i) }, () =>
-      openExec(transport, { server: new URL(server) }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'none' }),
+      openExec(
+        transport,
+        { server: new URL(server) },
+        { namespace: 'default', pod: 'probe-target', container: 'main', command: ['cat'], stdin: true, keepalive: 'none' },
+      ),
     ),
   );
   sessions.push(...batch);

@@ -40,7 +40,7 @@ function leftOver(baseline: Map<string, number>): string | undefined {
 export async function soakBench(): Promise<Row[]> {
   const echo = await echoProcess();
   const lab = await emulatorProcess(echo.port);
-  const target: ClusterTarget = { name: 'soak', connection: { server: lab.url }, namespace: 'default', pod: 'probe-target', port: 8080 };
+  const target: ClusterTarget = { name: 'soak', connection: { server: lab.url }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 };
   const options = { echoTimeoutMs: 5_000 };
   const rows: Row[] = [];
   let failed = 0;

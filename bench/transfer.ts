@@ -33,7 +33,11 @@ const WARM_UP = 3;
 const GIB = 1024;
 
 async function oursOnce(transport: Transport, server: URL): Promise<{ mibs: number; cpuSeconds: number }> {
-  const s = await openExec(transport, { server }, { namespace: 'default', pod: 'probe-target', command: ['cat'], stdin: true, keepalive: 'kubectl' });
+  const s = await openExec(
+    transport,
+    { server },
+    { namespace: 'default', pod: 'probe-target', container: 'main', command: ['cat'], stdin: true, keepalive: 'kubectl' },
+  );
   try {
     const c0 = process.cpuUsage();
     const { outcome, failure } = await runTransfer(

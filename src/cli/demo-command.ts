@@ -82,7 +82,7 @@ export async function runDemo(onProgress?: SessionOptions['onProgress'], signal?
               connection: { server: url, upgradeTimeoutMs: 3000 },
               namespace: emulator.namespace,
               pod: emulator.pod,
-              container: emulator.container,
+              // No container: the probe names it as kubectl does (container-choice.ts), as in a user's run.
               port: 8080,
             },
             operations: DEFAULT_OPERATIONS,

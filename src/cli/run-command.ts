@@ -6,6 +6,7 @@ import { connectionFor } from '../kube/credentials.js';
 import { loadKubeconfigFor } from '../kube/kubeconfig.js';
 import { SecretRedactor } from '../kube/secrets.js';
 import { perNodeDatums, reportDatums } from '../metrics/datums.js';
+import { describeChoice } from '../probe/container-choice.js';
 import { runPlan } from '../probe/runner.js';
 import { NODE_CONCURRENCY, runPerNode, type PerNodeReport } from '../probe/per-node.js';
 import { NODE_TARGET_SELECTOR, TARGET_SELECTOR } from '../kube/target.js';
@@ -40,7 +41,8 @@ Flags:
                         Running pod labelled ${TARGET_SELECTOR}, which
                         \`kube-stream-probe manifest\` deploys as probe-target-0)
   --selector K=V,...    find the target pod by these labels instead
-  --container NAME      target container (default: the pod's first)
+  --container NAME      target container (default: as kubectl picks it, the pod's
+                        kubectl.kubernetes.io/default-container annotation, else its first)
   --port N              the pod's TCP echo port for port-forward (default 8080)
   --ops LIST            exec,portforward,attach (default exec,portforward): attach joins the target's
                         own process (kubectl attach, run -it, debug --attach) on exec's channels
@@ -218,6 +220,11 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
     const budget = values['follow-up-budget'];
     report = await runPlan(plan, {
       onProgress: progress?.onProgress,
+      // kubectl's own line when it defaults to the first of several containers; -v says which container and why.
+      onTarget: (t) => {
+        if (t.kubectlSays) io.err(`${t.kubectlSays}\n`);
+        if (wireLog) io.err(`${describeChoice(t.pod, t)}\n`);
+      },
       skipPreflight: values['no-preflight'],
       signal: io.signal,
       ...(budget === undefined ? {} : { followUpBudgetMs: parseDurationSeconds('--follow-up-budget', budget) * 1000 }),

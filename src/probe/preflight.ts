@@ -9,10 +9,10 @@
 import { errorMessage } from '../errors.js';
 import type { RestClient } from '../kube/rest.js';
 import type { ClusterTarget, Diagnosis } from './types.js';
+import type { PodContainers } from './container-choice.js';
 
-interface PodShape {
+interface PodShape extends PodContainers {
   readonly status?: { readonly phase?: string };
-  readonly spec?: { readonly containers?: readonly { readonly name?: string }[] };
 }
 
 interface PodListShape {
@@ -27,7 +27,7 @@ export async function resolveTarget(
   rest: RestClient,
   namespace: string,
   selector: string,
-): Promise<{ pod: string } | { notMeasured: Diagnosis } | { unresolved: string }> {
+): Promise<{ pod: string; object: PodContainers } | { notMeasured: Diagnosis } | { unresolved: string }> {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
   let r;
   try {
@@ -51,8 +51,7 @@ export async function resolveTarget(
   const items = r.status === 200 ? (((r.body ?? {}) as PodListShape).items ?? []) : [];
   const running = items
     .filter((p) => p.status?.phase === 'Running' && p.metadata?.name)
-    .map((p) => p.metadata!.name!)
-    .sort();
+    .sort((a, b) => (a.metadata!.name! < b.metadata!.name! ? -1 : a.metadata!.name! > b.metadata!.name! ? 1 : 0));
   if (running.length === 0) {
     return {
       notMeasured: {
@@ -62,7 +61,7 @@ export async function resolveTarget(
       },
     };
   }
-  return { pod: running[0]! };
+  return { pod: running[0]!.metadata!.name!, object: running[0]! };
 }
 
 function credentialsRejected(path: string, message: string): Diagnosis {
@@ -74,56 +73,76 @@ function credentialsRejected(path: string, message: string): Diagnosis {
   };
 }
 
-/** Why the probe cannot measure this target, or undefined when it can (or when the GET itself failed on the path). */
-export async function checkTarget(rest: RestClient, target: Pick<ClusterTarget, 'namespace' | 'pod' | 'container'>): Promise<Diagnosis | undefined> {
+/**
+ * The target pod as kubectl GETs it before it upgrades: why the probe cannot measure it (`notMeasured`), and the pod
+ * itself when it was read (its containers decide the container exec and attach run in: container-choice.ts).
+ * Neither when the GET itself failed on the path: the sessions will meet the same failure and say how.
+ */
+export async function readTarget(
+  rest: RestClient,
+  target: Pick<ClusterTarget, 'namespace' | 'pod' | 'container'>,
+): Promise<{ readonly notMeasured?: Diagnosis; readonly pod?: PodContainers }> {
   const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/pods/${encodeURIComponent(target.pod)}`;
   const where = `pod ${target.namespace}/${target.pod}`;
   let r;
   try {
     r = await rest.request('GET', path, undefined, 10_000);
   } catch {
-    return undefined; // the path failed: the sessions will say how
+    return {}; // the path failed: the sessions will say how
   }
   const message = r.kubeStatus?.message ?? `HTTP ${r.status}`;
   // A refusal without a Kubernetes Status came from a hop: that is the path, which the sessions measure.
-  if (r.status !== 200 && !r.kubeStatus) return undefined;
+  if (r.status !== 200 && !r.kubeStatus) return {};
   switch (r.status) {
     case 200: {
       const pod = (r.body ?? {}) as PodShape;
       const phase = pod.status?.phase;
       if (phase && phase !== 'Running') {
         return {
-          code: 'target-not-running',
-          summary: `The ${where} is ${phase}, not Running: kubectl refuses to exec into or port-forward to it, and so does the probe's measurement.`,
-          check: `Check it with \`kubectl -n ${target.namespace} describe pod ${target.pod}\` (image pull, scheduling, node drain).`,
+          pod,
+          notMeasured: {
+            code: 'target-not-running',
+            summary: `The ${where} is ${phase}, not Running: kubectl refuses to exec into or port-forward to it, and so does the probe's measurement.`,
+            check: `Check it with \`kubectl -n ${target.namespace} describe pod ${target.pod}\` (image pull, scheduling, node drain).`,
+          },
         };
       }
-      const names = (pod.spec?.containers ?? []).map((c) => c.name);
+      // The API server accepts any container of the pod, init and ephemeral ones too (strategy.go podHasContainerWithName).
+      const names = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c.name);
       if (target.container && !names.includes(target.container)) {
         return {
-          code: 'target-missing',
-          summary: `The ${where} has no container "${target.container}" (it has ${names.join(', ') || 'none'}).`,
-          check: "Fix --container (the config's target.container), or leave it out to use the first container.",
+          pod,
+          notMeasured: {
+            code: 'target-missing',
+            summary: `The ${where} has no container "${target.container}" (it has ${names.join(', ') || 'none'}): the API server would refuse every exec and attach (400 "container ${target.container} is not valid for pod ${target.pod}").`,
+            check:
+              "Fix --container (the config's target.container), or leave it out: the probe then picks the container as kubectl does (the pod's kubectl.kubernetes.io/default-container annotation, else its first container).",
+          },
         };
       }
-      return undefined;
+      return { pod };
     }
     case 401:
-      return credentialsRejected(path, message);
+      return { notMeasured: credentialsRejected(path, message) };
     case 403:
       return {
-        code: 'target-forbidden',
-        summary: `The probe may not read its target (403 on GET ${path}): ${message}`,
-        check: 'Grant get on the target pod, and get and create on pods/exec and pods/portforward (see `kube-stream-probe manifest`); kubectl needs the same.',
+        notMeasured: {
+          code: 'target-forbidden',
+          summary: `The probe may not read its target (403 on GET ${path}): ${message}`,
+          check:
+            'Grant get on the target pod, and get and create on pods/exec and pods/portforward (see `kube-stream-probe manifest`); kubectl needs the same.',
+        },
       };
     case 404:
       return {
-        code: 'target-missing',
-        summary: `The ${where} does not exist (or its namespace does not): ${message}`,
-        check:
-          "Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (the config's target) at a pod that runs cat and a TCP echo port.",
+        notMeasured: {
+          code: 'target-missing',
+          summary: `The ${where} does not exist (or its namespace does not): ${message}`,
+          check:
+            "Deploy it (`kube-stream-probe manifest | kubectl apply -f -`), or point --pod / -n (the config's target) at a pod that runs cat and a TCP echo port.",
+        },
       };
     default:
-      return undefined;
+      return {};
   }
 }

@@ -9,13 +9,23 @@ import { VERSION } from '../version.js';
 import { RestClient, needsCreateForWebSocket, serverVersion } from '../kube/rest.js';
 import { rbacPreflight } from '../kube/rbac.js';
 import { crossFindings } from './cross-findings.js';
-import { checkTarget, resolveTarget } from './preflight.js';
+import { readTarget, resolveTarget } from './preflight.js';
+import { chooseContainer, type ContainerChoice, type PodContainers } from './container-choice.js';
 import { notMeasuredVerdicts, rbacFindings, verdicts } from './verdicts.js';
 import { TARGET_DEFAULTS, TARGET_SELECTOR, statefulPodName } from '../kube/target.js';
 import { operationsToProbe, probePlainGet } from './method-probe.js';
 import { DEFAULT_ECHO_TIMEOUT_MS, runSession, sessionLimitMs, type SessionOptions } from './session.js';
 import { StartPacer } from './start-pacer.js';
-import { rowKey, type AccessSummary, type ClusterTarget, type ProbePlan, type ProbeReport, type SessionResult, type SessionSpec } from './types.js';
+import {
+  rowKey,
+  type AccessSummary,
+  type ClusterTarget,
+  type Diagnosis,
+  type ProbePlan,
+  type ProbeReport,
+  type SessionResult,
+  type SessionSpec,
+} from './types.js';
 import { expandPlan } from './plan-matrix.js';
 import { HoldBarrier, sharedProcessGroups, sharesProcess, type HoldTurn } from './shared-process.js';
 import { followUps, type FollowUps } from './follow-ups.js';
@@ -57,6 +67,8 @@ export async function runSessions(specs: readonly SessionSpec[], run: (s: Sessio
 
 export interface RunOptions {
   readonly onProgress?: SessionOptions['onProgress'];
+  /** Told once the target pod and the container of its exec and attach sessions are known, before any session starts. */
+  readonly onTarget?: (target: { readonly pod: string } & ContainerChoice) => void;
   /** Skip the RBAC preflight (e.g. no SelfSubjectAccessReview permission). */
   readonly skipPreflight?: boolean;
   /**
@@ -111,7 +123,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const found = selector ? await unlessAborted(resolveTarget(rest, spec.namespace, selector), options.signal, interruptedBefore) : { pod: spec.pod! };
     // When the list itself failed on the path, probe the manifest's pod by name: the upgrades meet the same failure.
     const resolved = 'unresolved' in found ? { pod: statefulPodName(TARGET_DEFAULTS.name) } : found;
-    if ('notMeasured' in resolved) {
+    const notMeasuredReport = async (why: Diagnosis, pod: string | null, interrupted: boolean): Promise<ProbeReport> => {
       const version = await unlessAborted(serverVersion(rest), options.signal, { error: 'interrupted' });
       return {
         probeVersion: VERSION,
@@ -123,23 +135,30 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
           ...(version.error ? { versionError: version.error } : {}),
           ...(proxy ? { proxy } : {}),
         },
-        target: { namespace: spec.namespace, pod: null, selector },
+        target: { namespace: spec.namespace, pod, ...(selector ? { selector } : {}) },
         rbac: [],
         results: [],
-        verdicts: notMeasuredVerdicts(expandPlan(plan), resolved.notMeasured, resolved === interruptedBefore ? 'interrupted' : 'not-measured'),
+        verdicts: notMeasuredVerdicts(expandPlan(plan), why, interrupted ? 'interrupted' : 'not-measured'),
         findings: [],
         startedAt,
         durationMs: Math.round(performance.now() - t0),
       };
-    }
-    const c: ClusterTarget = { ...spec, pod: resolved.pod };
-    // The sessions run alongside the GETs: a missing target costs no extra time, and a long hold is not delayed.
+    };
+    if ('notMeasured' in resolved) return await notMeasuredReport(resolved.notMeasured, null, resolved === interruptedBefore);
+    // kubectl GETs the pod before it upgrades, and so does the probe: its answer says whether the target can be measured
+    // and which container exec and attach run in (container-choice.ts; a list already returned the pod itself).
+    const read = await unlessAborted(readTarget(rest, { ...spec, pod: resolved.pod }), options.signal, {});
+    if (read.notMeasured) return await notMeasuredReport(read.notMeasured, resolved.pod, false);
+    const listed = 'object' in resolved ? (resolved.object as PodContainers) : undefined;
+    const choice = chooseContainer(read.pod ?? listed, spec.container, selector !== undefined);
+    options.onTarget?.({ pod: resolved.pod, ...choice });
+    const c: ClusterTarget = { ...spec, pod: resolved.pod, ...(choice.container ? { container: choice.container } : {}) };
+    // The sessions run alongside the version and RBAC reads: a long hold is not delayed by them.
     // Interrupted, the API calls in flight are given up (what they would have said is not needed to print what was measured).
     const signal = options.signal;
     const pacer = options.pacer === null ? undefined : (options.pacer ?? new StartPacer());
-    const [version, notMeasured, rbac, results] = await Promise.all([
+    const [version, rbac, results] = await Promise.all([
       unlessAborted(serverVersion(rest), signal, { error: 'interrupted' }),
-      unlessAborted(checkTarget(rest, c), signal, undefined),
       options.skipPreflight ? Promise.resolve([]) : unlessAborted(rbacPreflight(rest, c.namespace, c.pod), signal, []),
       runSessions(expandPlan(plan), (s, holdTurn) => {
         // A retry (retry.ts) dials on its own: its group's barrier was passed by the first attempt.
@@ -156,14 +175,14 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     ]);
     const gitVersion = version.version?.gitVersion ?? null;
     // WebSocket refused by a hop's rule where SPDY passed: is the rule on the method or on the Upgrade header?
-    const toProbe = notMeasured || signal?.aborted ? [] : operationsToProbe(results);
+    const toProbe = signal?.aborted ? [] : operationsToProbe(results);
     const budgetMs = options.followUpBudgetMs ?? defaultFollowUpBudgetMs(plan.holdsSeconds);
     const untilMs = Math.min(performance.now() + budgetMs, options.followUpUntilMs ?? Number.POSITIVE_INFINITY);
     const [methodProbes, path] = await Promise.all([
       // Interrupted, no plain GET runs and none is read as refused (verdicts.ts: undefined, not []).
       signal?.aborted ? undefined : toProbe.length ? unlessAborted(probePlainGet(rest, c, toProbe), signal, undefined) : [],
       // With no budget, what the holds themselves showed is still said (a bracket from their quiet gaps).
-      notMeasured || signal?.aborted
+      signal?.aborted
         ? ({} as FollowUps)
         : followUps(results, (s) => runSession(s, c, { echoTimeoutMs, onProgress: options.onProgress, signal, pacer }), { untilMs, echoTimeoutMs, signal }),
     ]);
@@ -172,7 +191,6 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       proxyScheme: proxyUrl?.protocol,
       serverVersion: gitVersion,
       port: c.port,
-      notMeasured,
       methodProbes,
       idle: path.idleBracket,
       lifetime: path.lifetimeCheck,
@@ -188,13 +206,19 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
       allowed: a.allowed ?? null,
       ...(a.allowed === undefined ? { unread: a.reason ?? 'no answer' } : {}),
     }));
-    if (!notMeasured) findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion, plan.operations));
+    findings.push(...rbacFindings(access, needsCreateForWebSocket(version.version), gitVersion, plan.operations));
     return {
       probeVersion: VERSION,
       location: plan.location,
       cluster: c.name,
       server: { url: serverUrl, version: gitVersion, ...(version.error ? { versionError: version.error } : {}), ...(proxy ? { proxy } : {}) },
-      target: { namespace: c.namespace, pod: c.pod, ...(selector ? { selector } : {}) },
+      target: {
+        namespace: c.namespace,
+        pod: c.pod,
+        ...(selector ? { selector } : {}),
+        ...(choice.container ? { container: choice.container } : {}),
+        containerSource: choice.source,
+      },
       rbac: access,
       results,
       verdicts: verdictList,

@@ -10,6 +10,7 @@ import type { ConnectionConfig } from '../net/connection.js';
 import type { TransferOutcome } from './transfer.js';
 import type { OwnCpu } from './own-cpu.js';
 import type { WireTrace } from './evidence.js';
+import type { ContainerSource } from './container-choice.js';
 
 export interface ClusterTarget {
   /** Name used in results and metrics. */
@@ -300,7 +301,14 @@ export interface ProbeReport {
   readonly cluster: string;
   readonly server: { readonly url: string; readonly version: string | null; readonly versionError?: string; readonly proxy?: string };
   /** The pod probed, and the selector it was found by when no name was given. */
-  readonly target: { readonly namespace: string; readonly pod: string | null; readonly selector?: string };
+  readonly target: {
+    readonly namespace: string;
+    readonly pod: string | null;
+    readonly selector?: string;
+    /** The container exec and attach ran in (sent as `container=`, as kubectl sends it), and how it was chosen. */
+    readonly container?: string;
+    readonly containerSource?: ContainerSource;
+  };
   readonly rbac: readonly AccessSummary[];
   readonly results: readonly SessionResult[];
   readonly verdicts: readonly Verdict[];

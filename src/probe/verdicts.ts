@@ -59,6 +59,10 @@ const statusText = (r: SessionResult) => r.upgrade.error ?? `HTTP ${r.upgrade.st
  */
 /** The API server's words for a container the pod does not have (k8s.io/kubernetes pkg/registry/core/pod/strategy.go). */
 const CONTAINER_NOT_VALID = /container \S+ is not valid for pod \S+/;
+/** Its words when none was named and the pod has more than one (strategy.go validateContainer). */
+const CONTAINER_REQUIRED = /a container name must be specified for pod \S+/;
+/** Its words for a pod the scheduler has not placed (strategy.go streamLocation, PortForwardLocation). */
+const NO_HOST = /pod \S+ does not have a host assigned/;
 
 export function notMeasuredReason(group: readonly SessionResult[], port?: number): Diagnosis | undefined {
   const all = (p: (r: SessionResult) => boolean) => group.length > 0 && group.every(p);
@@ -91,6 +95,23 @@ export function notMeasuredReason(group: readonly SessionResult[], port?: number
         first.holdShape === 'tty' && first.operation === 'attach'
           ? "A terminal attach joins the target's `tty` container (tty: true), which targets deployed before it lack: re-apply `kube-stream-probe manifest` (it adds the container), or leave attach out of --tty."
           : "Fix --container (the config's target.container), or re-apply `kube-stream-probe manifest`.",
+    };
+  }
+  // The API server's 400 when no container was named and the pod has several (the probe names one whenever it could
+  // read the pod, as kubectl does: container-choice.ts): its Status says why, so no path finding is drawn from it.
+  if (from(400) && group.every((r) => CONTAINER_REQUIRED.test(r.upgrade.error ?? ''))) {
+    return {
+      code: 'target-missing',
+      summary: `The API server refused every ${OPERATION_WORDS[first.operation]} before upgrading: ${statusText(first)}`,
+      check:
+        "Name the container with --container (the config's target.container). The probe names the pod's kubectl.kubernetes.io/default-container (else its first container), as kubectl does, whenever it can read the pod: this run could not (see the pod's GET with -v).",
+    };
+  }
+  if (from(400) && group.every((r) => NO_HOST.test(r.upgrade.error ?? ''))) {
+    return {
+      code: 'target-not-running',
+      summary: `The target pod is not scheduled on any node: ${statusText(first)}`,
+      check: "Check why it is Pending with `kubectl describe pod` (its events name the scheduler's reason).",
     };
   }
   if (from(403)) {

@@ -25,7 +25,7 @@ export async function startEmulatorProcess(): Promise<EmulatorProcess> {
   const url = new URL(found[1]!);
   return {
     url,
-    target: (name) => ({ name, connection: { server: url }, namespace: 'default', pod: 'probe-target', port: 8080 }),
+    target: (name) => ({ name, connection: { server: url }, namespace: 'default', pod: 'probe-target', container: 'main', port: 8080 }),
     stop: () => child.kill('SIGTERM'),
   };
 }

@@ -59,6 +59,17 @@ describe('the A/B with --transfer', () => {
   });
 });
 
+describe('the A/B names the container as kubectl does', () => {
+  it('a default audit sends container=main on every exec (the target has three) and its A/B is clean', async () => {
+    const l = await lab({ serverVersion: 'v1.33.1' });
+    const { report } = await audit(l, ['--ops', 'exec']);
+    const execs = l.emulator.upgrades.filter((u) => u.operation === 'exec');
+    expect(execs.length).toBeGreaterThan(0);
+    for (const u of execs) expect([new URLSearchParams(u.query).get('container'), u.status]).toEqual(['main', 101]);
+    expect(report.ab?.verdicts.every((v) => v.verdict === 'clean')).toBe(true);
+  });
+});
+
 describe('server versions: gates and counters, read per version', () => {
   it('1.33: translation and tunnel gates on (beta), the 1.35/1.36 gates absent; the two counters read, the 1.36 one not (absent is not zero)', async () => {
     const l = await lab({ serverVersion: 'v1.33.4' });

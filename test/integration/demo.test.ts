@@ -26,6 +26,10 @@ describe('demo paths', () => {
     for (const r of run.reports) expect(r.report.results).toHaveLength(16);
   });
 
+  it('every path names the container as kubectl does: the target pod has three, the annotation names main', () => {
+    for (const r of run.reports) expect(r.report.target).toMatchObject({ container: 'main', containerSource: 'annotation' });
+  });
+
   it('direct: everything clean, with real handshake and echo numbers', () => {
     const r = report('direct');
     expect(r.verdicts.map((v) => v.verdict)).toEqual(Array(6).fill('clean'));

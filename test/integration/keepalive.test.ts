@@ -49,7 +49,7 @@ describe('keepalive', () => {
   it('kubectl mode pings every 5 s (WebSocket and SPDY exec, SPDY port-forward) and every 10 s in the tunnel; none never pings', async () => {
     lab = await startEmulatorWithKubeconfig({});
     const { openPortForward } = await import('../../src/streaming/index.js');
-    const target = { namespace: 'default', pod: 'probe-target' };
+    const target = { namespace: 'default', pod: 'probe-target', container: 'main' };
     const cases = [
       [
         'exec websocket',

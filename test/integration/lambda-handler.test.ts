@@ -174,6 +174,17 @@ describe('the probe Lambda', () => {
     expect(logged.map((l) => JSON.parse(l)).find((l) => l.msg === 'per-node')).toMatchObject({ level: 'warn', cluster: 'nodes-none' });
   });
 
+  it('a cluster whose config names no container: exec runs in the one kubectl picks (the annotation), every session clean', async () => {
+    const from = eksLab.emulator.upgrades.length;
+    const out = await handler({ clusters: ['eks'], holds: ['0s'], keepalives: ['kubectl'] }, ctx(120_000));
+    const report = out.reports[0]!;
+    expect(report.target).toMatchObject({ container: 'main', containerSource: 'annotation' });
+    const execs = eksLab.emulator.upgrades.slice(from).filter((u) => u.operation === 'exec');
+    expect(execs.length).toBeGreaterThan(0);
+    for (const u of execs) expect([new URLSearchParams(u.query).get('container'), u.status]).toEqual(['main', 101]);
+    expect(report.verdicts.map((v) => v.verdict)).toEqual(['clean', 'clean']);
+  });
+
   it('runs the plan, publishes metrics that match the results, and returns the CLI JSON', async () => {
     const before = aws.puts.length;
     const out = await handler({ schedule: 'short', clusters: ['lab'], holds: ['0s', '1s'], keepalives: ['kubectl'] }, ctx(120_000));

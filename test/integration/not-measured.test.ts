@@ -103,7 +103,14 @@ describe('not measured: exit 3, the reason and the fix, no path verdict', () => 
 describe('the target found by label when no pod is named', () => {
   it('the first Running pod labelled app.kubernetes.io/name=kube-stream-probe-target', async () => {
     const { code, report } = await run(lab.kubeconfig);
-    expect(report.target).toEqual({ namespace: 'default', pod: 'probe-target', selector: 'app.kubernetes.io/name=kube-stream-probe-target' });
+    expect(report.target).toEqual({
+      namespace: 'default',
+      pod: 'probe-target',
+      selector: 'app.kubernetes.io/name=kube-stream-probe-target',
+      // As kubectl picks it: the pod's kubectl.kubernetes.io/default-container annotation.
+      container: 'main',
+      containerSource: 'annotation',
+    });
     expect(code).toBe(0);
   });
 

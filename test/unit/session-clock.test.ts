@@ -43,7 +43,14 @@ describe('a session on an injected clock', () => {
   beforeAll(async () => (lab = await startEmulatorWithKubeconfig({})));
   afterAll(() => lab.stop());
 
-  const target = (): ClusterTarget => ({ name: 'lab', connection: { server: lab.emulator.url }, namespace: 'default', pod: 'probe-target', port: 8080 });
+  const target = (): ClusterTarget => ({
+    name: 'lab',
+    connection: { server: lab.emulator.url },
+    namespace: 'default',
+    pod: 'probe-target',
+    container: 'main',
+    port: 8080,
+  });
 
   it('holds "an hour" without waiting one: the hold waits on the injected clock', async () => {
     const clock = skipping(3_600_000);
