@@ -13,8 +13,6 @@ import type { ExecRequest } from './exec-spdy-server.js';
 import { runCommand } from './processes.js';
 import { FaultySink } from './stream-faults.js';
 
-export const WS_EXEC_PROTOCOLS = [ExecSubprotocol.V5, ExecSubprotocol.V4, ExecSubprotocol.V4_BASE64, ExecSubprotocol.BASE64, ExecSubprotocol.V1] as const;
-
 export function serveWebSocketExec(ws: WebSocket, protocol: string, req: ExecRequest, firstMessageDelayMs: number): void {
   const abort = new AbortController();
   const stdin = req.stdin ? new PassThrough() : undefined;

@@ -353,7 +353,12 @@ function dropField(obj: Record<string, unknown>, path: string): void {
   if (at && typeof at === 'object') delete (at as Record<string | number, unknown>)[steps[steps.length - 1]!];
 }
 
-export function readBody(req: IncomingMessage, max = 1024 * 1024): Promise<string> {
+export async function readBody(req: IncomingMessage, max = 1024 * 1024): Promise<string> {
+  return (await readBodyBytes(req, max)).toString('utf8');
+}
+
+/** The request body as bytes, at most `max` (a larger one rejects). */
+export function readBodyBytes(req: IncomingMessage, max = 1024 * 1024): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let n = 0;
@@ -362,7 +367,7 @@ export function readBody(req: IncomingMessage, max = 1024 * 1024): Promise<strin
       if (n > max) reject(new Error('body too large'));
       else chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

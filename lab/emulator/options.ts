@@ -7,6 +7,13 @@ import type { StreamFaults } from './stream-faults.js';
 
 export type RbacModel = 'pre-1.35' | '1.35';
 
+/**
+ * Where the target pods are in their life: `running`; `unscheduled` (no node yet: the API server refuses every
+ * upgrade, "does not have a host assigned"); `not-started` (on a node, its containers not yet running: the kubelet
+ * refuses exec and attach, "container not found").
+ */
+export type TargetState = 'running' | 'unscheduled' | 'not-started';
+
 export interface EmulatorFaults extends StreamFaults {
   /** Answer WebSocket upgrades with this status (a Kubernetes Status body) instead of 101. */
   readonly rejectWebSocket?: number;
@@ -66,6 +73,13 @@ export interface EmulatorOptions {
   readonly container?: string;
   /** false: the target pod has no `tty` container (deployed before the manifest added it). @default true */
   readonly ttyContainer?: boolean;
+  /**
+   * false: the pods lack the manifest's `kubectl.kubernetes.io/default-container` annotation, so a client that
+   * names no container defaults to the first (kubectl prints "Defaulted container …"). @default true
+   */
+  readonly defaultContainerAnnotation?: boolean;
+  /** @default 'running' */
+  readonly targetState?: TargetState;
   /** Container ports the pod declares; all are forwarded to the in-process echo server. */
   readonly podPorts?: readonly number[];
   /** gitVersion reported by /version. */

@@ -4,14 +4,14 @@
  * discovery, the pod, /version, pod lists
  * (as a Table for `kubectl get pods`) and SelfSubjectAccessReview.
  */
-import { TARGET_DEFAULTS } from '../../src/kube/target.js';
 import { holdShapeCommand } from '../../src/probe/hold-shape.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseSelector } from '../../src/kube/target.js';
 import { sendJson, sendStatus } from './status.js';
-import type { EmulatorNode, EmulatorRbac, RbacObjects, UpgradeRecord } from './options.js';
+import type { EmulatorNode, EmulatorRbac, RbacObjects, TargetState, UpgradeRecord } from './options.js';
 import { kubeletMetricsText, metricsText, serveRbacList } from './audit-endpoints.js';
-import { type ObjectStore, readBody, storedGroups, storedResources } from './object-store.js';
+import { type ObjectStore, readBodyBytes, storedGroups, storedResources } from './object-store.js';
+import { KUBERNETES_PROTOBUF, decodeSelfSubjectAccessReview } from './protobuf.js';
 import type { ResourceAttributes } from './request-info.js';
 import { serveOpenApiV2, serveOpenApiV3 } from './openapi.js';
 
@@ -21,6 +21,12 @@ export interface RestContext {
   readonly container: string;
   /** The manifest's terminal container is there too (EmulatorOptions.ttyContainer). */
   readonly ttyContainer: boolean;
+  /** The target pods' containers in spec order, as the manifest's pod has them (main, echo, tty). */
+  readonly containers: readonly string[];
+  /** The pods carry the manifest's `kubectl.kubernetes.io/default-container` annotation (EmulatorOptions). */
+  readonly defaultContainerAnnotation: boolean;
+  /** Where the target pods are in their life (EmulatorOptions.targetState). */
+  readonly targetState: TargetState;
   readonly podPorts: readonly number[];
   readonly serverVersion: string;
   readonly serverAddress: string;
@@ -40,6 +46,8 @@ export interface RestContext {
   readonly objects: ObjectStore;
   /** Whether the request's caller may do it (a service account by the applied RBAC, others by `rbac`). */
   readonly permits: (req: IncomingMessage, a: ResourceAttributes) => boolean;
+  /** Keeps the parsed body of a request on its record (server.ts restRequests). */
+  readonly recordBody?: (req: IncomingMessage, body: unknown) => void;
 }
 
 export interface EmulatorPod {
@@ -53,6 +61,10 @@ export interface EmulatorPod {
 const SUBRESOURCE = (name: string, kind: string) => ({ name, singularName: '', namespaced: true, kind, verbs: ['create', 'get'] });
 
 export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Record<string, unknown> {
+  const started = ctx.startedAt.toISOString();
+  const scheduled = ctx.targetState !== 'unscheduled';
+  const running = ctx.targetState === 'running';
+  const [main, echo, tty] = ctx.containers;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -60,36 +72,40 @@ export function podObject(ctx: RestContext, pod: EmulatorPod = ctx.pods[0]!): Re
       name: pod.name,
       namespace: ctx.namespace,
       uid: pod.uid,
-      creationTimestamp: ctx.startedAt.toISOString().replace(/\.\d+Z$/, 'Z'),
+      creationTimestamp: started.replace(/\.\d+Z$/, 'Z'),
       labels: pod.labels,
       // As the manifest's pods: kubectl picks `main` without "Defaulted container" on stderr.
-      annotations: { 'kubectl.kubernetes.io/default-container': ctx.container },
+      ...(ctx.defaultContainerAnnotation ? { annotations: { 'kubectl.kubernetes.io/default-container': main } } : {}),
     },
     spec: {
-      nodeName: pod.node,
+      ...(scheduled ? { nodeName: pod.node } : {}),
+      // The manifest's containers (src/cli/manifest-command.ts): cat, the TCP echo with the pod's ports, the terminal.
       containers: [
+        { name: main, image: 'kube-stream-probe/target:lab', command: ['cat'], stdin: true },
         {
-          name: ctx.container,
-          image: 'kube-stream-probe/target:lab',
-          command: ['sh', '-c', 'cat'],
-          ports: ctx.podPorts.map((p) => ({ name: `echo-${p}`, containerPort: p, protocol: 'TCP' })),
+          name: echo,
+          image: 'kube-stream-probe/echo:lab',
+          ports: ctx.podPorts.map((p, i) => ({ name: i === 0 ? 'echo' : `echo-${p}`, containerPort: p, protocol: 'TCP' })),
         },
         // The manifest's terminal container: kubectl attach -t reads `tty` here (without it kubectl drops -t).
-        ...(ctx.ttyContainer
-          ? [{ name: TARGET_DEFAULTS.ttyContainer, image: 'kube-stream-probe/target:lab', command: holdShapeCommand('tty'), stdin: true, tty: true }]
-          : []),
+        ...(tty ? [{ name: tty, image: 'kube-stream-probe/target:lab', command: holdShapeCommand('tty'), stdin: true, tty: true }] : []),
       ],
     },
-    status: {
-      phase: 'Running',
-      podIP: pod.ip,
-      containerStatuses: [ctx.container, ...(ctx.ttyContainer ? [TARGET_DEFAULTS.ttyContainer] : [])].map((name) => ({
-        name,
-        ready: true,
-        restartCount: 0,
-        state: { running: { startedAt: ctx.startedAt.toISOString() } },
-      })),
-    },
+    status: scheduled
+      ? {
+          phase: running ? 'Running' : 'Pending',
+          podIP: pod.ip,
+          containerStatuses: ctx.containers.map((name) => ({
+            name,
+            ready: running,
+            restartCount: 0,
+            state: running ? { running: { startedAt: started } } : { waiting: { reason: 'ContainerCreating' } },
+          })),
+        }
+      : {
+          phase: 'Pending',
+          conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/1 nodes are available.' }],
+        },
   };
 }
 
@@ -97,7 +113,13 @@ function podTable(ctx: RestContext, namespace: string): Record<string, unknown> 
   const rows =
     namespace === ctx.namespace || namespace === ''
       ? ctx.pods.map((p) => ({
-          cells: [p.name, '1/1', 'Running', 0, age(ctx.startedAt)],
+          cells: [
+            p.name,
+            `${ctx.targetState === 'running' ? ctx.containers.length : 0}/${ctx.containers.length}`,
+            ctx.targetState === 'running' ? 'Running' : 'Pending',
+            0,
+            age(ctx.startedAt),
+          ],
           object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: (podObject(ctx, p) as { metadata: unknown }).metadata },
         }))
       : [];
@@ -201,9 +223,14 @@ export async function handleRest(req: IncomingMessage, res: ServerResponse, ctx:
       spec?: { resourceAttributes?: { verb?: string; group?: string; resource?: string; subresource?: string; namespace?: string; name?: string } };
     };
     try {
-      review = JSON.parse(await readBody(req)) as typeof review;
+      const body = await readBodyBytes(req);
+      // kubectl's typed client sends protobuf (protobuf.ts); the probe and the SDK clients JSON.
+      review = (
+        String(req.headers['content-type'] ?? '').startsWith(KUBERNETES_PROTOBUF) ? decodeSelfSubjectAccessReview(body) : JSON.parse(body.toString('utf8'))
+      ) as typeof review;
+      ctx.recordBody?.(req, review);
     } catch {
-      return sendStatus(res, 400, 'the SelfSubjectAccessReview body is not valid JSON');
+      return sendStatus(res, 400, 'the SelfSubjectAccessReview body is neither valid JSON nor Kubernetes protobuf');
     }
     const attrs = review.spec?.resourceAttributes;
     if (!attrs?.verb) return sendStatus(res, 400, 'spec.resourceAttributes.verb is required');

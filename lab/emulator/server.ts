@@ -25,13 +25,32 @@ import { LAB_USER, forbiddenMessage, rbacAllows, rbacSource, serviceAccountCalle
 import { requestAttributes, type ResourceAttributes } from './request-info.js';
 import { handleRest, type EmulatorPod, type RestContext } from './rest.js';
 import { rawStatusReply, sendStatus } from './status.js';
+import {
+  chosenContainer,
+  containerRule,
+  kubeletRefusal,
+  kubeletReply,
+  podNotFound,
+  podsForbidden,
+  scheduledRule,
+  UNNEGOTIATED_WEBSOCKET_REPLY,
+  webSocketProtocol,
+  type PodForRules,
+} from './stream-rules.js';
+import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
+import { ExecSubprotocol } from '../../src/streaming/channel/codec.js';
+
+/** The manifest's TCP echo container (src/cli/manifest-command.ts). */
+const ECHO_CONTAINER = 'echo';
 import { emulatorTls, issueServerCertificate, type TlsMaterial } from './tls.js';
 import { goCipherOrder } from '../../src/net/tls-ciphers.js';
 import { errorCodeOf, errorMessage, probeError } from '../../src/errors.js';
 
 export class Emulator extends EventEmitter {
   readonly upgrades: UpgradeRecord[] = [];
-  readonly restRequests: Array<{ method: string; path: string }> = [];
+  /** Every REST request: method, URL, headers (the credential left out) and, for an access review, its body. */
+  readonly restRequests: RestRecord[] = [];
+  private readonly restRecords = new WeakMap<IncomingMessage, RestRecord>();
   url!: URL;
   tls: TlsMaterial | undefined;
   private server!: http.Server | https.Server;
@@ -59,9 +78,9 @@ export class Emulator extends EventEmitter {
   get pod(): string {
     return this.options.pod ?? DEFAULTS.pod;
   }
-  /** The target pod's containers: the probe's, and (unless `ttyContainer: false`) the manifest's terminal container. */
+  /** The target pod's containers, as the manifest's: the probe's (cat), the TCP echo and (unless `ttyContainer: false`) the terminal. */
   get containers(): string[] {
-    return [this.container, ...(this.options.ttyContainer === false ? [] : [TARGET_DEFAULTS.ttyContainer])];
+    return [this.container, ECHO_CONTAINER, ...(this.options.ttyContainer === false ? [] : [TARGET_DEFAULTS.ttyContainer])];
   }
 
   get container(): string {
@@ -145,6 +164,9 @@ export class Emulator extends EventEmitter {
       pod: this.pod,
       container: this.container,
       ttyContainer: o.ttyContainer !== false,
+      containers: this.containers,
+      defaultContainerAnnotation: o.defaultContainerAnnotation !== false,
+      targetState: o.targetState ?? 'running',
       podPorts: this.podPorts,
       serverVersion: o.serverVersion ?? DEFAULTS.serverVersion,
       serverAddress: `${hostPart}:${port}`,
@@ -160,6 +182,10 @@ export class Emulator extends EventEmitter {
       nodes: this.nodes,
       objects: (this.objects = new ObjectStore([this.namespace], o.objectSchema)),
       permits: (req, a) => this.permits(req, a),
+      recordBody: (req, body) => {
+        const r = this.restRecords.get(req);
+        if (r) r.body = body;
+      },
     };
   }
 
@@ -200,7 +226,11 @@ export class Emulator extends EventEmitter {
   }
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    this.restRequests.push({ method: req.method ?? '', path: req.url ?? '' });
+    const headers = { ...req.headers };
+    delete headers.authorization;
+    const record: RestRecord = { method: req.method ?? '', path: req.url ?? '', headers };
+    this.restRequests.push(record);
+    this.restRecords.set(req, record);
     if (!this.authorized(req)) return sendStatus(res, 401, 'Unauthorized');
     // A streaming path reached without an Upgrade header (e.g. a hop stripped it).
     if (/\/(exec|attach|portforward)(\?|$)/.test(req.url ?? '')) {
@@ -227,9 +257,9 @@ export class Emulator extends EventEmitter {
     const isWs = rec.transport === 'websocket';
     this.upgrades.push(rec);
     this.emit('upgrade', rec);
-    const refuse = (code: number, message: string, extra?: Record<string, string>) => {
+    const refuse = (code: number, message: string, extra?: Record<string, string>, details?: Record<string, unknown>) => {
       rec.status = code;
-      socket.end(rawStatusReply(code, message, extra));
+      socket.end(rawStatusReply(code, message, extra, details));
     };
     const faults = this.options.faults ?? {};
     if (faults.noUpgradeAnswer) {
@@ -238,13 +268,9 @@ export class Emulator extends EventEmitter {
     }
     if (!this.authorized(req)) return refuse(401, 'Unauthorized');
     if (!m) return refuse(404, 'the server could not find the requested resource');
-    const pod = this.pods.find((p) => p.name === m[2]);
-    if (m[1] !== this.namespace || !pod) return refuse(404, `pods "${m[2]}" not found`);
-    const sub = m[3]!;
-    const node = this.nodes.find((n) => n.name === pod.node);
-    rec.node = pod.node;
-    // RBAC: WebSocket GET is "get", SPDY POST is "create"; from 1.35 a GET upgrade also needs "create".
-    const verbs = req.method === 'POST' ? ['create'] : this.ctx.rbac.model === '1.35' ? ['get', 'create'] : ['get'];
+    const sub = m[3] as 'exec' | 'attach' | 'portforward';
+    // The authorization filter, before the handler looks for the pod (k8s.io/apiserver endpoints/filters/authorization.go):
+    // the verb from the method (RequestInfoFactory: GET is "get", POST is "create"), its 403 naming the user and verb.
     const attrs = (verb: string): ResourceAttributes => ({
       resourceRequest: true,
       verb,
@@ -252,32 +278,62 @@ export class Emulator extends EventEmitter {
       resource: 'pods',
       subresource: sub,
       namespace: m[1],
-      name: pod.name,
+      name: m[2],
     });
-    const denied = verbs.find((v) => !this.permits(req, attrs(v)));
-    if (denied) {
-      const sa = this.serviceAccountOf(req);
-      return refuse(
-        403,
-        sa
-          ? forbiddenMessage(serviceAccountCaller(sa), attrs(denied))
-          : `pods "${this.pod}" is forbidden: User "lab-user" cannot ${verbs.join(' and ')} resource "pods/${sub}" in API group "" in the namespace "${this.namespace}"`,
-      );
+    const sa = this.serviceAccountOf(req);
+    const caller = sa ? serviceAccountCaller(sa) : LAB_USER;
+    const verb = req.method === 'POST' ? 'create' : 'get';
+    if (!this.permits(req, attrs(verb))) return refuse(403, forbiddenMessage(caller, attrs(verb)), undefined, { name: m[2], kind: 'pods' });
+    // 1.35+: the subresource's Connect also requires "create" on a GET upgrade (stream-rules.ts podsForbidden).
+    if (verb === 'get' && this.ctx.rbac.model === '1.35' && !this.permits(req, attrs('create'))) {
+      const f = podsForbidden(m[2]!);
+      return refuse(f.code, f.message, undefined, f.details);
     }
-    // The pod's REST handler, after authorization: a container the pod does not have is a 400 (k8s.io/kubernetes
-    // pkg/registry/core/pod/strategy.go streamLocation).
-    const container = url.searchParams.get('container');
-    if (container !== null && !this.containers.includes(container)) return refuse(400, `container ${container} is not valid for pod ${pod.name}`);
+    const pod = m[1] === this.namespace ? this.pods.find((p) => p.name === m[2]) : undefined;
+    if (!pod) {
+      const f = podNotFound(m[2]!);
+      return refuse(f.code, f.message, undefined, f.details);
+    }
+    const node = this.nodes.find((n) => n.name === pod.node);
+    rec.node = pod.node;
+    const rulesPod = this.rulesPod(pod);
+    const named = url.searchParams.get('container');
+    // The pod's REST handler (strategy.go streamLocation / PortForwardLocation): the container, then the node.
+    const located = (sub === 'portforward' ? undefined : containerRule(rulesPod, named)) ?? scheduledRule(rulesPod);
+    if (located) return refuse(located.code, located.message);
     if (node?.fault?.kind === 'refuse') {
       // The API server proxies to the kubelet on this node and cannot reach it (a network policy, a firewall).
       return refuse(500, `error dialing backend: dial tcp ${pod.ip.replace(/\.10$/, '.1')}:10250: connect: connection timed out`);
     }
     if (isWs && faults.rejectWebSocket) return refuse(faults.rejectWebSocket, 'WebSocket upgrades are refused by the lab (fault rejectWebSocket)');
     if (!isWs && faults.rejectSpdy) return refuse(faults.rejectSpdy, 'SPDY upgrades are refused by the lab (fault rejectSpdy)');
+    let protocol: string | undefined;
+    if (isWs) {
+      protocol = webSocketProtocol(sub, rec.offered);
+      if (protocol === undefined) {
+        rec.status = 403;
+        return void socket.end(UNNEGOTIATED_WEBSOCKET_REPLY);
+      }
+    }
+    // The kubelet's refusals: written back raw, except behind the v5 translator, which has answered 101 already.
+    const legacyWsPortForward = isWs && sub === 'portforward' && protocol !== TUNNEL_PROTOCOL;
+    const kubelet = kubeletRefusal(sub, url.searchParams, rulesPod, chosenContainer(rulesPod, named), legacyWsPortForward);
+    if (kubelet && protocol !== ExecSubprotocol.V5) {
+      rec.status = kubelet.code;
+      return void socket.end(kubeletReply(kubelet));
+    }
     const go = () =>
-      isWs ? upgradeWebSocket(this.upgradeHost(), req, socket, head, rec, sub, url) : upgradeSpdy(this.upgradeHost(), req, socket, head, rec, sub, url);
+      isWs
+        ? upgradeWebSocket(this.upgradeHost(), req, socket, head, rec, sub, url, protocol!, kubelet)
+        : upgradeSpdy(this.upgradeHost(), req, socket, head, rec, sub, url);
     if (faults.upgradeDelayMs) setTimeout(go, faults.upgradeDelayMs);
     else go();
+  }
+
+  /** A pod as the streaming rules read it (stream-rules.ts). */
+  private rulesPod(pod: EmulatorPod): PodForRules {
+    const state = this.ctx.targetState;
+    return { name: pod.name, containers: this.containers, node: state === 'unscheduled' ? '' : pod.node, running: state === 'running' };
   }
 
   private forwardTarget(): ForwardTarget {
@@ -318,6 +374,16 @@ export class Emulator extends EventEmitter {
     rec.endCause = cause;
     this.emit('ended', rec);
   }
+}
+
+/** One REST request as the emulator saw it (tests compare the probe's with real kubectl's). */
+export interface RestRecord {
+  readonly method: string;
+  /** The request target: path and query. */
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  /** The parsed body of a POST the emulator read (an access review). */
+  body?: unknown;
 }
 
 /** An echo server in another process: only its port is known here. */

@@ -1,8 +1,8 @@
 /** Kubernetes Status bodies as the API server writes them. */
 import type { ServerResponse } from 'node:http';
 
-export function statusBody(code: number, reason: string, message: string): string {
-  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code });
+export function statusBody(code: number, reason: string, message: string, details?: Readonly<Record<string, unknown>>): string {
+  return JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code });
 }
 
 const REASONS: Readonly<Record<number, string>> = {
@@ -30,8 +30,13 @@ export function sendStatus(res: ServerResponse, code: number, message: string): 
 }
 
 /** The raw HTTP reply for an upgrade we refuse, written straight to the socket. */
-export function rawStatusReply(code: number, message: string, extraHeaders: Readonly<Record<string, string>> = {}): string {
-  const body = statusBody(code, reasonFor(code), message);
+export function rawStatusReply(
+  code: number,
+  message: string,
+  extraHeaders: Readonly<Record<string, string>> = {},
+  details?: Readonly<Record<string, unknown>>,
+): string {
+  const body = statusBody(code, reasonFor(code), message, details);
   const head = [
     `HTTP/1.1 ${code} ${reasonFor(code).replace(/([a-z])([A-Z])/g, '$1 $2')}`,
     'Content-Type: application/json',

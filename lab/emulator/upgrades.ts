@@ -12,12 +12,14 @@ import { TUNNEL_PROTOCOL } from '../../src/streaming/portforward-spdy.js';
 import { WebSocketByteStream } from '../../src/streaming/ws-byte-stream.js';
 import { afterUpgradeFaults, streamError, watchIdle, type Ended } from './connection-faults.js';
 import { execRequestFrom, serveSpdyExec, type ExecRequest } from './exec-spdy-server.js';
-import { WS_EXEC_PROTOCOLS, serveWebSocketExec } from './exec-ws-server.js';
+import { serveWebSocketExec } from './exec-ws-server.js';
 import { DEFAULTS, type EmulatorNode, type EmulatorOptions, type UpgradeRecord } from './options.js';
 import type { PodFilesystem } from './pod-fs.js';
 import { serveLegacyPortForward, serveSpdyPortForward, type ForwardTarget } from './portforward-server.js';
 import { rawStatusReply } from './status.js';
 import { sendingPieces } from './ws-server-pieces.js';
+import { translatorStatus, type KubeletRefusal } from './stream-rules.js';
+import { Channel, encodeChannelMessage } from '../../src/streaming/channel/codec.js';
 
 /** What the upgrade handlers need of the server. */
 export interface UpgradeHost {
@@ -37,14 +39,27 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
   if (!/upgrade/i.test(String(req.headers.connection ?? '')) || !/spdy\/3\.1/i.test(String(req.headers.upgrade ?? ''))) {
     return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: missing upgrade headers in request')));
   }
-  if (rec.offered.length === 0) return void ((rec.status = 400), socket.end(rawStatusReply(400, 'unable to upgrade: no X-Stream-Protocol-Version')));
+  // apimachinery httpstream.Handshake: no X-Stream-Protocol-Version is an error it writes nowhere, so the kubelet's
+  // handler returns having written nothing (remotecommand createHTTPStreamStreams; Go answers 200, no body).
+  if (rec.offered.length === 0) return void ((rec.status = 200), socket.end('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
   const supported: readonly string[] = sub === 'portforward' ? ['portforward.k8s.io'] : (host.options.spdyExecProtocols ?? DEFAULTS.spdyExecProtocols);
-  // httpstream.Handshake: the first client value the server supports.
+  // httpstream.Handshake: the first client value the server supports; none is http.Error 403 (plain text) with one
+  // X-Accepted-Stream-Protocol-Versions header per protocol the server accepts.
   const protocol = rec.offered.find((p) => supported.includes(p));
   if (!protocol) {
     rec.status = 403;
+    const text = `unable to upgrade: unable to negotiate protocol: client supports [${rec.offered.join(' ')}], server accepts [${supported.join(' ')}]\n`;
     return void socket.end(
-      rawStatusReply(403, 'unable to upgrade: unable to negotiate protocol', { 'X-Accepted-Stream-Protocol-Versions': supported.join(', ') }),
+      [
+        'HTTP/1.1 403 Forbidden',
+        'Content-Type: text/plain; charset=utf-8',
+        'X-Content-Type-Options: nosniff',
+        ...supported.map((p) => `X-Accepted-Stream-Protocol-Versions: ${p}`),
+        `Content-Length: ${Buffer.byteLength(text)}`,
+        'Connection: close',
+        '',
+        text,
+      ].join('\r\n'),
     );
   }
   rec.status = 101;
@@ -63,19 +78,22 @@ export function upgradeSpdy(host: UpgradeHost, req: IncomingMessage, socket: net
   else serveSpdyExec(session, protocol, recordResizes(rec, execRequestFrom(url.searchParams, sub === 'attach', host.fs, host.options.faults)), onStream);
 }
 
-export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket: net.Socket, head: Buffer, rec: UpgradeRecord, sub: string, url: URL): void {
-  let protocol: string | undefined;
-  if (sub === 'portforward') {
-    // The tunnel when offered (the API server's own handler); anything else goes to the kubelet's legacy protocol,
-    // which also serves a client that offers no subprotocol at all (portforward-server.ts).
-    protocol = rec.offered.includes(TUNNEL_PROTOCOL) ? TUNNEL_PROTOCOL : rec.offered.find((p) => p === 'v4.channel.k8s.io' || p === 'v4.base64.channel.k8s.io');
-  } else {
-    protocol = rec.offered.find((p) => (WS_EXEC_PROTOCOLS as readonly string[]).includes(p));
-  }
-  if (rec.offered.length > 0 && !protocol) {
-    rec.status = 400;
-    return void socket.end(rawStatusReply(400, `none of the offered subprotocols is supported: ${rec.offered.join(', ')}`));
-  }
+/**
+ * A WebSocket upgrade the rules let through (server.ts, stream-rules.ts): `protocol` is the negotiated subprotocol
+ * ('' for an offer of none); `refused` is the kubelet's refusal behind the v5 translator, which answers 101 and then
+ * reports it on the error channel.
+ */
+export function upgradeWebSocket(
+  host: UpgradeHost,
+  req: IncomingMessage,
+  socket: net.Socket,
+  head: Buffer,
+  rec: UpgradeRecord,
+  sub: string,
+  url: URL,
+  protocol: string,
+  refused?: KubeletRefusal,
+): void {
   // ws validates subprotocols as RFC 7230 tokens and would refuse `SPDY/3.1+portforward.k8s.io`
   // (a '/'): we negotiate ourselves and add the header to the 101 it writes.
   delete req.headers['sec-websocket-protocol'];
@@ -85,9 +103,13 @@ export function upgradeWebSocket(host: UpgradeHost, req: IncomingMessage, socket
   });
   wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
     rec.status = 101;
-    rec.subprotocol = protocol ?? '';
+    rec.subprotocol = protocol;
     rec.wrote101At = performance.now();
     host.track(ws);
+    if (refused) {
+      const m = encodeChannelMessage(Channel.ERROR, Buffer.from(translatorStatus(refused)), protocol);
+      return void ws.send(m.data, { binary: m.binary }, () => ws.close(1000));
+    }
     const ended: Ended = host.ended;
     watchIdle(host.options.faults, socket, rec, ended, () => ws.terminate());
     afterUpgradeFaults(host.nodes.find((n) => n.name === rec.node)?.fault, socket, rec, ended, () => ws.terminate());
