@@ -45,7 +45,7 @@ export interface RestResponse {
 }
 
 export interface RequestOptions {
-  /** Accept header (default application/json). */
+  /** Accept header (default CLIENT_GO_ACCEPT, what kubectl's REST client sends). */
   readonly accept?: string;
   /** Keep the whole body as text in `fullText`. */
   readonly fullText?: boolean;
@@ -56,6 +56,10 @@ function forwardsThroughProxy(config: ConnectionConfig): boolean {
   const p = config.proxy?.url.protocol;
   return config.server.protocol === 'http:' && (p === 'http:' || p === 'https:');
 }
+
+// What client-go's REST client sends as Accept for a JSON client with no accept types set (kubectl's requests,
+// recorded in test/interop/request-parity.test.ts): the content type, then any.
+export const CLIENT_GO_ACCEPT = 'application/json, */*';
 
 export class RestClient {
   private readonly pool: PoolType;
@@ -90,7 +94,7 @@ export class RestClient {
   ): Promise<RestResponse> {
     const c = this.config;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers: Record<string, string> = { host: c.server.host, accept: options.accept ?? 'application/json', ...(c.headers ?? {}) };
+    const headers: Record<string, string> = { host: c.server.host, accept: options.accept ?? CLIENT_GO_ACCEPT, ...(c.headers ?? {}) };
     if (c.userAgent) headers['user-agent'] = c.userAgent;
     if (payload !== undefined) headers['content-type'] = 'application/json';
     if (this.absolute && c.proxy?.url.username) {
@@ -172,7 +176,9 @@ export interface ServerVersion {
 /** GET /version; undefined when it cannot be read (the probe still runs). */
 export async function serverVersion(rest: RestClient): Promise<{ version?: ServerVersion; error?: string; status?: number }> {
   try {
-    const r = await rest.request('GET', '/version', undefined, 5_000);
+    // As kubectl's discovery client asks it: with the server-side timeout it sets on every discovery request
+    // (client-go discovery/discovery_client.go defaultTimeout, 32 s; test/interop/request-parity.test.ts).
+    const r = await rest.request('GET', '/version?timeout=32s', undefined, 5_000);
     const b = r.body as ServerVersion | undefined;
     if (r.status === 200 && typeof b?.gitVersion === 'string') return { version: b };
     return { error: `GET /version answered ${r.status}`, status: r.status };
