@@ -5,16 +5,48 @@
  */
 export class SecretRedactor {
   private readonly secrets = new Set<string>();
+  /** Every FRAGMENT-long run of every secret, lower-cased → nothing (a set): a window of text is looked up here. */
+  private readonly fragments = new Set<string>();
 
   add(secret: string | undefined): void {
     // Very short values would redact ordinary words; no real credential is that short.
-    if (secret && secret.length >= 6) this.secrets.add(secret);
+    if (!secret || secret.length < 6 || this.secrets.has(secret)) return;
+    this.secrets.add(secret);
+    const lower = secret.toLowerCase();
+    for (let i = 0; i + FRAGMENT <= lower.length; i++) this.fragments.add(lower.slice(i, i + FRAGMENT));
   }
 
+  /**
+   * The text without any registered secret, whole or in part: every run of FRAGMENT or more characters that stands in
+   * a secret goes, in any case (a peer may clip a token at any byte, or print a header name lower-cased), then the
+   * credential forms no one registered (redactCredentialForms).
+   */
   redact(text: string): string {
     let out = text;
     for (const s of this.secrets) out = out.split(s).join('[REDACTED]');
+    if (this.fragments.size > 0 && out.length >= FRAGMENT) out = this.redactFragments(out);
     return redactCredentialForms(out);
+  }
+
+  /** Runs of text whose every FRAGMENT-long window is a piece of a secret, replaced. Linear in the text. */
+  private redactFragments(text: string): string {
+    const lower = text.toLowerCase();
+    // Lower-casing can change a string's length (a few Unicode letters): then windows would not line up; compare as is.
+    const hay = lower.length === text.length ? lower : text;
+    let out = '';
+    let from = 0;
+    let i = 0;
+    while (i + FRAGMENT <= hay.length) {
+      if (!this.fragments.has(hay.slice(i, i + FRAGMENT))) {
+        i++;
+        continue;
+      }
+      let end = i + FRAGMENT;
+      while (end < hay.length && this.fragments.has(hay.slice(end - FRAGMENT + 1, end + 1))) end++;
+      out += `${text.slice(from, i)}[REDACTED]`;
+      from = i = end;
+    }
+    return from === 0 ? text : out + text.slice(from);
   }
 
   /** A structured value (a result, a summary) with every string redacted, and any field named as a credential emptied. */
@@ -28,6 +60,13 @@ export class SecretRedactor {
     return walk(value) as T;
   }
 }
+
+/**
+ * The shortest piece of a secret that is redacted wherever it stands (issue 57: a peer's text is clipped before it is
+ * shown, so a token may arrive cut at any character). Shorter runs are too likely to be ordinary words; 12 characters
+ * of a random token are 60+ bits of it.
+ */
+export const FRAGMENT = 12;
 
 /** Field names that hold a credential, whatever their value looks like. */
 const CREDENTIAL_KEY =

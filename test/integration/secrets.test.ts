@@ -188,3 +188,51 @@ describe('a hop that reflects the request headers in its refusal', () => {
     }
   });
 });
+
+describe('a hostile peer that places our token where its text is clipped (issue 57 §5)', () => {
+  it('no run of 12 characters of the token in table, JSON, HTML or -v output, wherever the cut falls', async () => {
+    const { rawServer } = await import('../helpers/raw-server.js');
+    const token = 'hostile-secret-token-4f9b2c';
+    // The Server header is kept to 80 characters, Via to 120 and a refusal's body to 120: the token straddles each cut,
+    // and a header is named after it (Node lower-cases header names, the case-sensitive match missed it).
+    const raw = await rawServer((socket) => {
+      const body = `${'b'.repeat(110)}${token}`;
+      socket.end(
+        [
+          'HTTP/1.1 403 Forbidden',
+          `Server: ${'s'.repeat(70)}${token}`,
+          `Via: 1.1 ${'v'.repeat(104)}${token}`,
+          `${token.toUpperCase()}-Xyz: 1`,
+          'Content-Type: text/plain',
+          `Content-Length: ${body.length}`,
+          'Connection: close',
+          '',
+          body,
+        ].join('\r\n'),
+      );
+    });
+    try {
+      const kc = join(dir, 'hostile-kubeconfig');
+      writeFileSync(
+        kc,
+        YAML.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'h',
+          clusters: [{ name: 'h', cluster: { server: raw.url.toString().replace(/\/$/, '') } }],
+          users: [{ name: 'h', user: { token } }],
+          contexts: [{ name: 'h', context: { cluster: 'h', user: 'h', namespace: 'default' } }],
+        }),
+      );
+      const pieces = Array.from({ length: token.length - 11 }, (_, i) => token.slice(i, i + 12).toLowerCase());
+      for (const output of ['table', 'json', 'html']) {
+        const r = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '-o', output, '-v']);
+        const text = `${r.stdout}\n${r.stderr}`.toLowerCase();
+        expect(text.length).toBeGreaterThan(100);
+        for (const p of pieces) expect(text, `${output}: ${p}`).not.toContain(p);
+      }
+    } finally {
+      await raw.close();
+    }
+  });
+});

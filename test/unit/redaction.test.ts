@@ -4,7 +4,7 @@
  * alone, so disabling one of them fails its own row.
  */
 import { describe, expect, it } from 'vitest';
-import { SecretRedactor, redactCredentialForms } from '../../src/kube/secrets.js';
+import { FRAGMENT, SecretRedactor, redactCredentialForms } from '../../src/kube/secrets.js';
 
 const SECRET = 'kspS3cr3tValue-0123456789';
 
@@ -53,5 +53,34 @@ describe('redactCredentialForms', () => {
     });
     expect(JSON.stringify(out)).not.toContain(SECRET);
     expect(summary.error.message).toContain(SECRET); // the original is not changed
+  });
+});
+
+describe('pieces of a secret (issue 57: a peer clips a token at any character, or prints it lower-cased)', () => {
+  const TOKEN = 'Hostile-Secret-Token-9f3a';
+  const r = new SecretRedactor();
+  r.add(TOKEN);
+  it('a token clipped anywhere leaves no run of FRAGMENT (12) characters of it, at either end', () => {
+    for (let cut = FRAGMENT; cut < TOKEN.length; cut++) {
+      const head = r.redact(`Server: proxy ${TOKEN.slice(0, cut)}…`);
+      const tail = r.redact(`…${TOKEN.slice(TOKEN.length - cut)} trailer`);
+      for (const out of [head, tail]) {
+        expect(out).toContain('[REDACTED]');
+        for (let i = 0; i + FRAGMENT <= TOKEN.length; i++) expect(out.toLowerCase()).not.toContain(TOKEN.slice(i, i + FRAGMENT).toLowerCase());
+      }
+    }
+    expect(r.redact(`Server: proxy ${TOKEN.slice(0, 20)}…`)).toBe('Server: proxy [REDACTED]…');
+  });
+  it('in any case: a header named after the token, lower-cased by the HTTP stack', () => {
+    expect(r.redact(`< ${TOKEN.toLowerCase()}-xyz: 1`)).toBe('< [REDACTED]-xyz: 1');
+    expect(r.redact(TOKEN.toUpperCase())).toBe('[REDACTED]');
+  });
+  it('runs shorter than FRAGMENT, and ordinary text, stay', () => {
+    const text = 'Hostile-Sec (11 characters of it) is no secret; neither is the word Token';
+    expect(r.redact(text)).toBe(text);
+  });
+  it('a 5 MB text around a token: the token goes, every other character stays', () => {
+    const big = `${'x'.repeat(5_000_000)}${TOKEN.slice(3)}${'y'.repeat(1000)}`;
+    expect(r.redact(big)).toBe(`${'x'.repeat(5_000_000)}[REDACTED]${'y'.repeat(1000)}`);
   });
 });

@@ -68,3 +68,37 @@ describe("an SDK client's sessions (keepalive sdk) are read by the kubectl row's
     ).toBe('works');
   });
 });
+
+describe("the API server's own 400 on the streaming subresources: not-measured, its Status first, no path finding", () => {
+  const refused = (message: string): Partial<SessionResult> => ({
+    ok: false,
+    firstEchoMs: null,
+    echoMs: null,
+    upgrade: {
+      ...OK_UPGRADE,
+      ok: false,
+      status: 400,
+      handshakeMs: null,
+      error: `WebSocket exec upgrade answered 400 by the API server (Status BadRequest): ${message}`,
+      errorCode: 'UPGRADE_REJECTED',
+      kubernetesStatus: true,
+    },
+  });
+  it('no container named on a pod of several: target-missing, the container rule and --container named', () => {
+    const r = refused('a container name must be specified for pod probe-target, choose one of: [main echo tty]');
+    const [v] = verdicts([session('spdy', r), session('websocket', r)]);
+    expect(v!.verdict).toBe('not-measured');
+    expect(v!.kubectl).toBeNull();
+    expect(v!.diagnosis[0]).toMatchObject({
+      code: 'target-missing',
+      summary: expect.stringContaining('a container name must be specified for pod probe-target, choose one of: [main echo tty]'),
+      check: expect.stringContaining('--container'),
+    });
+  });
+  it('a pod not scheduled: target-not-running with the API server\'s words', () => {
+    const r = refused('pod probe-target does not have a host assigned');
+    const [v] = verdicts([session('spdy', r), session('websocket', r)]);
+    expect(v!.verdict).toBe('not-measured');
+    expect(v!.diagnosis[0]).toMatchObject({ code: 'target-not-running', summary: expect.stringContaining('does not have a host assigned') });
+  });
+});
