@@ -1,5 +1,15 @@
 /** Small text helpers for messages people read. */
 
+/**
+ * Text for a terminal, from anything a peer may have written into it: every C0 control but newline and tab, DEL and
+ * every C1 control (U+0080-U+009F, which a terminal may read as CSI/OSC) is shown as `\xHH`, so a server's
+ * `ESC[2J` cannot wipe the screen, retitle it or paint a forged row (issue 57 §6). Table and text output pass through
+ * it once, where they are written; JSON escapes C0 itself and HTML is escaped by its renderer.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 /** At most `max` characters, cut at a word boundary with an ellipsis, never mid-word. */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -1,4 +1,5 @@
 /** `kube-stream-probe audit`: the whole pre-upgrade audit, read-only, then the A/B of `run`. */
+import { terminalSafe } from '../text.js';
 import { contextTarget } from '../probe/context-target.js';
 import { hostname } from 'node:os';
 import { runAudit } from '../audit/audit.js';
@@ -71,7 +72,7 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
     },
   });
   const text = output === 'json' ? JSON.stringify(report, null, 2) + '\n' : output === 'html' ? auditHtml(report) : auditText(report);
-  emit(io, redactor.redact(text), values.out);
+  emit(io, output === 'table' ? terminalSafe(redactor.redact(text)) : redactor.redact(text), values.out);
   if (io.signal?.aborted) return exitCodeForSignal(String(io.signal.reason));
   return report.verdict === 'ready' ? EXIT.CLEAN : report.verdict === 'ready-after-fixes' ? EXIT.BROKEN : EXIT.NOT_MEASURED;
 }

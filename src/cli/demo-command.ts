@@ -2,6 +2,7 @@
  * `kube-stream-probe demo` (`npm start`): the embedded lab, the full matrix
  * through each simulated hop, and the verdict table. No cluster, no AWS.
  */
+import { terminalSafe } from '../text.js';
 import { TARGET_DEFAULTS } from '../kube/target.js';
 import { fileURLToPath } from 'node:url';
 import { startEmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
@@ -167,7 +168,7 @@ export async function demoCommand(argv: readonly string[], io: CommandIO): Promi
     DEMO_NEXT_STEPS,
     '',
   ].join('\n');
-  emit(io, redactor.redact(text), values.out);
+  emit(io, terminalSafe(redactor.redact(text)), values.out);
   return 0;
 }
 

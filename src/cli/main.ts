@@ -3,6 +3,7 @@
  * kube-stream-probe: finds the network hop that breaks kubectl exec and
  * port-forward over SPDY/3.1 and WebSocket. Exit codes: exit-codes.ts.
  */
+import { terminalSafe } from '../text.js';
 import { errorMessage, isProbeError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { auditCommand, AUDIT_HELP } from './audit-command.js';
@@ -76,7 +77,7 @@ export async function main(argv: readonly string[], io: CommandIO): Promise<numb
   try {
     return await command.run(rest, io);
   } catch (err) {
-    io.err(`kube-stream-probe ${name}: ${isProbeError(err) ? err.message : errorMessage(err)}\n`);
+    io.err(`kube-stream-probe ${name}: ${terminalSafe(isProbeError(err) ? err.message : errorMessage(err))}\n`);
     if (isProbeError(err, 'USAGE')) io.err(`Run \`kube-stream-probe ${name} --help\` for usage.\n`);
     return EXIT.USAGE;
   }

@@ -1,4 +1,5 @@
 /** `kube-stream-probe run`: probes a real cluster from a kubeconfig, kubectl-style flags. */
+import { terminalSafe } from '../text.js';
 import { contextTarget } from '../probe/context-target.js';
 import { KUBECTL_CLIENTS } from '../probe/kubectl-clients.js';
 import { hostname } from 'node:os';
@@ -148,7 +149,7 @@ export function renderReports(reports: readonly { path?: string; report: ProbeRe
     resultsTable(reports),
     '',
   ];
-  return redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n')) + '\n';
+  return terminalSafe(redactor.redact(parts.filter((p, i, a) => !(p === '' && a[i - 1] === '')).join('\n'))) + '\n';
 }
 
 export function printReports(
@@ -222,8 +223,8 @@ export async function runCommand(argv: readonly string[], io: CommandIO): Promis
       onProgress: progress?.onProgress,
       // kubectl's own line when it defaults to the first of several containers; -v says which container and why.
       onTarget: (t) => {
-        if (t.kubectlSays) io.err(`${t.kubectlSays}\n`);
-        if (wireLog) io.err(`${describeChoice(t.pod, t)}\n`);
+        if (t.kubectlSays) io.err(`${terminalSafe(redactor.redact(t.kubectlSays))}\n`);
+        if (wireLog) io.err(`${terminalSafe(redactor.redact(describeChoice(t.pod, t)))}\n`);
       },
       skipPreflight: values['no-preflight'],
       signal: io.signal,
@@ -277,7 +278,7 @@ async function perNodeRun(
           diagnosisText(report.nodes.map((n) => ({ path: n.node, report: n.report }))),
           '',
         ].join('\n');
-    emit(io, redactor.redact(text), out);
+    emit(io, terminalSafe(redactor.redact(text)), out);
   } else
     emit(
       io,

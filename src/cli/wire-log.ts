@@ -7,6 +7,7 @@
  */
 import type { SecretRedactor } from '../kube/secrets.js';
 import { maskHeader as mask, type WireEvent, type WireLog } from '../net/wire-log.js';
+import { terminalSafe } from '../text.js';
 
 /** HH:MM:SS.mmm, UTC, as kubectl's klog prints it (without the date). */
 function time(d: Date): string {
@@ -27,5 +28,5 @@ export function formatWireEvent(e: WireEvent, at: Date): string[] {
 }
 
 export function wireLogger(write: (text: string) => void, redactor: SecretRedactor, now: () => Date = () => new Date()): WireLog {
-  return (e) => write(redactor.redact(formatWireEvent(e, now()).join('\n')) + '\n');
+  return (e) => write(terminalSafe(redactor.redact(formatWireEvent(e, now()).join('\n'))) + '\n');
 }

@@ -236,3 +236,40 @@ describe('a hostile peer that places our token where its text is clipped (issue 
     }
   });
 });
+
+describe('a peer that writes terminal escapes into its refusal (issue 57 §6)', () => {
+  it('table and -v output show them as \\xHH: no raw control byte reaches the terminal; JSON keeps the text escaped', async () => {
+    const { rawServer } = await import('../helpers/raw-server.js');
+    // Clear the screen, home the cursor, retitle the window, and paint a forged clean row in green (C0), plus a C1 CSI.
+    const evil = '\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b[32mexec kubectl 0s ok ok clean\x1b[0m \u009b2J';
+    const raw = await rawServer((socket) => {
+      const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: evil, reason: 'BadRequest', code: 400 });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
+    try {
+      const kc = join(dir, 'escapes-kubeconfig');
+      writeFileSync(
+        kc,
+        YAML.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          'current-context': 'e',
+          clusters: [{ name: 'e', cluster: { server: raw.url.toString().replace(/\/$/, '') } }],
+          users: [{ name: 'e', user: {} }],
+          contexts: [{ name: 'e', context: { cluster: 'e', user: 'e', namespace: 'default' } }],
+        }),
+      );
+      const table = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '-v']);
+      const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+      expect(table.stdout).not.toMatch(controls);
+      expect(table.stderr).not.toMatch(controls);
+      expect(table.stdout).toContain('\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07');
+      const json = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '-o', 'json']);
+      expect(JSON.stringify(JSON.parse(json.stdout))).toContain('\\u001b[2J');
+    } finally {
+      await raw.close();
+    }
+  });
+});

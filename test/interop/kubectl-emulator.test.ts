@@ -167,7 +167,8 @@ describe('kubectl 1.33 over TLS with a bearer token', () => {
     const r = await runKubectl('1.33', ['--kubeconfig', lab.kubeconfig, 'get', 'pods']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^NAME\s+READY\s+STATUS/m);
-    expect(r.stdout).toMatch(/^probe-target\s+1\/1\s+Running/m);
+    // The manifest's three containers (main, echo, tty), all running.
+    expect(r.stdout).toMatch(/^probe-target\s+3\/3\s+Running/m);
   });
 
   for (const wire of ['websocket', 'spdy'] as const) {

@@ -95,7 +95,7 @@ describe("the API server's own 400 on the streaming subresources: not-measured, 
       check: expect.stringContaining('--container'),
     });
   });
-  it('a pod not scheduled: target-not-running with the API server\'s words', () => {
+  it("a pod not scheduled: target-not-running with the API server's words", () => {
     const r = refused('pod probe-target does not have a host assigned');
     const [v] = verdicts([session('spdy', r), session('websocket', r)]);
     expect(v!.verdict).toBe('not-measured');
