@@ -19,7 +19,9 @@ from kubernetes.stream import portforward, stream
 
 server, operation, hold = sys.argv[1], sys.argv[2], float(sys.argv[3])
 port = int(sys.argv[4]) if len(sys.argv) > 4 else 8080
-NAMESPACE, POD = "default", "probe-target"
+# The target has the manifest's three containers: like any caller of the API, the client names one (kube-apiserver
+# refuses an exec without it on a pod of several: pod strategy.go validateContainer).
+NAMESPACE, POD, CONTAINER = "default", "probe-target", "main"
 WAIT = 3.0
 
 config = client.Configuration()
@@ -42,7 +44,7 @@ def done(works, protocol=None, error=None, closed=None):
 
 def exec_holding():
     try:
-        ws = stream(api.connect_get_namespaced_pod_exec, POD, NAMESPACE, command=["cat"], stdin=True, stdout=True,
+        ws = stream(api.connect_get_namespaced_pod_exec, POD, NAMESPACE, container=CONTAINER, command=["cat"], stdin=True, stdout=True,
                     stderr=True, tty=False, _preload_content=False)
     except Exception as e:  # the upgrade failed: ApiException, WebSocketBadStatusException, a refused dial
         done(False, error=f"{type(e).__name__}: {e}")

@@ -47,7 +47,7 @@ describe('run -v', () => {
     const text = log.join('\n');
     // The WebSocket exec upgrade, as kubectl sends it, and its 101.
     expect(text).toMatch(
-      /#\d+ WebSocket exec: > GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/pods\/probe-target\/exec\?command=cat&stderr=true&stdin=true&stdout=true/,
+      /#\d+ WebSocket exec: > GET https:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/pods\/probe-target\/exec\?command=cat&container=main&stderr=true&stdin=true&stdout=true/,
     );
     expect(text).toMatch(/#\d+     > Sec-WebSocket-Protocol: v5\.channel\.k8s\.io/i);
     expect(text).toMatch(/#\d+ WebSocket exec: < HTTP\/1\.1 101 Switching Protocols/);
