@@ -112,8 +112,20 @@ export class RestClient {
       url: `${c.server.protocol}//${c.server.host}${relative}`,
       headers: Object.entries(headers),
     });
+    // The whole request, first byte to last, within timeoutMs: undici's own timeouts count only the quiet between
+    // chunks, so a server trickling a byte a second would hold the run forever (issue 57 §4).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
     try {
-      const res = await apiRequest.call(this.pool, { method, path: requestTarget, headers, body: payload, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      const res = await apiRequest.call(this.pool, {
+        method,
+        path: requestTarget,
+        headers,
+        body: payload,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: deadline.signal,
+      });
       if (c.wireLog) {
         const replyHeaders = Object.entries(res.headers).flatMap(([k, v]) =>
           Array.isArray(v) ? v.map((x) => [k, x] as [string, string]) : v === undefined ? [] : [[k, String(v)] as [string, string]],
@@ -144,6 +156,9 @@ export class RestClient {
         ...(options.fullText ? { fullText: text } : {}),
       };
     } catch (err) {
+      if (deadline.signal.aborted) {
+        throw probeError('REST_DEADLINE', `${method} ${path}: not answered in full within ${timeoutMs} ms`, { method, path, deadlineMs: timeoutMs }, err);
+      }
       // A dial failure keeps its own code and context (DIAL_TLS, DIAL_PROXY…): it says more than "the request failed".
       if (isProbeError(err)) throw err;
       const code = errorCodeOf(err);
@@ -154,6 +169,8 @@ export class RestClient {
           ? `the answer is larger than ${MAX_REST_BODY_BYTES} bytes`
           : errorMessage(err);
       throw probeError('REST_FAILED', `${method} ${path}: ${why}`, { method, path, ...(timedOut ? { timeoutMs } : {}) }, err);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

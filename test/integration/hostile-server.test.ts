@@ -1,0 +1,104 @@
+/**
+ * A hostile API server (issue 57): plausible in its REST phase, then attacking one way at a time. Each attack is bounded
+ * in bytes and time and stops by itself; the probe must end classified, within its plan's budget.
+ */
+import http from 'node:http';
+import type net from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ksp-hostile-'));
+const servers: Array<{ server: http.Server; sockets: Set<net.Socket>; timers: Set<NodeJS.Timeout> }> = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    for (const t of s.timers) clearInterval(t);
+    for (const k of s.sockets) k.destroy();
+    await new Promise((r) => s.server.close(r));
+  }
+});
+
+const POD = {
+  kind: 'Pod',
+  apiVersion: 'v1',
+  metadata: { name: 'p', namespace: 'default', annotations: { 'kubectl.kubernetes.io/default-container': 'main' } },
+  spec: { nodeName: 'n', containers: [{ name: 'main' }] },
+  status: { phase: 'Running' },
+};
+
+/** A server answering the REST phase as `rest` says and refusing every upgrade with a 403 Status. */
+async function hostile(rest: (req: http.IncomingMessage, res: http.ServerResponse, timers: Set<NodeJS.Timeout>) => void): Promise<string> {
+  const sockets = new Set<net.Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const server = http.createServer((req, res) => rest(req, res, timers));
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('upgrade', (_req, socket) => {
+    const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'no', reason: 'Forbidden', code: 403 });
+    socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  servers.push({ server, sockets, timers });
+  const kc = join(dir, `kc-${servers.length}`);
+  const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  writeFileSync(
+    kc,
+    YAML.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'h',
+      clusters: [{ name: 'h', cluster: { server: url } }],
+      users: [{ name: 'h', user: {} }],
+      contexts: [{ name: 'h', context: { cluster: 'h', user: 'h', namespace: 'default' } }],
+    }),
+  );
+  return kc;
+}
+
+/** Writes `json` one byte every `everyMs`, for at most `maxBytes` bytes (then stops, never ending the body). */
+function trickle(res: http.ServerResponse, timers: Set<NodeJS.Timeout>, everyMs: number, maxBytes = 10_000): void {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  let sent = 0;
+  const t = setInterval(() => {
+    if (sent++ >= maxBytes || res.destroyed) return clearInterval(t);
+    res.write(' ');
+  }, everyMs);
+  timers.add(t);
+}
+
+describe('a REST reply that never completes (issue 57 §4): every request has a total deadline', () => {
+  it('/version trickled a byte every 500 ms: the run ends, the version unread with REST_DEADLINE, the sessions classified', async () => {
+    const kc = await hostile((req, res, timers) => {
+      if (req.url?.startsWith('/version')) return trickle(res, timers, 500);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(req.url?.startsWith('/api/v1/namespaces/default/pods/p') ? POD : { kind: 'Status', status: { allowed: true } }));
+    });
+    const t0 = performance.now();
+    const r = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '-o', 'json']);
+    const seconds = (performance.now() - t0) / 1000;
+    const report = JSON.parse(r.stdout);
+    // The /version deadline is 5 s; before, the run never ended (the quiet between bytes never reached the idle timeout).
+    expect(seconds).toBeLessThan(30);
+    expect(report.server.versionError).toMatch(/^GET \/version\?timeout=32s: not answered in full within 5000 ms$/);
+    expect(report.verdicts.map((v: { verdict: string }) => v.verdict)).toEqual(['not-measured']);
+  }, 60_000);
+
+  it('the pod GET trickled: the lookup gives up at its deadline and the sessions still run and say what they met', async () => {
+    const kc = await hostile((req, res, timers) => {
+      if (req.url?.startsWith('/api/v1/namespaces/default/pods/p')) return trickle(res, timers, 500);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(req.url?.startsWith('/version') ? { gitVersion: 'v1.33.1' } : { kind: 'Status', status: { allowed: true } }));
+    });
+    const t0 = performance.now();
+    const r = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '-o', 'json']);
+    expect((performance.now() - t0) / 1000).toBeLessThan(40);
+    const report = JSON.parse(r.stdout);
+    expect(report.results.length).toBeGreaterThan(0);
+    expect(report.results.every((x: { upgrade: { status: number } }) => x.upgrade.status === 403)).toBe(true);
+  }, 60_000);
+});
