@@ -61,6 +61,7 @@ export const DIAGNOSIS_CODES = {
   'probe-failed': 'the probe itself failed for this cluster (a bug or an unexpected error); the other clusters were still measured and published',
   'credentials-rejected': "the API server rejected the probe's credentials (401)",
   'target-missing': 'the target pod (or its namespace, or container) does not exist',
+  'target-unlisted': 'the pod list that finds the target by its label is larger than the probe reads: the target is not guessed',
   'target-forbidden': "the probe's RBAC does not allow it to get the target or to open either upgrade",
   'target-not-running': 'the target pod exists but is not Running',
   'target-port-closed': "the target pod's port refused the forwarded connection (the pod said so, not a hop)",

@@ -6,8 +6,8 @@
  * reason that is the probe's setup, not the path: credentials the API server
  * rejects, a target that is missing, forbidden or not running.
  */
-import { errorMessage } from '../errors.js';
-import type { RestClient } from '../kube/rest.js';
+import { errorCodeOf, errorMessage } from '../errors.js';
+import { MAX_REST_BODY_BYTES, type RestClient } from '../kube/rest.js';
 import type { ClusterTarget, Diagnosis } from './types.js';
 import type { PodContainers } from './container-choice.js';
 
@@ -33,6 +33,17 @@ export async function resolveTarget(
   try {
     r = await rest.request('GET', path, undefined, 10_000);
   } catch (err) {
+    // A list larger than the probe reads is the server's answer, not the path's failure: say so, never guess a pod.
+    if (errorCodeOf(err) === 'REST_FAILED' && errorCodeOf((err as { cause?: unknown }).cause) === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+      return {
+        notMeasured: {
+          code: 'target-unlisted',
+          summary: `The pods labelled ${selector} in ${namespace} are listed in more than ${MAX_REST_BODY_BYTES / 1024 / 1024} MiB, more than the probe reads: it does not guess which one is its target.`,
+          check:
+            "Name the target with --pod (the config's target.pod), or narrow --selector to the probe's own pods (`kube-stream-probe manifest` labels them).",
+        },
+      };
+    }
     // The path failed, not the target: the sessions will meet the same failure and say what it is.
     return { unresolved: errorMessage(err) };
   }
@@ -56,13 +67,26 @@ export async function resolveTarget(
     return {
       notMeasured: {
         code: 'target-missing',
-        summary: `No Running pod labelled ${selector} in ${namespace} (${items.length} found${items.length ? `: ${items.map((p) => `${p.metadata?.name} ${p.status?.phase ?? '?'}`).join(', ')}` : ''}).`,
+        summary: `No Running pod labelled ${selector} in ${namespace} (${podsFound(items)}).`,
         check: 'Deploy the target (`kube-stream-probe manifest | kubectl apply -f -`) and wait for it to run, or name a pod with --pod.',
       },
     };
   }
   return { pod: running[0]!.metadata!.name!, object: running[0]! };
 }
+
+/** The pods a list found, for a sentence: every one when few, else the count, by phase, and the first few (issue 57 §7). */
+function podsFound(items: PodListShape['items'] & object): string {
+  const named = items.map((p) => `${p.metadata?.name} ${p.status?.phase ?? '?'}`);
+  if (items.length <= LISTED_PODS) return `${items.length} found${items.length ? `: ${named.join(', ')}` : ''}`;
+  const phases = new Map<string, number>();
+  for (const p of items) phases.set(p.status?.phase ?? '?', (phases.get(p.status?.phase ?? '?') ?? 0) + 1);
+  const byPhase = [...phases].map(([phase, n]) => `${n.toLocaleString('en-US')} ${phase}`).join(', ');
+  return `${items.length.toLocaleString('en-US')} found, ${byPhase}; the first ${LISTED_PODS}: ${named.slice(0, LISTED_PODS).join(', ')}`;
+}
+
+/** How many pods a not-found sentence names one by one. */
+const LISTED_PODS = 10;
 
 function credentialsRejected(path: string, message: string): Diagnosis {
   return {

@@ -102,3 +102,36 @@ describe('a REST reply that never completes (issue 57 §4): every request has a 
     expect(report.results.every((x: { upgrade: { status: number } }) => x.upgrade.status === 403)).toBe(true);
   }, 60_000);
 });
+
+describe('a pod list the probe cannot or should not print whole (issue 57 §7)', () => {
+  const list = (n: number, phase: string) =>
+    JSON.stringify({ kind: 'PodList', apiVersion: 'v1', items: Array.from({ length: n }, (_, i) => ({ metadata: { name: `p${i}` }, status: { phase } })) });
+  const serving = (body: string) =>
+    hostile((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(req.url?.includes('labelSelector') ? body : JSON.stringify({ gitVersion: 'v1.33.1' }));
+    });
+
+  it('over 16 MiB: not measured (exit 3) with target-unlisted, never a silent fallback to a default pod', async () => {
+    const kc = await serving(list(300_000, 'Running'));
+    const r = await cli(['run', '--kubeconfig', kc, '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '-o', 'json']);
+    expect(r.code).toBe(3);
+    const report = JSON.parse(r.stdout);
+    expect(report.target.pod).toBeNull();
+    expect(report.results).toEqual([]);
+    expect(report.verdicts[0].diagnosis[0]).toMatchObject({
+      code: 'target-unlisted',
+      summary: expect.stringContaining('more than 16 MiB'),
+      check: expect.stringContaining('--pod'),
+    });
+  }, 60_000);
+
+  it('250,000 Pending pods: the target-missing line counts them and names the first ten, not all', async () => {
+    const kc = await serving(list(250_000, 'Pending'));
+    const r = await cli(['run', '--kubeconfig', kc, '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '-o', 'json']);
+    expect(r.code).toBe(3);
+    const summary: string = JSON.parse(r.stdout).verdicts[0].diagnosis[0].summary;
+    expect(summary).toContain('(250,000 found, 250,000 Pending; the first 10: p0 Pending, p1 Pending,');
+    expect(summary.length).toBeLessThan(400);
+  }, 60_000);
+});
