@@ -5,6 +5,7 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
+import { boundedMessage } from '../streaming/channel/exec-status.js';
 import { CLOSE_GRACE_MS, END_CAUSE_GRACE_MS, POD_PORT_REFUSED, sessionDeadlineMs, type SessionOptions, type SessionState } from './session-options.js';
 import { sessionRedactor, upgradeFailure } from './upgrade-outcome.js';
 import { errorCodeOf, errorMessage, probeError, type ProbeError } from '../errors.js';
@@ -145,11 +146,13 @@ class SessionRun {
       // error there (or an exec failure status right after the 101) is the path to the kubelet or its runtime.
       const errorText = c.forwarded ? ((await withTimeout(c.forwarded.errorText, END_CAUSE_GRACE_MS, this.clock)) ?? '').trim() : '';
       const exit = c.exec ? await withTimeout(c.exec.exit, END_CAUSE_GRACE_MS, this.clock) : undefined;
-      const text = this.scrub(errorText || (exit?.error?.code === 'EXEC_FAILED' ? exit.error.message : ''));
+      // A failure status, or an error stream that is not one a client can read (too large, not a Status): the server's words.
+      const said = exit?.error?.code === 'EXEC_FAILED' || exit?.error?.code === 'EXEC_STATUS' ? exit.error.message : '';
+      const text = this.scrub(errorText || said);
       const e: ProbeError = !text
         ? (err as ProbeError)
         : errorText && POD_PORT_REFUSED.test(errorText)
-          ? probeError('PORTFORWARD_ERROR', text, { port: this.target.port, text: text.slice(0, 300) })
+          ? probeError('PORTFORWARD_ERROR', boundedMessage(text), { port: this.target.port, text: text.slice(0, 300) })
           : probeError('STREAM_ERROR', `the upgrade succeeded, then the server reported: ${text.slice(0, 300)}`, {
               operation: this.spec.operation,
               text: text.slice(0, 300),

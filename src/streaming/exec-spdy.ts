@@ -57,13 +57,13 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
   const errorText = errorStream.readAll();
   // kubectl waits for stdout and stderr to end before it reports the status.
   const outEnded = Promise.all([stdout?.remoteEnded, stderr?.remoteEnded]);
-  const exit: Promise<ExecExit> = errorText.then(async ({ text, clean }) => {
+  const exit: Promise<ExecExit> = errorText.then(async ({ text, clean, totalBytes }) => {
     await outEnded;
     if (!clean && text.length === 0) {
       const cause = session.end?.cause ?? 'stream-reset';
       return { exitCode: undefined, error: probeError('EXEC_NO_STATUS', `the connection ended (${cause}) before the exit status arrived`, { cause }) };
     }
-    return decodeExecStatus(text, protocol);
+    return decodeExecStatus(text, protocol, totalBytes);
   });
 
   const terminal = opts.terminalSize;

@@ -4,6 +4,7 @@
  * (client-go tools/remotecommand/websocket.go; apiserver
  * pkg/util/proxy/streamtranslator.go on the other side).
  */
+import { BoundedBytes } from './bounded-text.js';
 import { WS_CLOSE } from './ws-close-codes.js';
 import { Writable } from 'node:stream';
 import { Inbound } from './inbound.js';
@@ -27,7 +28,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const tty = opts.tty === true;
   const stdout = (opts.stdout ?? true) ? new Inbound() : undefined;
   const stderr = (opts.stderr ?? !tty) && !tty ? new Inbound() : undefined;
-  const errorChunks: Buffer[] = [];
+  const errorBytes = new BoundedBytes();
   let statusSeen = false;
 
   // Each channel's bytes as they arrive (a message's pieces, not the message joined first: ws-connection.ts).
@@ -42,7 +43,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
       case Channel.ERROR:
         if (payload.length) {
           statusSeen = true;
-          errorChunks.push(payload);
+          errorBytes.push(payload);
         }
         break;
       default:
@@ -98,7 +99,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
   const exit: Promise<ExecExit> = conn.ended.then((end) => {
     stdout?.finish();
     stderr?.finish();
-    const text = Buffer.concat(errorChunks).toString('utf8');
+    const text = errorBytes.text();
     if (!statusSeen) {
       // A v4/v5 server always sends a status before close 1000; none means the session was lost.
       return {
@@ -106,7 +107,7 @@ export async function openWebSocketExec(config: ConnectionConfig, opts: ExecOpti
         error: probeError('EXEC_NO_STATUS', `the connection ended (${end.cause}) before the exit status arrived`, { cause: end.cause }),
       };
     }
-    return decodeExecStatus(text, protocol);
+    return decodeExecStatus(text, protocol, errorBytes.total);
   });
 
   const session: ExecSession = {

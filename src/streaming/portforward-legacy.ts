@@ -5,6 +5,7 @@
  * server's first message on each channel is the port, uint16 little-endian.
  * The ports are fixed at upgrade time, so each port can be opened once.
  */
+import { BoundedBytes } from './bounded-text.js';
 import { WS_CLOSE } from './ws-close-codes.js';
 import { Duplex, PassThrough, Writable } from 'node:stream';
 import { probeError } from '../errors.js';
@@ -30,7 +31,7 @@ export async function openLegacyPortForward(
   });
   const { ws, protocol } = up;
   const conn = new WebSocketConnection(ws, up.raw, wsKeepalive(opts.keepalive), wsWireLog(config, up.conn, 'legacy WebSocket port-forward'));
-  const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: [] as Buffer[], seenPrefix: [false, false] }));
+  const inbound = opts.ports.map(() => ({ data: new PassThrough(), error: new BoundedBytes(), seenPrefix: [false, false] }));
   const opened = new Set<number>();
 
   conn.onChannelMessage((msg) => {
@@ -80,7 +81,7 @@ export async function openLegacyPortForward(
       stream.on('error', () => undefined);
       return {
         stream,
-        errorText: conn.ended.then(() => Buffer.concat(slot.error).toString('utf8')),
+        errorText: conn.ended.then(() => slot.error.text()),
         // One connection per port per WebSocket: it ends with the WebSocket.
         ended: conn.ended,
         close: () => conn.close(WS_CLOSE.NORMAL),

@@ -135,3 +135,60 @@ describe('a pod list the probe cannot or should not print whole (issue 57 §7)',
     expect(summary.length).toBeLessThan(400);
   }, 60_000);
 });
+
+describe('a huge error text after the 101 (issue 57 §3): bounded in every medium, every report written', () => {
+  it('a 50 MB Failure status on exec’s error channel: the session fails classified, JSON, HTML and the table stay small', async () => {
+    const { WebSocketServer } = await import('ws');
+    const huge = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'InternalError',
+      code: 500,
+      message: 'x'.repeat(50 * 1024 * 1024),
+    });
+    const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
+    const kc = await hostile((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          req.url?.startsWith('/api/v1/namespaces/default/pods/p')
+            ? POD
+            : req.url?.startsWith('/version')
+              ? { gitVersion: 'v1.33.1' }
+              : { status: { allowed: true } },
+        ),
+      );
+    });
+    const { server } = servers.at(-1)!;
+    server.removeAllListeners('upgrade');
+    server.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // The lowest writable channel first (kubelet websocket.go), then the status in 1 MiB messages (each under the
+        // probe's message bound: the stream's total is what must be bounded), then close.
+        ws.send(Buffer.from([1]));
+        const body = Buffer.from(huge);
+        for (let i = 0; i < body.length; i += 1024 * 1024) ws.send(Buffer.concat([Buffer.from([3]), body.subarray(i, i + 1024 * 1024)]));
+        ws.send(Buffer.from([3]), () => ws.close(1000));
+      }),
+    );
+    try {
+      const args = ['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '--transports', 'websocket'];
+      const json = await cli([...args, '-o', 'json']);
+      expect(json.code).not.toBe(2);
+      expect(json.stdout.length).toBeLessThan(512 * 1024);
+      const report = JSON.parse(json.stdout);
+      expect(report.results[0].ok).toBe(false);
+      expect(JSON.stringify(report)).toMatch(/more than the 65,536 bytes a status may take/);
+      const html = await cli([...args, '-o', 'html']);
+      expect(html.code).not.toBe(2);
+      expect(html.stdout).toMatch(/^<!doctype html>/i);
+      expect(html.stdout.length).toBeLessThan(1024 * 1024);
+      const table = await cli(args);
+      expect(table.code).not.toBe(2);
+      expect(table.stdout.length).toBeLessThan(256 * 1024);
+    } finally {
+      wss.close();
+    }
+  }, 120_000);
+});

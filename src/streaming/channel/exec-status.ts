@@ -7,12 +7,36 @@
 import { probeError } from '../../errors.js';
 import type { KubeStatus } from '../../kube/status.js';
 import type { ExecExit } from '../types.js';
+import { ERROR_STREAM_MAX_BYTES, byteCount } from '../bounded-text.js';
 
-export function decodeExecStatus(text: string, protocol: string): ExecExit {
+/** The most of a peer's message an error carries (a few KiB in every medium: issue 57 §3). */
+export const MESSAGE_MAX_CHARS = 4096;
+
+/** A peer's message, cut at MESSAGE_MAX_CHARS with its full length said. */
+export function boundedMessage(text: string): string {
+  return text.length <= MESSAGE_MAX_CHARS ? text : `${text.slice(0, MESSAGE_MAX_CHARS)}… (${text.length.toLocaleString('en-US')} characters)`;
+}
+
+/**
+ * `totalBytes`: how many bytes the stream carried, when more than `text` holds (bounded-text.ts): such a stream is
+ * never a Status the probe believes, and its text is shown clipped, with its size.
+ */
+export function decodeExecStatus(text: string, protocol: string, totalBytes = Buffer.byteLength(text)): ExecExit {
   const structured = protocol.startsWith('v4.') || protocol.startsWith('v5.');
   const ctx = { subprotocol: protocol };
-  if (text.length === 0) return { exitCode: 0 }; // client-go: an empty error stream is success
-  if (!structured) return { exitCode: undefined, error: probeError('EXEC_FAILED', `error executing remote command: ${text.slice(0, 300)}`, ctx) };
+  if (text.length === 0 && totalBytes === 0) return { exitCode: 0 }; // client-go: an empty error stream is success
+  if (totalBytes > Buffer.byteLength(text)) {
+    return {
+      exitCode: undefined,
+      error: probeError(
+        'EXEC_STATUS',
+        `error stream protocol error: ${byteCount(totalBytes)}, more than the ${byteCount(ERROR_STREAM_MAX_BYTES)} a status may take; it began "${text.slice(0, 120)}"`,
+        ctx,
+      ),
+    };
+  }
+  if (!structured)
+    return { exitCode: undefined, error: probeError('EXEC_FAILED', `error executing remote command: ${boundedMessage(text).slice(0, 300)}`, ctx) };
   let status: KubeStatus;
   try {
     status = JSON.parse(text) as KubeStatus;
@@ -21,6 +45,7 @@ export function decodeExecStatus(text: string, protocol: string): ExecExit {
   }
   if (typeof status !== 'object' || status === null)
     return { exitCode: undefined, error: probeError('EXEC_STATUS', 'error stream protocol error: not a Status object', ctx) };
+  if (typeof status.message === 'string') status = { ...status, message: boundedMessage(status.message) };
   if (status.status === 'Success') return { exitCode: 0, status };
   if (status.status === 'Failure') {
     if (status.reason === 'NonZeroExitCode') {
@@ -34,6 +59,7 @@ export function decodeExecStatus(text: string, protocol: string): ExecExit {
         error: probeError('EXEC_STATUS', 'error stream protocol error: NonZeroExitCode without a valid ExitCode cause', ctx),
       };
     }
+    // status.message is bounded above.
     const message = status.message ?? `Failure (${status.reason ?? 'no reason'})`;
     return { exitCode: undefined, status, error: probeError('EXEC_FAILED', message, { ...ctx, reason: status.reason, statusCode: status.code }) };
   }

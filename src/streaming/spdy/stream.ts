@@ -3,6 +3,7 @@
  * resets and session ends finish the readable side (kubectl treats RST and
  * end of connection as EOF) and are recorded in `resetStatus` / `endError`.
  */
+import { BoundedBytes, ERROR_STREAM_MAX_BYTES } from '../bounded-text.js';
 import { Duplex } from 'node:stream';
 import { probeError, type ProbeError } from '../../errors.js';
 import { DATA_CHUNK_BYTES, FLAG_FIN, RST_STATUS_NAMES, RstStatus, STREAM_REPLY_TIMEOUT_MS } from './constants.js';
@@ -146,11 +147,12 @@ export class SpdyStream extends Duplex {
   }
 
   /** Everything the peer sends until its side ends; `clean` is false when that end was a reset or a lost connection. */
-  readAll(): Promise<{ text: string; clean: boolean }> {
-    const chunks: Buffer[] = [];
-    this.on('data', (c: Buffer) => chunks.push(c));
+  /** The stream's bytes as text, kept up to `max` (bounded-text.ts) and counted beyond it. */
+  readAll(max = ERROR_STREAM_MAX_BYTES): Promise<{ text: string; clean: boolean; totalBytes: number }> {
+    const bytes = new BoundedBytes(max);
+    this.on('data', (c: Buffer) => bytes.push(c));
     return new Promise((resolve) => {
-      this.once('end', () => resolve({ text: Buffer.concat(chunks).toString('utf8'), clean: this.resetStatus === undefined && !this.endError }));
+      this.once('end', () => resolve({ text: bytes.text(), clean: this.resetStatus === undefined && !this.endError, totalBytes: bytes.total }));
     });
   }
 

@@ -1,0 +1,35 @@
+/**
+ * What a peer writes on a stream the probe reads whole (exec's error stream, a port-forward's error stream): kept up to
+ * a bound and counted beyond it (issue 57 §3: a 50 MB Failure status was copied into every report, twice into the
+ * table, and JSON and HTML could not be built at all). A Status is well under 1 KiB; the bound is 64 KiB.
+ */
+export const ERROR_STREAM_MAX_BYTES = 64 * 1024;
+
+export class BoundedBytes {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+  /** Every byte that arrived, kept or not. */
+  total = 0;
+
+  constructor(private readonly max = ERROR_STREAM_MAX_BYTES) {}
+
+  push(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.kept >= this.max) return;
+    const part = chunk.length <= this.max - this.kept ? chunk : chunk.subarray(0, this.max - this.kept);
+    this.chunks.push(part);
+    this.kept += part.length;
+  }
+
+  /** Whether more arrived than was kept. */
+  get overflowed(): boolean {
+    return this.total > this.kept;
+  }
+
+  text(): string {
+    return Buffer.concat(this.chunks).toString('utf8');
+  }
+}
+
+/** A count of bytes as people read it: `52,428,800 bytes`. */
+export const byteCount = (n: number): string => `${n.toLocaleString('en-US')} bytes`;
