@@ -32,6 +32,8 @@ export interface Channel {
   readonly writer: Writable;
   /** The first loss seen: the connection's, or (port-forward) the forwarded stream's. */
   readonly lost: Promise<Lost>;
+  /** exec: the bytes that came on stderr, read and dropped as they arrive (kubectl prints them; nothing here reads them). */
+  readonly stderrBytes?: () => number;
 }
 
 export type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
@@ -114,8 +116,21 @@ export async function openChannel(
   if ('stdin' in session) {
     // kubectl attach's second size (terminal.ts firstSizes), right after the first.
     if (spec.holdShape === 'tty') for (const size of firstSizes(spec.operation).slice(1)) session.resize(size.width, size.height);
+    // stderr is read as it comes and only counted: left unread it would be buffered whole (issue 57 §1: a flood of
+    // it during a hold held 3.4 GiB).
+    let stderrBytes = 0;
+    session.stderr?.on('data', (c: Buffer) => {
+      stderrBytes += c.length;
+    });
     // Opened with stdin and stdout, so both exist.
-    return { session, exec: session, reader: new EchoReader(session.stdout!), writer: session.stdin!, lost: connectionLost };
+    return {
+      session,
+      exec: session,
+      reader: new EchoReader(session.stdout!),
+      writer: session.stdin!,
+      lost: connectionLost,
+      stderrBytes: () => stderrBytes,
+    };
   }
   let forwarded: ForwardedConnection;
   try {

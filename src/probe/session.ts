@@ -342,6 +342,7 @@ class SessionRun {
       hold,
       echoMs: s.echoMs ?? null,
       exitCode: s.exitCode ?? null,
+      ...(this.channel?.stderrBytes?.() ? { stderrBytes: this.channel.stderrBytes() } : {}),
       ...(s.transfer ? { transfer: s.transfer } : {}),
       ...(s.terminal ? { terminal: s.terminal } : {}),
       ok: upgrade.ok && echoed && hold.survived !== false && !s.error && (s.transfer === undefined || s.transfer.end === 'complete'),

@@ -143,6 +143,8 @@ export interface SessionResult extends SessionSpec {
   readonly echoMs: number | null;
   /** exec only: the exit status after stdin was closed. */
   readonly exitCode: number | null;
+  /** exec only, when any came: the bytes the pod wrote on stderr (read and dropped, as they arrived). */
+  readonly stderrBytes?: number;
   /** A transfer session's numbers (transfer.ts). */
   readonly transfer?: TransferOutcome;
   /** A terminal session's sizes: sent with the upgrade, and after the resize; what the process read each time (terminal.ts). */

@@ -192,3 +192,72 @@ describe('a huge error text after the 101 (issue 57 §3): bounded in every mediu
     }
   }, 120_000);
 });
+
+describe('streams the probe never asked to read (issue 57 §1): read and counted, or refused, never kept', () => {
+  it('exec’s stderr flooded with 256 MiB during a hold: the session works, the bytes are counted, memory stays flat', async () => {
+    const { WebSocketServer } = await import('ws');
+    const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
+    const kc = await hostile((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          req.url?.startsWith('/api/v1/namespaces/default/pods/p')
+            ? POD
+            : req.url?.startsWith('/version')
+              ? { gitVersion: 'v1.33.1' }
+              : { status: { allowed: true } },
+        ),
+      );
+    });
+    const { server } = servers.at(-1)!;
+    server.removeAllListeners('upgrade');
+    const MiB = Buffer.alloc(1024 * 1024, 0x65);
+    const flood = Buffer.concat([Buffer.from([2]), MiB]);
+    server.on('upgrade', (req, socket, head) =>
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.send(Buffer.from([1]));
+        let sent = 0;
+        // 256 MiB of stderr, each message sent once the last left (bounded, and done in a few seconds).
+        const more = () => {
+          if (sent++ < 256 && ws.readyState === ws.OPEN) ws.send(flood, more);
+        };
+        more();
+        ws.on('message', (m: Buffer) => {
+          if (m[0] === 0) ws.send(Buffer.concat([Buffer.from([1]), m.subarray(1)])); // stdin back on stdout: the echo
+          if (m[0] === 255) ws.send(Buffer.from([3, ...Buffer.from('{"kind":"Status","status":"Success"}')]), () => ws.close(1000));
+        });
+      }),
+    );
+    let peak = 0;
+    const base = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - base)), 50);
+    try {
+      const r = await cli([
+        'run',
+        '--kubeconfig',
+        kc,
+        '--pod',
+        'p',
+        '--hold',
+        '3s',
+        '--keepalive',
+        'kubectl',
+        '--ops',
+        'exec',
+        '--transports',
+        'websocket',
+        '-o',
+        'json',
+      ]);
+      // Generous (the in-process CLI, the server and the sampler share this process): kept whole it is 256 MiB and more.
+      expect(peak).toBeLessThan(200 * 1024 * 1024);
+      const report = JSON.parse(r.stdout);
+      const held = report.results.find((x: { holdSeconds: number }) => x.holdSeconds === 3);
+      expect(held.ok, held.error).toBe(true);
+      expect(held.stderrBytes).toBeGreaterThanOrEqual(200 * 1024 * 1024);
+    } finally {
+      clearInterval(sampler);
+      wss.close();
+    }
+  }, 120_000);
+});

@@ -120,6 +120,19 @@ describe('SpdySession', () => {
     expect(() => c.openStream({ streamtype: 'stdout' })).toThrow(expect.objectContaining({ code: 'SPDY_STREAM_LIMIT' }));
   });
 
+  it('a client refuses every stream the server opens (REFUSED_STREAM), and they never count against its own budget', async () => {
+    const p = pipe();
+    const s = new SpdySession(p.transport, { limits: { maxConcurrentStreams: 2 } });
+    s.on('stream', () => expect.fail('a pushed stream was accepted'));
+    const synStream = peerSynStreams();
+    p.inject(Buffer.concat(Array.from({ length: 50 }, (_, i) => synStream(2 * (i + 1)))));
+    await tick();
+    expect(p.sent()).toEqual(Array.from({ length: 50 }, (_, i) => ({ type: 'RST_STREAM', streamId: 2 * (i + 1), status: 3 })));
+    expect(s.peerStreamsRefused).toBe(50);
+    // Its own streams still open, up to its own limit.
+    expect([s.openStream({ streamtype: 'error' }).id, s.openStream({ streamtype: 'stdout' }).id]).toEqual([1, 3]);
+  });
+
   it('ignores SETTINGS and WINDOW_UPDATE and enforces no window: 1 MiB of DATA is delivered', async () => {
     const p = pipe();
     const s = new SpdySession(p.transport);

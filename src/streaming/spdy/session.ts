@@ -61,6 +61,8 @@ export class SpdySession extends EventEmitter implements StreamOwner {
   private nextStreamId: number;
   private nextPingId: number;
   private lastPeerStreamId = 0;
+  /** Streams the peer opened that this client refused (RST_STREAM REFUSED_STREAM): a client reads only its own. */
+  peerStreamsRefused = 0;
   private resolveClosed!: (end: SessionEnd) => void;
   private goingAway = false;
   /** Set when the transport takes messages (the WebSocket tunnel): every frame is written through it. */
@@ -242,6 +244,14 @@ export class SpdySession extends EventEmitter implements StreamOwner {
           return;
         }
         this.lastPeerStreamId = id;
+        // A client reads only the streams it opened: kubectl's exec and port-forward open every stream themselves, so
+        // one the server pushes would be buffered for no reader, and would count against the client's own stream
+        // budget (issue 57 §1, §7: 200 pushed streams held 3 GiB; 10,000 used up the 256 streams of ours). Refused.
+        if (this.role === 'client') {
+          this.peerStreamsRefused++;
+          this.sendReset(id, RstStatus.REFUSED_STREAM);
+          return;
+        }
         if (this.streams.size >= this.limits.maxConcurrentStreams) {
           this.sendReset(id, RstStatus.REFUSED_STREAM);
           return;
