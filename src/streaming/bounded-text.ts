@@ -3,6 +3,8 @@
  * a bound and counted beyond it (issue 57 §3: a 50 MB Failure status was copied into every report, twice into the
  * table, and JSON and HTML could not be built at all). A Status is well under 1 KiB; the bound is 64 KiB.
  */
+import { probeError, type ProbeError } from '../errors.js';
+
 export const ERROR_STREAM_MAX_BYTES = 64 * 1024;
 
 export class BoundedBytes {
@@ -29,6 +31,22 @@ export class BoundedBytes {
   text(): string {
     return Buffer.concat(this.chunks).toString('utf8');
   }
+}
+
+/**
+ * The most of our replies to a peer's pings (SPDY PING echoes, WebSocket pongs) that may wait unsent: a peer that
+ * pings and stops reading would otherwise grow our write queue without end (issue 57 §2: 1.4 GiB from 63 MiB of
+ * SPDY pings). Past it the session is cut, PEER_NOT_READING. A healthy peer never leaves more than a few frames.
+ */
+export const MAX_QUEUED_REPLY_BYTES = 1024 * 1024;
+
+/** The error for a peer that stopped reading our replies. */
+export function peerNotReading(queuedBytes: number): ProbeError<'PEER_NOT_READING'> {
+  return probeError(
+    'PEER_NOT_READING',
+    `the peer kept sending pings and stopped reading: ${byteCount(queuedBytes)} of our replies were waiting unsent (bound ${byteCount(MAX_QUEUED_REPLY_BYTES)})`,
+    { queuedBytes, boundBytes: MAX_QUEUED_REPLY_BYTES },
+  );
 }
 
 /** A count of bytes as people read it: `52,428,800 bytes`. */

@@ -4,6 +4,7 @@
  * else from the TCP socket underneath (`rst` / `fin`), else from our own
  * keepalive (`no-pong`) or a protocol error.
  */
+import { MAX_QUEUED_REPLY_BYTES, peerNotReading } from './bounded-text.js';
 import { WS_CLOSE } from './ws-close-codes.js';
 import type { Socket } from 'node:net';
 import { probeError, type ProbeError } from '../errors.js';
@@ -74,7 +75,12 @@ export class WebSocketConnection {
       this.lastPongAt = performance.now();
       onControlFrame?.('received', 'PONG');
     });
-    if (onControlFrame) ws.on('ping', () => onControlFrame('received', 'PING'));
+    ws.on('ping', () => {
+      onControlFrame?.('received', 'PING');
+      // The pong is queued by now (the client answers before it tells): a peer that pings and never reads is cut.
+      const queued = (ws as { bufferedAmount?: number }).bufferedAmount ?? 0;
+      if (queued > MAX_QUEUED_REPLY_BYTES) this.fail('protocol-error', peerNotReading(queued));
+    });
     ws.on('close', (code: number, reason: Buffer) => {
       onControlFrame?.('received', `CLOSE ${code}${reason.length ? ` ${reason.toString('utf8').slice(0, 80)}` : ''}`);
       this.onClose(code, reason.toString('utf8'));

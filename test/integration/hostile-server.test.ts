@@ -261,3 +261,67 @@ describe('streams the probe never asked to read (issue 57 §1): read and counted
     }
   }, 120_000);
 });
+
+describe('a peer that pings and stops reading (issue 57 §2): our replies are bounded, the session cut with PEER_NOT_READING', () => {
+  const target = { namespace: 'default', pod: 'p', container: 'main', command: ['cat'], stdin: true, keepalive: 'none' as const };
+  /** Sends `frames` pings (bounded), never reading what comes back. */
+  const flood = (socket: import('node:net').Socket, ping: (i: number) => Buffer, frames: number) => {
+    socket.pause(); // never read: our replies pile up in the kernel's buffers, then in the probe's
+    const batch = 4096;
+    let i = 0;
+    const more = () => {
+      while (i < frames && !socket.destroyed) {
+        const chunk = Buffer.concat(Array.from({ length: Math.min(batch, frames - i) }, (_, k) => ping(i + k)));
+        i += batch;
+        if (!socket.write(chunk)) return void socket.once('drain', more);
+      }
+    };
+    more();
+  };
+
+  it('SPDY: PINGs, never reading the echoes: the exec cannot open, PEER_NOT_READING', async () => {
+    const { rawServer, spdy101 } = await import('../helpers/raw-server.js');
+    const raw = await rawServer((socket) => {
+      socket.write(spdy101('v4.channel.k8s.io'));
+      // Server PINGs: even ids, 12 bytes each; 8 M of them at most (96 MiB), far more than loopback buffers hold.
+      const ping = (i: number) => {
+        const b = Buffer.from([0x80, 0x03, 0x00, 0x06, 0x00, 0x00, 0x00, 0x04, 0, 0, 0, 0]);
+        b.writeUInt32BE(((2 * (i + 1)) & 0x7fffffff) >>> 0, 8);
+        return b;
+      };
+      flood(socket, ping, 8_000_000);
+    });
+    try {
+      const { openExec } = await import('../../src/streaming/index.js');
+      // The cut comes while the exec's streams are being set up (no SYN_REPLY ever comes): the open itself fails, typed.
+      const err = await openExec('spdy', { server: raw.url, upgradeTimeoutMs: 3000 }, { ...target }).then(
+        () => expect.fail('the session opened'),
+        (e: unknown) => e as { code?: string; message?: string },
+      );
+      expect(err.code).toBe('PEER_NOT_READING');
+      expect(err.message).toMatch(/^the peer kept sending pings and stopped reading: 1,04\d,\d{3} bytes of our replies were waiting unsent/);
+    } finally {
+      await raw.close();
+    }
+  }, 60_000);
+
+  it('WebSocket: pings, never reading the pongs: the session ends protocol-error, PEER_NOT_READING', async () => {
+    const { rawServer, ws101 } = await import('../helpers/raw-server.js');
+    const raw = await rawServer((socket, req) => {
+      socket.write(ws101(req, 'v5.channel.k8s.io'));
+      socket.write(Buffer.from([0x82, 0x01, 0x01])); // the empty stdout message first
+      // Unmasked server pings with 125-byte payloads: 700,000 of them at most (~89 MiB).
+      const ping = () => Buffer.concat([Buffer.from([0x89, 125]), Buffer.alloc(125, 0x70)]);
+      flood(socket, ping, 700_000);
+    });
+    try {
+      const { openExec } = await import('../../src/streaming/index.js');
+      const s = await openExec('websocket', { server: raw.url, upgradeTimeoutMs: 3000 }, { ...target });
+      const end = await s.ended;
+      expect(end.cause).toBe('protocol-error');
+      expect((end as { error?: { code?: string } }).error?.code).toBe('PEER_NOT_READING');
+    } finally {
+      await raw.close();
+    }
+  }, 60_000);
+});

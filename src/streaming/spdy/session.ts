@@ -4,6 +4,7 @@
  * no flow control, odd client / even server stream and ping ids, PING echo,
  * RST(PROTOCOL_ERROR) for out-of-order stream ids, GOAWAY on fatal input.
  */
+import { MAX_QUEUED_REPLY_BYTES, peerNotReading } from '../bounded-text.js';
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import { isProbeError, probeError, type ProbeError } from '../../errors.js';
@@ -273,8 +274,15 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         return;
       case 'PING': {
         const pending = this.pings.get(frame.id);
-        if (this.isPeerId(frame.id)) this.writeFrame(frame);
-        else if (pending) {
+        if (this.isPeerId(frame.id)) {
+          this.writeFrame(frame);
+          const queued = this.transport.writableLength;
+          if (queued > MAX_QUEUED_REPLY_BYTES) {
+            this.finish({ cause: 'protocol-error', error: peerNotReading(queued) });
+            this.transport.destroy();
+            return;
+          }
+        } else if (pending) {
           this.pings.delete(frame.id);
           pending.resolve(performance.now() - pending.sentAt);
         }
