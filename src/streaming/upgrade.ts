@@ -312,7 +312,10 @@ export async function upgradeWebSocket(
   if (req.protocols.length > 0) headers.push(['Sec-WebSocket-Protocol', req.protocols.join(', ')]);
   const up = await httpUpgrade(config, { method: 'GET', path: req.path, what: req.what, headers: [...headers, ...req.headers] }, (res) => {
     if (!/^websocket$/i.test(String(res.headers.upgrade ?? ''))) return `101 with Upgrade "${String(res.headers.upgrade ?? '')}", expected websocket`;
-    if (res.headers['sec-websocket-accept'] !== expectedAccept) return '101 with a wrong Sec-WebSocket-Accept';
+    // RFC 6455 4.1 (the client's checks of the server's handshake, item 4): absent or not the key's digest, fail.
+    const accept = res.headers['sec-websocket-accept'];
+    if (accept === undefined) return '101 without a Sec-WebSocket-Accept (RFC 6455 4.1)';
+    if (accept !== expectedAccept) return `101 with a wrong Sec-WebSocket-Accept (RFC 6455 4.1: not the digest of our key): "${String(accept).slice(0, 64)}"`;
     const chosen = String(res.headers['sec-websocket-protocol'] ?? '');
     if (req.protocols.length > 0 && !req.protocols.includes(chosen)) {
       // client-go: invalid protocol, expected one of [...], got "..."

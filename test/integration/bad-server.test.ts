@@ -53,6 +53,18 @@ describe('upgrade replies that are not a valid 101', () => {
     expect(err).toMatchObject({ code: 'UPGRADE_REJECTED', context: { status: 403, kubeStatus: { reason: 'Forbidden' } } });
   });
 
+  it('a 101 without Sec-WebSocket-Accept is "without", one with another digest is "wrong", each naming RFC 6455 4.1', async () => {
+    const head = (accept?: string) =>
+      ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', ...(accept ? [`Sec-WebSocket-Accept: ${accept}`] : [])].join('\r\n') + '\r\n\r\n';
+    server = await rawServer((s) => s.end(head()));
+    const missing = await rejection(openExec('websocket', cfg(server), { ...target, command: ['cat'] }));
+    expect(String(missing.message)).toMatch(/101 without a Sec-WebSocket-Accept \(RFC 6455 4\.1\)/);
+    await server.close();
+    server = await rawServer((s) => s.end(head('bm90LXRoZS1kaWdlc3Q=')));
+    const wrong = await rejection(openExec('websocket', cfg(server), { ...target, command: ['cat'] }));
+    expect(String(wrong.message)).toMatch(/101 with a wrong Sec-WebSocket-Accept \(RFC 6455 4\.1: not the digest of our key\): "bm90LXRoZS1kaWdlc3Q="/);
+  });
+
   it('a redirect on an upgrade is never followed', async () => {
     const other = await rawServer((s) => s.destroy());
     server = await rawServer((s) => s.end(`HTTP/1.1 302 Found\r\nLocation: ${other.url}elsewhere\r\nContent-Length: 0\r\n\r\n`));
