@@ -3,6 +3,7 @@
  * stdout; bytes written to a forwarded connection must come back from the
  * pod's echo port. Each echo carries a fresh nonce so stale bytes never count.
  */
+import { endWords } from '../streaming/types.js';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { probeError, type ProbeError } from '../errors.js';
@@ -130,7 +131,7 @@ export class EchoReader {
       this.text = '';
       this.waiter = waiter;
       void lost.then((end) =>
-        settle(probeError('ECHO_CONNECTION_ENDED', `the connection ended (${end.cause}) before the echo came back`, { cause: end.cause })),
+        settle(probeError('ECHO_CONNECTION_ENDED', `the connection ended (${endWords(end)}) before the echo came back`, { cause: end.cause })),
       );
       // Without a writable, only wait for `payload` (a shaped hold's tick, written by the pod itself).
       out?.write(payload, (err) => {

@@ -5,6 +5,7 @@
  * outcome is classified, and every session returns inside its own deadline
  * with every timer it started cleared.
  */
+import { endWords } from '../streaming/types.js';
 import { boundedMessage } from '../streaming/channel/exec-status.js';
 import { CLOSE_GRACE_MS, END_CAUSE_GRACE_MS, POD_PORT_REFUSED, sessionDeadlineMs, type SessionOptions, type SessionState } from './session-options.js';
 import { sessionRedactor, upgradeFailure } from './upgrade-outcome.js';
@@ -157,7 +158,7 @@ class SessionRun {
               operation: this.spec.operation,
               text: text.slice(0, 300),
             });
-      const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${end.cause})` : '';
+      const ended = end && e.code !== 'ECHO_CONNECTION_ENDED' ? ` (connection ended: ${endWords(end)})` : '';
       throw new Finished({ error: `the first echo failed: ${this.scrub(e.message)}${ended}`, errorCode: e.code });
     }
     this.checkTerminal('start');

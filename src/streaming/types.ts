@@ -22,6 +22,11 @@ export interface ConnectionEnd {
   readonly error?: ProbeError;
 }
 
+/** How a connection ended, in words: the cause, and for a protocol error the rule it broke (issue 57 §7). */
+export function endWords(end: { readonly cause: string; readonly error?: { readonly message: string } }): string {
+  return end.cause === 'protocol-error' && end.error ? `${end.cause}: ${end.error.message}` : end.cause;
+}
+
 /** A connection's byte counters: reads tell whether the far side answered what we wrote. */
 export interface WireCounters {
   readonly readBytes: number;

@@ -4,6 +4,7 @@
  * else from the TCP socket underneath (`rst` / `fin`), else from our own
  * keepalive (`no-pong`) or a protocol error.
  */
+import { WS_FRAME_RULES, type WsFrameErrorCode } from './ws-receiver.js';
 import { MAX_QUEUED_REPLY_BYTES, peerNotReading } from './bounded-text.js';
 import { WS_CLOSE } from './ws-close-codes.js';
 import type { Socket } from 'node:net';
@@ -67,7 +68,12 @@ export class WebSocketConnection {
       } else if (err.code?.startsWith('WS_ERR')) {
         this.pending ??= {
           cause: 'protocol-error',
-          error: probeError('WS_PROTOCOL', `the server broke the WebSocket protocol: ${err.message}`, { wsCode: err.code }, err),
+          error: probeError(
+            'WS_PROTOCOL',
+            `the server broke the WebSocket protocol (${WS_FRAME_RULES[err.code as WsFrameErrorCode] ?? err.code}): ${err.message}`,
+            { wsCode: err.code },
+            err,
+          ),
         };
       } else if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' && !this.sawFin) this.sawRst = true;
     });

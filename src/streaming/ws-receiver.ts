@@ -30,6 +30,20 @@ export type WsFrameErrorCode =
   | 'WS_ERR_INVALID_UTF8'
   | 'WS_ERR_INVALID_CLOSE_CODE';
 
+/** The rule each error breaks, as a person reads it in an error (issue 57 §7: "protocol-error" alone says nothing). */
+export const WS_FRAME_RULES: Readonly<Record<WsFrameErrorCode, string>> = {
+  WS_ERR_UNEXPECTED_RSV_2_3: 'RFC 6455 5.2: RSV1-3 must be 0 unless a negotiated extension defines them',
+  WS_ERR_UNEXPECTED_RSV_1: 'RFC 6455 5.2: RSV1-3 must be 0 unless a negotiated extension defines them (no compression was negotiated)',
+  WS_ERR_INVALID_OPCODE: 'RFC 6455 5.2 and 5.4: no reserved opcode; a continuation only inside a fragmented message, a new message only outside one',
+  WS_ERR_EXPECTED_FIN: 'RFC 6455 5.5: control frames must not be fragmented',
+  WS_ERR_INVALID_CONTROL_PAYLOAD_LENGTH: 'RFC 6455 5.5: control frames carry at most 125 bytes',
+  WS_ERR_UNEXPECTED_MASK: 'RFC 6455 5.1: a server must not mask the frames it sends',
+  WS_ERR_UNSUPPORTED_DATA_PAYLOAD_LENGTH: 'RFC 6455 5.2: the 64-bit payload length must fit (its top bit 0; here at most 2^53 - 1)',
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: "the probe's own bound on one message (not an RFC rule)",
+  WS_ERR_INVALID_UTF8: 'RFC 6455 8.1 and 5.5.1: text messages and close reasons must be valid UTF-8',
+  WS_ERR_INVALID_CLOSE_CODE: 'RFC 6455 7.4: only a close code a peer may send',
+};
+
 /** A frame the server should not have sent: ws's error code for it, and the close status to answer with. */
 export class WsFrameError extends Error {
   constructor(

@@ -55,7 +55,8 @@ describe('upgrade replies that are not a valid 101', () => {
 
   it('a 101 without Sec-WebSocket-Accept is "without", one with another digest is "wrong", each naming RFC 6455 4.1', async () => {
     const head = (accept?: string) =>
-      ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', ...(accept ? [`Sec-WebSocket-Accept: ${accept}`] : [])].join('\r\n') + '\r\n\r\n';
+      ['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', ...(accept ? [`Sec-WebSocket-Accept: ${accept}`] : [])].join('\r\n') +
+      '\r\n\r\n';
     server = await rawServer((s) => s.end(head()));
     const missing = await rejection(openExec('websocket', cfg(server), { ...target, command: ['cat'] }));
     expect(String(missing.message)).toMatch(/101 without a Sec-WebSocket-Accept \(RFC 6455 4\.1\)/);
@@ -63,6 +64,20 @@ describe('upgrade replies that are not a valid 101', () => {
     server = await rawServer((s) => s.end(head('bm90LXRoZS1kaWdlc3Q=')));
     const wrong = await rejection(openExec('websocket', cfg(server), { ...target, command: ['cat'] }));
     expect(String(wrong.message)).toMatch(/101 with a wrong Sec-WebSocket-Accept \(RFC 6455 4\.1: not the digest of our key\): "bm90LXRoZS1kaWdlc3Q="/);
+  });
+
+  it('a malformed frame after the 101 names the rule it broke (RFC 6455), in the session end and the echo that met it', async () => {
+    server = await rawServer((s, req) => {
+      s.write(ws101(req, 'v5.channel.k8s.io'));
+      // A masked server frame (MASK bit set, key 0): a server must not mask.
+      s.write(Buffer.from([0x82, 0x81, 0, 0, 0, 0, 0x01]));
+    });
+    const session = await openExec('websocket', cfg(server), { ...target, command: ['cat'], stdin: true, keepalive: 'none' });
+    const end = await session.ended;
+    expect(end.cause).toBe('protocol-error');
+    expect(end.error?.message).toMatch(/RFC 6455 5\.1: a server must not mask the frames it sends/);
+    const { endWords } = await import('../../src/streaming/types.js');
+    expect(endWords(end)).toMatch(/^protocol-error: the server broke the WebSocket protocol \(RFC 6455 5\.1/);
   });
 
   it('a redirect on an upgrade is never followed', async () => {
