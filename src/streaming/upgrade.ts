@@ -18,7 +18,7 @@ import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS, requestPath, type 
 import { parseKubeStatus } from '../kube/status.js';
 
 /** client-go 1.32+ reads up to 64 KiB of a failed handshake's body; we keep less for results. */
-const REJECTION_BODY_BYTES = 64 * 1024;
+export const REJECTION_BODY_BYTES = 64 * 1024;
 const REJECTION_BODY_KEEP = 512;
 
 export interface UpgradeTiming {
@@ -41,7 +41,7 @@ export interface UpgradeTiming {
 }
 
 /** How long the rest of a refusal's body may take to arrive. */
-const REJECTION_BODY_WAIT_MS = 2_000;
+export const REJECTION_BODY_WAIT_MS = 2_000;
 
 /** Reads (part of) a non-101 answer's body and classifies who answered. */
 /** The reply's Server and Via, bounded: who answered, for a refusal and for a 101 alike. */
