@@ -101,6 +101,43 @@ export function defaultFollowUpBudgetMs(holdsSeconds: readonly number[]): number
   return Math.max(30_000, (Math.max(0, ...holdsSeconds) + 10) * 1000);
 }
 
+/** A report that says only why nothing was measured (the target could not be found, read or used). */
+async function unmeasuredReport(
+  plan: ProbePlan,
+  rest: RestClient,
+  o: {
+    why: Diagnosis;
+    pod: string | null;
+    selector: string | undefined;
+    interrupted: boolean;
+    serverUrl: string;
+    proxy: string | undefined;
+    startedAt: string;
+    t0: number;
+    signal: AbortSignal | undefined;
+  },
+): Promise<ProbeReport> {
+  const version = await unlessAborted(serverVersion(rest), o.signal, { error: 'interrupted' });
+  return {
+    probeVersion: VERSION,
+    location: plan.location,
+    cluster: plan.cluster.name,
+    server: {
+      url: o.serverUrl,
+      version: version.version?.gitVersion ?? null,
+      ...(version.error ? { versionError: version.error } : {}),
+      ...(o.proxy ? { proxy: o.proxy } : {}),
+    },
+    target: { namespace: plan.cluster.namespace, pod: o.pod, ...(o.selector ? { selector: o.selector } : {}) },
+    rbac: [],
+    results: [],
+    verdicts: notMeasuredVerdicts(expandPlan(plan), o.why, o.interrupted ? 'interrupted' : 'not-measured'),
+    findings: [],
+    startedAt: o.startedAt,
+    durationMs: Math.round(performance.now() - o.t0),
+  };
+}
+
 export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promise<ProbeReport> {
   const t0 = performance.now();
   const startedAt = new Date().toISOString();
@@ -123,27 +160,8 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
     const found = selector ? await unlessAborted(resolveTarget(rest, spec.namespace, selector), options.signal, interruptedBefore) : { pod: spec.pod! };
     // When the list itself failed on the path, probe the manifest's pod by name: the upgrades meet the same failure.
     const resolved = 'unresolved' in found ? { pod: statefulPodName(TARGET_DEFAULTS.name) } : found;
-    const notMeasuredReport = async (why: Diagnosis, pod: string | null, interrupted: boolean): Promise<ProbeReport> => {
-      const version = await unlessAborted(serverVersion(rest), options.signal, { error: 'interrupted' });
-      return {
-        probeVersion: VERSION,
-        location: plan.location,
-        cluster: spec.name,
-        server: {
-          url: serverUrl,
-          version: version.version?.gitVersion ?? null,
-          ...(version.error ? { versionError: version.error } : {}),
-          ...(proxy ? { proxy } : {}),
-        },
-        target: { namespace: spec.namespace, pod, ...(selector ? { selector } : {}) },
-        rbac: [],
-        results: [],
-        verdicts: notMeasuredVerdicts(expandPlan(plan), why, interrupted ? 'interrupted' : 'not-measured'),
-        findings: [],
-        startedAt,
-        durationMs: Math.round(performance.now() - t0),
-      };
-    };
+    const notMeasuredReport = (why: Diagnosis, pod: string | null, interrupted: boolean) =>
+      unmeasuredReport(plan, rest, { why, pod, selector, interrupted, serverUrl, proxy, startedAt, t0, signal: options.signal });
     if ('notMeasured' in resolved) return await notMeasuredReport(resolved.notMeasured, null, resolved === interruptedBefore);
     // kubectl GETs the pod before it upgrades, and so does the probe: its answer says whether the target can be measured
     // and which container exec and attach run in (container-choice.ts; a list already returned the pod itself).
