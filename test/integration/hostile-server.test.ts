@@ -4,12 +4,12 @@
  */
 import http from 'node:http';
 import type net from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import YAML from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cli } from '../helpers/cli.js';
+import { writePlainKubeconfig } from '../helpers/plain-kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ksp-hostile-'));
 const servers: Array<{ server: http.Server; sockets: Set<net.Socket>; timers: Set<NodeJS.Timeout> }> = [];
@@ -44,20 +44,30 @@ async function hostile(rest: (req: http.IncomingMessage, res: http.ServerRespons
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   servers.push({ server, sockets, timers });
-  const kc = join(dir, `kc-${servers.length}`);
   const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  writeFileSync(
-    kc,
-    YAML.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      'current-context': 'h',
-      clusters: [{ name: 'h', cluster: { server: url } }],
-      users: [{ name: 'h', user: {} }],
-      contexts: [{ name: 'h', context: { cluster: 'h', user: 'h', namespace: 'default' } }],
-    }),
+  return writePlainKubeconfig(join(dir, `kc-${servers.length}`), url);
+}
+
+/** The REST phase of a plausible API server: the target pod, a version, every access review allowed. */
+function plausibleRest(req: http.IncomingMessage, res: http.ServerResponse): void {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  const url = req.url ?? '';
+  res.end(
+    JSON.stringify(
+      url.startsWith('/api/v1/namespaces/default/pods/p') ? POD : url.startsWith('/version') ? { gitVersion: 'v1.33.1' } : { status: { allowed: true } },
+    ),
   );
-  return kc;
+}
+
+/** A plausible API server whose WebSocket exec upgrades (v5) are handed to `attack` after the 101. */
+async function hostileWebSocket(attack: (ws: import('ws').WebSocket) => void): Promise<{ kc: string; close: () => void }> {
+  const { WebSocketServer } = await import('ws');
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
+  const kc = await hostile(plausibleRest);
+  const { server } = servers.at(-1)!;
+  server.removeAllListeners('upgrade');
+  server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, attack));
+  return { kc, close: () => wss.close() };
 }
 
 /** Writes `json` one byte every `everyMs`, for at most `maxBytes` bytes (then stops, never ending the body). */
@@ -138,7 +148,6 @@ describe('a pod list the probe cannot or should not print whole (issue 57 §7)',
 
 describe('a huge error text after the 101 (issue 57 §3): bounded in every medium, every report written', () => {
   it('a 50 MB Failure status on exec’s error channel: the session fails classified, JSON, HTML and the table stay small', async () => {
-    const { WebSocketServer } = await import('ws');
     const huge = JSON.stringify({
       kind: 'Status',
       apiVersion: 'v1',
@@ -147,31 +156,14 @@ describe('a huge error text after the 101 (issue 57 §3): bounded in every mediu
       code: 500,
       message: 'x'.repeat(50 * 1024 * 1024),
     });
-    const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
-    const kc = await hostile((req, res) => {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(
-        JSON.stringify(
-          req.url?.startsWith('/api/v1/namespaces/default/pods/p')
-            ? POD
-            : req.url?.startsWith('/version')
-              ? { gitVersion: 'v1.33.1' }
-              : { status: { allowed: true } },
-        ),
-      );
+    const { kc, close } = await hostileWebSocket((ws) => {
+      // The lowest writable channel first (kubelet websocket.go), then the status in 1 MiB messages (each under the
+      // probe's message bound: the stream's total is what must be bounded), then close.
+      ws.send(Buffer.from([1]));
+      const body = Buffer.from(huge);
+      for (let i = 0; i < body.length; i += 1024 * 1024) ws.send(Buffer.concat([Buffer.from([3]), body.subarray(i, i + 1024 * 1024)]));
+      ws.send(Buffer.from([3]), () => ws.close(1000));
     });
-    const { server } = servers.at(-1)!;
-    server.removeAllListeners('upgrade');
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        // The lowest writable channel first (kubelet websocket.go), then the status in 1 MiB messages (each under the
-        // probe's message bound: the stream's total is what must be bounded), then close.
-        ws.send(Buffer.from([1]));
-        const body = Buffer.from(huge);
-        for (let i = 0; i < body.length; i += 1024 * 1024) ws.send(Buffer.concat([Buffer.from([3]), body.subarray(i, i + 1024 * 1024)]));
-        ws.send(Buffer.from([3]), () => ws.close(1000));
-      }),
-    );
     try {
       const args = ['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '--transports', 'websocket'];
       const json = await cli([...args, '-o', 'json']);
@@ -188,46 +180,27 @@ describe('a huge error text after the 101 (issue 57 §3): bounded in every mediu
       expect(table.code).not.toBe(2);
       expect(table.stdout.length).toBeLessThan(256 * 1024);
     } finally {
-      wss.close();
+      close();
     }
   }, 120_000);
 });
 
 describe('streams the probe never asked to read (issue 57 §1): read and counted, or refused, never kept', () => {
   it('exec’s stderr flooded with 256 MiB during a hold: the session works, the bytes are counted, memory stays flat', async () => {
-    const { WebSocketServer } = await import('ws');
-    const wss = new WebSocketServer({ noServer: true, handleProtocols: (p) => (p.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
-    const kc = await hostile((req, res) => {
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(
-        JSON.stringify(
-          req.url?.startsWith('/api/v1/namespaces/default/pods/p')
-            ? POD
-            : req.url?.startsWith('/version')
-              ? { gitVersion: 'v1.33.1' }
-              : { status: { allowed: true } },
-        ),
-      );
+    const flood = Buffer.concat([Buffer.from([2]), Buffer.alloc(1024 * 1024, 0x65)]);
+    const { kc, close } = await hostileWebSocket((ws) => {
+      ws.send(Buffer.from([1]));
+      let sent = 0;
+      // 256 MiB of stderr, each message sent once the last left (bounded, and done in a few seconds).
+      const more = () => {
+        if (sent++ < 256 && ws.readyState === ws.OPEN) ws.send(flood, more);
+      };
+      more();
+      ws.on('message', (m: Buffer) => {
+        if (m[0] === 0) ws.send(Buffer.concat([Buffer.from([1]), m.subarray(1)])); // stdin back on stdout: the echo
+        if (m[0] === 255) ws.send(Buffer.from([3, ...Buffer.from('{"kind":"Status","status":"Success"}')]), () => ws.close(1000));
+      });
     });
-    const { server } = servers.at(-1)!;
-    server.removeAllListeners('upgrade');
-    const MiB = Buffer.alloc(1024 * 1024, 0x65);
-    const flood = Buffer.concat([Buffer.from([2]), MiB]);
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        ws.send(Buffer.from([1]));
-        let sent = 0;
-        // 256 MiB of stderr, each message sent once the last left (bounded, and done in a few seconds).
-        const more = () => {
-          if (sent++ < 256 && ws.readyState === ws.OPEN) ws.send(flood, more);
-        };
-        more();
-        ws.on('message', (m: Buffer) => {
-          if (m[0] === 0) ws.send(Buffer.concat([Buffer.from([1]), m.subarray(1)])); // stdin back on stdout: the echo
-          if (m[0] === 255) ws.send(Buffer.from([3, ...Buffer.from('{"kind":"Status","status":"Success"}')]), () => ws.close(1000));
-        });
-      }),
-    );
     let peak = 0;
     const base = process.memoryUsage().rss;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - base)), 50);
@@ -257,7 +230,7 @@ describe('streams the probe never asked to read (issue 57 §1): read and counted
       expect(held.stderrBytes).toBeGreaterThanOrEqual(200 * 1024 * 1024);
     } finally {
       clearInterval(sampler);
-      wss.close();
+      close();
     }
   }, 120_000);
 });

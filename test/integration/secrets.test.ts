@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { emulatorKubeconfig } from '../../lab/emulator/kubeconfig.js';
 import { cli, type CliRun } from '../helpers/cli.js';
+import { writePlainKubeconfig } from '../helpers/plain-kubeconfig.js';
 import { startEmulatorWithKubeconfig, type EmulatorWithKubeconfig } from '../../lab/emulator/kubeconfig.js';
 
 const TOKEN = 'kspSECRETtoken-9f8e7d6c5b4a';
@@ -212,18 +213,7 @@ describe('a hostile peer that places our token where its text is clipped (issue 
       );
     });
     try {
-      const kc = join(dir, 'hostile-kubeconfig');
-      writeFileSync(
-        kc,
-        YAML.stringify({
-          apiVersion: 'v1',
-          kind: 'Config',
-          'current-context': 'h',
-          clusters: [{ name: 'h', cluster: { server: raw.url.toString().replace(/\/$/, '') } }],
-          users: [{ name: 'h', user: { token } }],
-          contexts: [{ name: 'h', context: { cluster: 'h', user: 'h', namespace: 'default' } }],
-        }),
-      );
+      const kc = writePlainKubeconfig(join(dir, 'hostile-kubeconfig'), raw.url.toString(), { token });
       const pieces = Array.from({ length: token.length - 11 }, (_, i) => token.slice(i, i + 12).toLowerCase());
       for (const output of ['table', 'json', 'html']) {
         const r = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '-o', output, '-v']);
@@ -249,18 +239,7 @@ describe('a peer that writes terminal escapes into its refusal (issue 57 §6)', 
       );
     });
     try {
-      const kc = join(dir, 'escapes-kubeconfig');
-      writeFileSync(
-        kc,
-        YAML.stringify({
-          apiVersion: 'v1',
-          kind: 'Config',
-          'current-context': 'e',
-          clusters: [{ name: 'e', cluster: { server: raw.url.toString().replace(/\/$/, '') } }],
-          users: [{ name: 'e', user: {} }],
-          contexts: [{ name: 'e', context: { cluster: 'e', user: 'e', namespace: 'default' } }],
-        }),
-      );
+      const kc = writePlainKubeconfig(join(dir, 'escapes-kubeconfig'), raw.url.toString(), {});
       const table = await cli(['run', '--kubeconfig', kc, '--pod', 'p', '--hold', '0s', '--keepalive', 'kubectl', '-v']);
       const controls = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
       expect(table.stdout).not.toMatch(controls);
