@@ -137,6 +137,9 @@ export function reportHeader(report: ProbeReport): string {
   const lines = [
     `location ${report.location}, cluster ${report.cluster}, API server ${report.server.url}, version ${version}${report.server.proxy ? `, via proxy ${report.server.proxy}` : ''}`,
   ];
+  if (report.target.lookupError) {
+    lines.push(`target: the label lookup failed (${report.target.lookupError}); probed the manifest's pod ${report.target.pod} by name`);
+  }
   if (report.rbac.length > 0) {
     const cell = (sub: string, verb: string) => {
       const a = report.rbac.find((x) => x.subresource === sub && x.verb === verb);

@@ -236,6 +236,7 @@ export async function runPlan(plan: ProbePlan, options: RunOptions = {}): Promis
         ...(selector ? { selector } : {}),
         ...(choice.container ? { container: choice.container } : {}),
         containerSource: choice.source,
+        ...('unresolved' in found ? { lookupError: found.unresolved } : {}),
       },
       rbac: access,
       results,

@@ -310,6 +310,11 @@ export interface ProbeReport {
     /** The container exec and attach ran in (sent as `container=`, as kubectl sends it), and how it was chosen. */
     readonly container?: string;
     readonly containerSource?: ContainerSource;
+    /**
+     * Why the label lookup failed on the path, when it did: the manifest's pod was then probed by name (its sessions
+     * meet the same path and say how it failed).
+     */
+    readonly lookupError?: string;
   };
   readonly rbac: readonly AccessSummary[];
   readonly results: readonly SessionResult[];

@@ -136,6 +136,22 @@ describe('a pod list the probe cannot or should not print whole (issue 57 §7)',
     });
   }, 60_000);
 
+  it('a lookup that fails on the path: the manifest’s pod is probed by name, and the report says why', async () => {
+    const kc = await hostile((req, res) => {
+      if (req.url?.includes('labelSelector')) {
+        res.writeHead(502, { 'Content-Type': 'text/html' });
+        return void res.end('<html>Bad Gateway</html>');
+      }
+      plausibleRest(req, res);
+    });
+    const args = ['run', '--kubeconfig', kc, '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec'];
+    const report = JSON.parse((await cli([...args, '-o', 'json'])).stdout);
+    expect(report.target).toMatchObject({ pod: 'probe-target-0', lookupError: expect.stringMatching(/answered 502 without a Kubernetes Status$/) });
+    expect((await cli(args)).stdout).toMatch(
+      /^target: the label lookup failed \(GET .* answered 502 without a Kubernetes Status\); probed the manifest's pod probe-target-0 by name$/m,
+    );
+  }, 60_000);
+
   it('250,000 Pending pods: the target-missing line counts them and names the first ten, not all', async () => {
     const kc = await serving(list(250_000, 'Pending'));
     const r = await cli(['run', '--kubeconfig', kc, '--hold', '0s', '--keepalive', 'kubectl', '--ops', 'exec', '-o', 'json']);
