@@ -163,7 +163,7 @@ describe.each(VERSIONS)('kubectl %s and the probe make the same requests', (vers
     }
   }
 
-  it('the REST calls before streaming: the pod GET, /version and the access reviews, as kubectl makes them', async () => {
+  it('the REST calls before streaming: the pod GET, /version, the lookup by label and the access reviews, as kubectl makes them', async () => {
     const from = lab.emulator.restRequests.length;
     const k = (args: string[]) => runKubectl(version, ['--kubeconfig', lab.kubeconfig, ...args], { timeoutMs: 30_000 });
     expect((await k(['exec', 'probe-target', '--', 'true'])).code).toBe(0);
@@ -185,6 +185,24 @@ describe.each(VERSIONS)('kubectl %s and the probe make the same requests', (vers
     expect(
       unexplained(differences(rest(theirVersion!), rest(ourVersion!)), REST_ALLOWED),
       `DIFFS version ${JSON.stringify(differences(rest(theirVersion!), rest(ourVersion!)))}`,
+    ).toEqual([]);
+
+    // The target's lookup by label: `kubectl get pods -l …`, which pages by 500 (--chunk-size) where the probe reads one
+    // page (its namespace holds only its targets; a list over 16 MiB is target-unlisted, never guessed from).
+    const atList = lab.emulator.restRequests.length;
+    expect((await k(['get', 'pods', '-l', 'app.kubernetes.io/name=kube-stream-probe-target', '-o', 'json'])).code).toBe(0);
+    const isList = (r: RestRecord) => r.method === 'GET' && r.path.startsWith('/api/v1/namespaces/default/pods?');
+    const theirList = lab.emulator.restRequests.slice(atList).find(isList);
+    const ourList = probeRest.find(isList);
+    expect(theirList && ourList).toBeTruthy();
+    const listDiffs = differences(rest(theirList!), rest(ourList!));
+    expect(
+      unexplained(listDiffs, {
+        ...REST_ALLOWED,
+        'query limit': 'kubectl get pages by 500 (--chunk-size); the probe reads one page',
+        'header accept': "kubectl get's resource builder asks for JSON alone; the probe sends client-go's default for every call",
+      }),
+      `DIFFS list ${JSON.stringify(listDiffs)}`,
     ).toEqual([]);
 
     // `kubectl auth can-i create pods/probe-target --subresource exec`: the review the probe's preflight makes for it.
