@@ -10,6 +10,15 @@ export function terminalSafe(text: string): string {
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
+/**
+ * A peer's text (a header, a body, a status message, a close reason, an echo) kept to `max` characters; a clipped text
+ * says how long it was ("… (52,428,800 characters)", issue 57). Secrets are masked where the text is shown
+ * (SecretRedactor matches any 12-character piece of one, so a cut through a token cannot leave a piece to print).
+ */
+export function peerText(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length.toLocaleString('en-US')} characters)`;
+}
+
 /** At most `max` characters, cut at a word boundary with an ellipsis, never mid-word. */
 export function clip(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -2,6 +2,7 @@
 import type { Socket } from 'node:net';
 import { probeError } from '../errors.js';
 import { httpHeadLength, printable, readUntil } from './read-until.js';
+import { peerText } from '../text.js';
 
 export async function connectViaHttpProxy(socket: Socket, proxy: URL, host: string, port: number): Promise<void> {
   const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -24,8 +25,10 @@ export async function connectViaHttpProxy(socket: Socket, proxy: URL, host: stri
     // who they are there; Privoxy's page says "Request blocked by Privoxy").
     const headers = headLines(head);
     const bodyPrefix = printable(await readSome(socket, Number(headers.get('content-length') ?? REFUSAL_BODY_KEEP), REFUSAL_BODY_WAIT_MS), REFUSAL_BODY_KEEP);
-    const server = headers.get('server')?.slice(0, 80);
-    const via = headers.get('via')?.slice(0, 120);
+    const serverHeader = headers.get('server');
+    const viaHeader = headers.get('via');
+    const server = serverHeader === undefined ? undefined : peerText(serverHeader, 80);
+    const via = viaHeader === undefined ? undefined : peerText(viaHeader, 120);
     throw probeError('DIAL_PROXY', `proxy ${proxy.host} refused CONNECT to ${authority}: "${statusLine.trim()}"${server ? ` (Server: ${server})` : ''}`, {
       ...context,
       status,

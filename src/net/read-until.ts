@@ -70,12 +70,15 @@ export function httpHeadLength(buf: Buffer): number | undefined {
   return i < 0 ? undefined : i + 4;
 }
 
-/** Printable first bytes of a peer's reply, for error messages (never secrets: these are the peer's bytes). */
-export function printable(buf: Buffer, max = 120): string {
-  return (
-    buf
-      .subarray(0, max)
-      .toString('latin1')
-      .replace(/[^\x20-\x7e]/g, '.') + (buf.length > max ? '…' : '')
-  );
+/**
+ * Printable first bytes of a peer's reply, for error messages: at most `max`, every byte outside printable ASCII shown
+ * as ".", and a clipped reply says how long it was (`total`: the bytes that came, when more than `buf` holds). A peer
+ * may echo a secret back; results are masked where they are shown (src/kube/secrets.ts).
+ */
+export function printable(buf: Buffer, max = 120, total = buf.length): string {
+  const shown = buf
+    .subarray(0, max)
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]/g, '.');
+  return total > max ? `${shown}… (${total.toLocaleString('en-US')} bytes)` : shown;
 }

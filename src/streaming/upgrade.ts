@@ -13,7 +13,7 @@ import { ClientWebSocket } from './ws-client.js';
 import { ProbeError, errorMessage, isProbeError, probeError } from '../errors.js';
 import { dial as defaultDial, type DialPhases, type Dialed } from '../net/dial.js';
 import { printable } from '../net/read-until.js';
-import { clip } from '../text.js';
+import { peerText } from '../text.js';
 import { DEFAULT_DIAL_TIMEOUT_MS, DEFAULT_UPGRADE_TIMEOUT_MS, requestPath, type ConnectionConfig } from '../net/connection.js';
 import { parseKubeStatus } from '../kube/status.js';
 
@@ -46,8 +46,8 @@ export const REJECTION_BODY_WAIT_MS = 2_000;
 /** Reads (part of) a non-101 answer's body and classifies who answered. */
 /** The reply's Server and Via, bounded: who answered, for a refusal and for a 101 alike. */
 function replyClues(res: IncomingMessage): Pick<UpgradeTiming, 'answeredBy'> {
-  const server = typeof res.headers.server === 'string' ? res.headers.server.slice(0, 80) : undefined;
-  const via = typeof res.headers.via === 'string' ? res.headers.via.slice(0, 120) : undefined;
+  const server = typeof res.headers.server === 'string' ? peerText(res.headers.server, 80) : undefined;
+  const via = typeof res.headers.via === 'string' ? peerText(res.headers.via, 120) : undefined;
   return server || via ? { answeredBy: { ...(server ? { server } : {}), ...(via ? { via } : {}) } } : {};
 }
 
@@ -71,13 +71,13 @@ async function readRejection(res: IncomingMessage, what: string, phases: Upgrade
   });
   const body = Buffer.concat(chunks).subarray(0, REJECTION_BODY_BYTES);
   const status = res.statusCode ?? 0;
-  const bodyPrefix = printable(body, REJECTION_BODY_KEEP);
+  const bodyPrefix = printable(body, REJECTION_BODY_KEEP, n);
   const kubeStatus = parseKubeStatus(body, res.headers['content-type']);
   const { server, via } = replyClues(res).answeredBy ?? {};
   const who = kubeStatus
     ? `the API server (Status ${kubeStatus.reason ?? kubeStatus.status ?? ''})`
     : `something that is not the API server${server ? ` (Server: ${server})` : ''}`;
-  const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${clip(bodyPrefix, 120)}"` : '';
+  const detail = kubeStatus?.message ? `: ${kubeStatus.message}` : bodyPrefix ? `: "${printable(body, 120, n)}"` : '';
   return probeError('UPGRADE_REJECTED', `${what} upgrade answered ${status} by ${who}${detail}`, { status, bodyPrefix, kubeStatus, server, via, phases });
 }
 
@@ -315,7 +315,7 @@ export async function upgradeWebSocket(
     // RFC 6455 4.1 (the client's checks of the server's handshake, item 4): absent or not the key's digest, fail.
     const accept = res.headers['sec-websocket-accept'];
     if (accept === undefined) return '101 without a Sec-WebSocket-Accept (RFC 6455 4.1)';
-    if (accept !== expectedAccept) return `101 with a wrong Sec-WebSocket-Accept (RFC 6455 4.1: not the digest of our key): "${String(accept).slice(0, 64)}"`;
+    if (accept !== expectedAccept) return `101 with a wrong Sec-WebSocket-Accept (RFC 6455 4.1: not the digest of our key): "${peerText(String(accept), 64)}"`;
     const chosen = String(res.headers['sec-websocket-protocol'] ?? '');
     if (req.protocols.length > 0 && !req.protocols.includes(chosen)) {
       // client-go: invalid protocol, expected one of [...], got "..."

@@ -8,6 +8,7 @@ import { WS_FRAME_RULES, type WsFrameErrorCode } from './ws-receiver.js';
 import { MAX_QUEUED_REPLY_BYTES, peerNotReading } from './bounded-text.js';
 import { WS_CLOSE } from './ws-close-codes.js';
 import type { Socket } from 'node:net';
+import { peerText } from '../text.js';
 import { probeError, type ProbeError } from '../errors.js';
 import { WS_PING_PERIOD_MS, WS_PONG_DEADLINE_MS } from './keepalive.js';
 import type { WsLike } from './ws-client.js';
@@ -88,7 +89,7 @@ export class WebSocketConnection {
       if (queued > MAX_QUEUED_REPLY_BYTES) this.fail('protocol-error', peerNotReading(queued));
     });
     ws.on('close', (code: number, reason: Buffer) => {
-      onControlFrame?.('received', `CLOSE ${code}${reason.length ? ` ${reason.toString('utf8').slice(0, 80)}` : ''}`);
+      onControlFrame?.('received', `CLOSE ${code}${reason.length ? ` ${peerText(reason.toString('utf8'), 80)}` : ''}`);
       this.onClose(code, reason.toString('utf8'));
     });
     if (keepalive) {

@@ -8,13 +8,14 @@ import { probeError } from '../../errors.js';
 import type { KubeStatus } from '../../kube/status.js';
 import type { ExecExit } from '../types.js';
 import { ERROR_STREAM_MAX_BYTES, byteCount } from '../bounded-text.js';
+import { peerText } from '../../text.js';
 
 /** The most of a peer's message an error carries (a few KiB in every medium: issue 57 §3). */
 export const MESSAGE_MAX_CHARS = 4096;
 
 /** A peer's message, cut at MESSAGE_MAX_CHARS with its full length said. */
 export function boundedMessage(text: string): string {
-  return text.length <= MESSAGE_MAX_CHARS ? text : `${text.slice(0, MESSAGE_MAX_CHARS)}… (${text.length.toLocaleString('en-US')} characters)`;
+  return peerText(text, MESSAGE_MAX_CHARS);
 }
 
 /**
@@ -30,18 +31,17 @@ export function decodeExecStatus(text: string, protocol: string, totalBytes = Bu
       exitCode: undefined,
       error: probeError(
         'EXEC_STATUS',
-        `error stream protocol error: ${byteCount(totalBytes)}, more than the ${byteCount(ERROR_STREAM_MAX_BYTES)} a status may take; it began "${text.slice(0, 120)}"`,
+        `error stream protocol error: ${byteCount(totalBytes)}, more than the ${byteCount(ERROR_STREAM_MAX_BYTES)} a status may take; it began "${peerText(text, 120)}"`,
         ctx,
       ),
     };
   }
-  if (!structured)
-    return { exitCode: undefined, error: probeError('EXEC_FAILED', `error executing remote command: ${boundedMessage(text).slice(0, 300)}`, ctx) };
+  if (!structured) return { exitCode: undefined, error: probeError('EXEC_FAILED', `error executing remote command: ${peerText(text, 300)}`, ctx) };
   let status: KubeStatus;
   try {
     status = JSON.parse(text) as KubeStatus;
   } catch {
-    return { exitCode: undefined, error: probeError('EXEC_STATUS', `error stream protocol error: not JSON: "${text.slice(0, 120)}"`, ctx) };
+    return { exitCode: undefined, error: probeError('EXEC_STATUS', `error stream protocol error: not JSON: "${peerText(text, 120)}"`, ctx) };
   }
   if (typeof status !== 'object' || status === null)
     return { exitCode: undefined, error: probeError('EXEC_STATUS', 'error stream protocol error: not a Status object', ctx) };
