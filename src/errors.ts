@@ -47,7 +47,7 @@ export const ERROR_CODES = {
   PORTFORWARD_ERROR: 'the server reported a port-forward error',
   STREAM_ERROR: 'the upgrade succeeded, then the server reported an error on the error stream (not the pod: the path to its kubelet or runtime)',
   REST_FAILED: 'a plain API request (discovery, version, access review) failed',
-  PEER_NOT_READING: 'the peer kept sending pings and stopped reading our replies: the session was cut once they passed their bound',
+  PEER_NOT_READING: 'the peer kept sending pings or streams and stopped reading our replies: the session was cut once they passed their bound',
   REST_DEADLINE: 'a plain API request was still not answered in full at its deadline (a server trickling its reply, or one that never ends it)',
   // Configuration / input
   CONFIG_INVALID: 'a configuration value is invalid',
@@ -152,7 +152,7 @@ export interface ErrorContexts {
   PORTFORWARD_ERROR: { readonly port: number; readonly text: string };
   STREAM_ERROR: { readonly operation: string; readonly text: string };
   REST_FAILED: { readonly method: string; readonly path: string; readonly status?: number; readonly kubeStatus?: KubeStatus; readonly timeoutMs?: number };
-  PEER_NOT_READING: { readonly queuedBytes: number; readonly boundBytes: number };
+  PEER_NOT_READING: { readonly queuedBytes: number; readonly boundBytes: number; readonly sending: 'pings' | 'streams' };
   REST_DEADLINE: { readonly method: string; readonly path: string; readonly deadlineMs: number };
   CONFIG_INVALID: { readonly field: string; readonly file?: string };
   KUBECONFIG_INVALID: { readonly file: string; readonly field?: string };

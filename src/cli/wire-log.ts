@@ -27,6 +27,27 @@ export function formatWireEvent(e: WireEvent, at: Date): string[] {
   }
 }
 
+/**
+ * The most control frames shown per connection: a 20-minute hold's pings and pongs at kubectl's 5 s fit (480); a peer
+ * that floods frames (10,000 streams of its own, a PING flood) cannot fill the terminal (issue 57). Past it, one line
+ * says so and the rest of that connection's frames are not shown; requests and replies always are.
+ */
+export const WIRE_LOG_FRAMES_PER_CONNECTION = 500;
+
 export function wireLogger(write: (text: string) => void, redactor: SecretRedactor, now: () => Date = () => new Date()): WireLog {
-  return (e) => write(terminalSafe(redactor.redact(formatWireEvent(e, now()).join('\n'))) + '\n');
+  const frames = new Map<number, number>();
+  return (e) => {
+    if (e.kind === 'spdy' || e.kind === 'websocket') {
+      const n = (frames.get(e.conn) ?? 0) + 1;
+      frames.set(e.conn, n);
+      if (n > WIRE_LOG_FRAMES_PER_CONNECTION + 1) return;
+      if (n === WIRE_LOG_FRAMES_PER_CONNECTION + 1) {
+        write(
+          `${time(now())} #${e.conn} ${terminalSafe(e.what)}: further frames on this connection not shown (${WIRE_LOG_FRAMES_PER_CONNECTION} shown, the -v bound)\n`,
+        );
+        return;
+      }
+    }
+    write(terminalSafe(redactor.redact(formatWireEvent(e, now()).join('\n'))) + '\n');
+  };
 }

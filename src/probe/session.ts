@@ -344,6 +344,7 @@ class SessionRun {
       echoMs: s.echoMs ?? null,
       exitCode: s.exitCode ?? null,
       ...(this.channel?.stderrBytes?.() ? { stderrBytes: this.channel.stderrBytes() } : {}),
+      ...(this.channel?.session.streamsRefused?.() ? { streamsRefused: this.channel.session.streamsRefused() } : {}),
       ...(s.transfer ? { transfer: s.transfer } : {}),
       ...(s.terminal ? { terminal: s.terminal } : {}),
       ok: upgrade.ok && echoed && hold.survived !== false && !s.error && (s.transfer === undefined || s.transfer.end === 'complete'),

@@ -145,6 +145,8 @@ export interface SessionResult extends SessionSpec {
   readonly exitCode: number | null;
   /** exec only, when any came: the bytes the pod wrote on stderr (read and dropped, as they arrived). */
   readonly stderrBytes?: number;
+  /** SPDY, when any: the streams the server opened that the probe refused unread (RST_STREAM REFUSED_STREAM, as a client that opens every stream itself). */
+  readonly streamsRefused?: number;
   /** A transfer session's numbers (transfer.ts). */
   readonly transfer?: TransferOutcome;
   /** A terminal session's sizes: sent with the upgrade, and after the resize; what the process read each time (terminal.ts). */

@@ -41,11 +41,12 @@ export class BoundedBytes {
 export const MAX_QUEUED_REPLY_BYTES = 1024 * 1024;
 
 /** The error for a peer that stopped reading our replies. */
-export function peerNotReading(queuedBytes: number): ProbeError<'PEER_NOT_READING'> {
+export function peerNotReading(queuedBytes: number, sending: 'pings' | 'streams' = 'pings'): ProbeError<'PEER_NOT_READING'> {
+  const what = sending === 'pings' ? 'pings' : 'streams of its own (each refused)';
   return probeError(
     'PEER_NOT_READING',
-    `the peer kept sending pings and stopped reading: ${byteCount(queuedBytes)} of our replies were waiting unsent (bound ${byteCount(MAX_QUEUED_REPLY_BYTES)})`,
-    { queuedBytes, boundBytes: MAX_QUEUED_REPLY_BYTES },
+    `the peer kept sending ${what} and stopped reading: ${byteCount(queuedBytes)} of our replies were waiting unsent (bound ${byteCount(MAX_QUEUED_REPLY_BYTES)})`,
+    { queuedBytes, boundBytes: MAX_QUEUED_REPLY_BYTES, sending },
   );
 }
 

@@ -73,6 +73,7 @@ export async function openSpdyExec(config: ConnectionConfig, opts: ExecOptions):
     timing: up.timing,
     ended,
     wire: () => ({ readBytes: up.raw.bytesRead, writtenBytes: up.raw.bytesWritten }),
+    streamsRefused: () => session.peerStreamsRefused,
     stdin,
     stdout: stdout ?? undefined,
     stderr: stderr ?? undefined,

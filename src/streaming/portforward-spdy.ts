@@ -51,6 +51,7 @@ function spdyPortForward(parts: SpdyPortForwardParts): PortForwardSession {
     timing: parts.timing,
     ended: parts.ended,
     wire: () => ({ readBytes: parts.raw.bytesRead, writtenBytes: parts.raw.bytesWritten }),
+    streamsRefused: () => session.peerStreamsRefused,
     close: parts.close,
     destroy: parts.destroy,
     async openConnection(port: number): Promise<ForwardedConnection> {

@@ -78,6 +78,8 @@ export interface StreamingSession {
   readonly ended: Promise<ConnectionEnd>;
   /** Bytes read and written on the connection so far (TLS records, pings and all): what moved, each way. */
   wire(): WireCounters;
+  /** SPDY: the streams the server opened and the client refused (RST_STREAM REFUSED_STREAM), so far. */
+  streamsRefused?(): number;
   /** Closes the way kubectl does; idempotent. */
   close(): void;
   /** Drops the connection at once; idempotent. */

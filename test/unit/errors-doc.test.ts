@@ -50,6 +50,7 @@ describe("docs/errors.md's bounds", () => {
     const { ERROR_STREAM_MAX_BYTES, MAX_QUEUED_REPLY_BYTES } = await import('../../src/streaming/bounded-text.js');
     const { MESSAGE_MAX_CHARS } = await import('../../src/streaming/channel/exec-status.js');
     const { FRAGMENT } = await import('../../src/kube/secrets.js');
+    const { WIRE_LOG_FRAMES_PER_CONNECTION } = await import('../../src/cli/wire-log.js');
     const bytes = (n: number) => (n % (1024 * 1024) === 0 ? `${n / 1024 / 1024} MiB` : `${n / 1024} KiB`);
     const seconds = (ms: number) => `${ms / 1000} s`;
     const expected: Record<string, string> = {
@@ -66,6 +67,7 @@ describe("docs/errors.md's bounds", () => {
       MESSAGE_MAX_CHARS: String(MESSAGE_MAX_CHARS),
       MAX_QUEUED_REPLY_BYTES: bytes(MAX_QUEUED_REPLY_BYTES),
       FRAGMENT: String(FRAGMENT),
+      WIRE_LOG_FRAMES_PER_CONNECTION: String(WIRE_LOG_FRAMES_PER_CONNECTION),
     };
     const rows = Object.fromEntries([...doc.matchAll(/^\| `([A-Za-z_.]+)` \([^)]*\) \| ([^|]+) \|/gm)].map((m) => [m[1]!, m[2]!.trim()]));
     expect(rows).toEqual(expected);

@@ -235,6 +235,18 @@ export class SpdySession extends EventEmitter implements StreamOwner {
     return this.role === 'client' ? id % 2 === 0 : id % 2 === 1;
   }
 
+  /**
+   * Our replies to the peer's frames (PING echoes, the RST_STREAMs refusing its streams) wait in the transport while the
+   * peer does not read: past MAX_QUEUED_REPLY_BYTES the session ends with PEER_NOT_READING (issue 57 §2). True if cut.
+   */
+  private cutIfNotReading(sending: 'pings' | 'streams'): boolean {
+    const queued = this.transport.writableLength;
+    if (queued <= MAX_QUEUED_REPLY_BYTES) return false;
+    this.finish({ cause: 'protocol-error', error: peerNotReading(queued, sending) });
+    this.transport.destroy();
+    return true;
+  }
+
   private handle(frame: SpdyFrame): void {
     switch (frame.type) {
       case 'SYN_STREAM': {
@@ -250,7 +262,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         // budget (issue 57 §1, §7: 200 pushed streams held 3 GiB; 10,000 used up the 256 streams of ours). Refused.
         if (this.role === 'client') {
           this.peerStreamsRefused++;
+          if (!this.messages) corkForTick(this.transport);
           this.sendReset(id, RstStatus.REFUSED_STREAM);
+          this.cutIfNotReading('streams');
           return;
         }
         if (this.streams.size >= this.limits.maxConcurrentStreams) {
@@ -275,13 +289,10 @@ export class SpdySession extends EventEmitter implements StreamOwner {
       case 'PING': {
         const pending = this.pings.get(frame.id);
         if (this.isPeerId(frame.id)) {
+          // The echoes of one read leave together (a flood of PINGs is one writev per read, not one write per PING).
+          if (!this.messages) corkForTick(this.transport);
           this.writeFrame(frame);
-          const queued = this.transport.writableLength;
-          if (queued > MAX_QUEUED_REPLY_BYTES) {
-            this.finish({ cause: 'protocol-error', error: peerNotReading(queued) });
-            this.transport.destroy();
-            return;
-          }
+          if (this.cutIfNotReading('pings')) return;
         } else if (pending) {
           this.pings.delete(frame.id);
           pending.resolve(performance.now() - pending.sentAt);
