@@ -6,6 +6,8 @@
  * ready, ready after fixes (in order of likelihood), or blocked.
  */
 import { rowText } from '../probe/row-text.js';
+import { DIAGNOSES, FIX_ORDER, type FixCategory } from '../probe/diagnosis-codes.js';
+import { IDLE_DEVICES } from '../probe/idle-devices.js';
 import type { ResolvedContext } from '../kube/kubeconfig.js';
 import { RestClient, minorVersion, serverVersion } from '../kube/rest.js';
 import type { ConnectionConfig } from '../net/connection.js';
@@ -20,9 +22,7 @@ import { scanForToggles, type ScanResult } from './scan.js';
 import { counterReadings, gateStates, type CounterReading, type GateState } from './streaming-metrics.js';
 import { readKubeletCounters, type KubeletAudit } from './kubelet-metrics.js';
 
-/** Fix categories, in the order they are most likely to be the cause (the issue's list). */
-export const FIX_ORDER = ['idle timeouts', 'upgrade passthrough', 'buffering', 'HTTP/2 hops', 'transfers', 'RBAC', 'toggles', 'clients'] as const;
-export type FixCategory = (typeof FIX_ORDER)[number];
+export { FIX_ORDER, type FixCategory } from '../probe/diagnosis-codes.js';
 
 export interface AuditFix {
   readonly category: FixCategory;
@@ -50,8 +50,26 @@ export interface AuditReport {
   readonly toggles: ScanResult | null;
   readonly ab: ProbeReport | null;
   readonly verdict: 'ready' | 'ready-after-fixes' | 'blocked';
+  /** What the A/B's holds could not see: the documented idle timeouts above its longest hold (never READY without it). */
+  readonly idleNotMeasured: IdleNotMeasured;
   readonly fixes: readonly AuditFix[];
   readonly blockedBecause: readonly string[];
+}
+
+export interface IdleNotMeasured {
+  /** The A/B's longest hold, s; null when the A/B was skipped (no idle timeout measured at all). */
+  readonly longestHoldSeconds: number | null;
+  /** The documented devices (src/probe/idle-devices.ts, docs/diagnoses.md) whose timeout is above it, shortest first. */
+  readonly devices: readonly { readonly product: string; readonly seconds: number }[];
+}
+
+/** The idle timeouts an A/B with these holds cannot have seen: every documented one longer than its longest hold. */
+export function idleNotMeasured(holdsSeconds: readonly number[] | null): IdleNotMeasured {
+  const longest = holdsSeconds?.length ? Math.max(...holdsSeconds) : null;
+  const devices = IDLE_DEVICES.filter((d) => longest === null || d.seconds > longest)
+    .map((d) => ({ product: d.product, seconds: d.seconds }))
+    .sort((a, b) => a.seconds - b.seconds);
+  return { longestHoldSeconds: longest, devices };
 }
 
 export interface AuditOptions {
@@ -64,29 +82,6 @@ export interface AuditOptions {
 }
 
 const RBAC_LISTS = { clusterRoles: 'clusterroles', roles: 'roles', clusterRoleBindings: 'clusterrolebindings', roleBindings: 'rolebindings' } as const;
-
-/** Diagnosis codes → the fix category they point at; others are upgrade passthrough. */
-const FIX_OF: Readonly<Record<string, FixCategory>> = {
-  'idle-timeout': 'idle timeouts',
-  'one-direction-timeout': 'idle timeouts',
-  'keepalive-dependent': 'idle timeouts',
-  'pings-ignored': 'idle timeouts',
-  'no-pong': 'idle timeouts',
-  'lost-during-hold': 'idle timeouts',
-  'hop-refused-upgrade': 'upgrade passthrough',
-  'bad-upgrade-response': 'upgrade passthrough',
-  'proxy-refused-tunnel': 'upgrade passthrough',
-  'upgrade-no-answer': 'buffering',
-  'black-hole': 'buffering',
-  'hop-stripped-upgrade': 'HTTP/2 hops',
-  'http2-leg': 'HTTP/2 hops',
-  'verb-acl': 'upgrade passthrough',
-  'transfer-tail-lost': 'transfers',
-  'transfer-stalled': 'transfers',
-  'transfer-cut': 'transfers',
-  'transfer-slow': 'transfers',
-  'rbac-websocket-create': 'RBAC',
-};
 
 async function readMetrics(rest: RestClient): Promise<{ state: AuditReport['metrics']['state']; detail?: string; text?: string }> {
   try {
@@ -125,6 +120,12 @@ async function readRbac(rest: RestClient): Promise<AuditReport['rbac']> {
   return { state: 'read', roles, findings: rbacFindings(roles) };
 }
 
+/** The fix a diagnosis is filed under, or none (it restates another, qualifies a measurement, or blocks the audit). */
+export function fixCategory(code: keyof typeof DIAGNOSES): FixCategory | undefined {
+  const filing = DIAGNOSES[code].audit;
+  return (FIX_ORDER as readonly string[]).includes(filing) ? (filing as FixCategory) : undefined;
+}
+
 export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfig, options: AuditOptions): Promise<AuditReport> {
   const rest = new RestClient(connection);
   let version, metrics, rbac, kubelets;
@@ -160,10 +161,9 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     // Unreachable is no path finding: it blocks the audit below (the rule run's exit code follows too).
     if (v.verdict === 'clean' || v.verdict === 'unreachable' || (today !== 'breaks' && wsOnly !== 'breaks' && v.verdict !== 'both-broken')) continue;
     for (const d of v.diagnosis) {
-      if (d.code === 'silent-fallback' || d.code === 'kubectl-breaks-today') continue; // they restate the failure above them
-      // A refusal no rule names is still a path that must pass the WebSocket upgrade.
-      const category = FIX_OF[d.code] ?? 'upgrade passthrough';
-      fixes.push({ category, what: d.check, evidence: `${v.operation} ${v.keepalive} ${rowText(v)}: ${d.summary}` });
+      // Filed where the catalogue says (src/probe/diagnosis-codes.ts): a restatement or a qualifier is no fix of its own.
+      const category = fixCategory(d.code);
+      if (category) fixes.push({ category, what: d.check, evidence: `${v.operation} ${v.keepalive} ${rowText(v)}: ${d.summary}` });
     }
   }
   for (const f of rbac.findings)
@@ -188,6 +188,12 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
           .map(([k, n]) => `${k}: ${n}`)
           .join(', ')})`,
       });
+  }
+  // Cross-session findings (an SDK client's cut beside kubectl's surviving session, pings that do not count) are fixes
+  // as they are in run's report.
+  for (const f of ab?.findings ?? []) {
+    const category = fixCategory(f.code);
+    if (category) fixes.push({ category, what: f.check, evidence: f.summary });
   }
   const unique = fixes.filter((f, i) => fixes.findIndex((g) => g.category === f.category && g.what === f.what) === i);
   unique.sort((a, b) => FIX_ORDER.indexOf(a.category) - FIX_ORDER.indexOf(b.category));
@@ -218,6 +224,7 @@ export async function runAudit(ctx: ResolvedContext, connection: ConnectionConfi
     toggles,
     ab,
     verdict,
+    idleNotMeasured: idleNotMeasured(options.skipAb ? null : options.plan.holdsSeconds),
     fixes: unique,
     blockedBecause,
   };

@@ -11,20 +11,48 @@ const KUBELET_STATE_WORDS: Record<AuditReport['kubelets']['nodes'][number]['stat
   'not-seen': 'no sample: nothing passed through yet',
 };
 
-const VERDICT_WORDS: Record<AuditReport['verdict'], string> = {
-  ready: 'READY: nothing found that breaks kubectl exec or port-forward at the upgrade, at 1.38 (KEP-4006 GA), or for WebSocket-only clients.',
-  'ready-after-fixes': 'READY AFTER FIXES: fix these first, most likely causes first.',
-  blocked: 'BLOCKED: the audit could not establish readiness.',
-};
+const NOTHING_FOUND = 'nothing found that breaks kubectl exec or port-forward at the upgrade, at 1.38 (KEP-4006 GA), or for WebSocket-only clients';
+
+/** How far the holds saw: "idle timeouts up to 65 s measured", or that none were (no A/B). */
+function measuredIdle(a: AuditReport): string {
+  const h = a.idleNotMeasured.longestHoldSeconds;
+  return h === null ? 'no idle timeout measured (no A/B)' : h === 0 ? 'no idle timeout measured (every hold was 0 s)' : `idle timeouts up to ${h} s measured`;
+}
 
 /**
- * The headline: the verdict, and — when it is ready but the roles could not be read — that RBAC was not checked:
- * a role without 1.35's `create` for WebSocket upgrades would not have been seen.
+ * The headline: the verdict, and what it can speak for. READY never stands without the idle timeouts its holds could
+ * not see (issue 53), nor, when the roles could not be read, without saying RBAC was not checked: a role without
+ * 1.35's `create` for WebSocket upgrades would not have been seen.
  */
 export function verdictWords(a: AuditReport): string {
+  const h = a.idleNotMeasured.longestHoldSeconds;
+  const unseen = a.idleNotMeasured.devices.length ? `; ${measuredIdle(a)}${h ? ', longer ones not' : ''} (see below)` : '';
   if (a.verdict === 'ready' && a.rbac.state !== 'read')
-    return `READY, RBAC UNCHECKED: nothing found that breaks kubectl exec or port-forward at the upgrade, at 1.38 (KEP-4006 GA), or for WebSocket-only clients; the cluster's roles could not be read (${a.rbac.detail ?? a.rbac.state}), so a role without create on pods/exec or pods/portforward (WebSocket upgrades need it from 1.35) would not be seen.`;
-  return VERDICT_WORDS[a.verdict];
+    return `READY, RBAC UNCHECKED: ${NOTHING_FOUND}${unseen}; the cluster's roles could not be read (${a.rbac.detail ?? a.rbac.state}), so a role without create on pods/exec or pods/portforward (WebSocket upgrades need it from 1.35) would not be seen.`;
+  if (a.verdict === 'ready') return `READY: ${NOTHING_FOUND}${unseen}.`;
+  if (a.verdict === 'ready-after-fixes') return `READY AFTER FIXES: fix these first, most likely causes first${unseen}.`;
+  return 'BLOCKED: the audit could not establish readiness.';
+}
+
+/** The hold that crosses the next class of documented timeouts above `longest`. */
+function nextHold(longest: number | null): string | undefined {
+  if (longest === null || longest < 65) return '--hold 0s,65s crosses 60 s (nginx, AWS ALB)';
+  if (longest < 360) return '--hold 0s,65s,6m crosses 350 s (AWS NAT Gateway, NLB, Network Firewall)';
+  if (longest < 3610) return '--hold 61m crosses every idle timeout the audit guidance asks about (at least 3600 s on every hop)';
+  return undefined;
+}
+
+/** The idle timeouts not measured, grouped by their seconds, and the hold that would see the next of them. */
+export function notMeasuredWords(a: AuditReport): string | undefined {
+  const { devices, longestHoldSeconds } = a.idleNotMeasured;
+  if (!devices.length) return undefined;
+  const bySeconds = new Map<number, string[]>();
+  for (const d of devices) bySeconds.set(d.seconds, [...(bySeconds.get(d.seconds) ?? []), d.product.replace(/ \(.*\)$/, '')]);
+  const groups = [...bySeconds].map(([sec, products]) => `${sec} s (${[...new Set(products)].join(', ')})`).join('; ');
+  const above =
+    longestHoldSeconds === null ? ' (no A/B)' : longestHoldSeconds === 0 ? ' (every hold was 0 s)' : ` above ${longestHoldSeconds} s, the longest hold`;
+  const hint = nextHold(longestHoldSeconds);
+  return `Not measured: idle timeouts${above}. Documented ones a path may have: ${groups}.${hint ? ` To see them, hold past them: ${hint}.` : ''}`;
 }
 
 export function auditText(a: AuditReport): string {
@@ -115,6 +143,8 @@ export function auditText(a: AuditReport): string {
     );
   }
   out.push('', verdictWords(a));
+  const unseen = notMeasuredWords(a);
+  if (unseen && a.verdict !== 'blocked') out.push(unseen);
   for (const b of a.blockedBecause) out.push(`  - ${b}`);
   a.fixes.forEach((f, i) => out.push(`  ${i + 1}. [${f.category}] ${f.what}`, `     evidence: ${f.evidence}`));
   return out.join('\n') + '\n';
@@ -126,6 +156,7 @@ export function auditHtml(a: AuditReport): string {
   const rows = (cells: unknown[][]) => cells.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('');
   const body = [
     `<section class="audit"><h2>Audit of ${esc(a.context)}</h2><p class="verdict ${a.verdict === 'ready' ? 'ok' : a.verdict === 'blocked' ? 'bad' : 'warn'}"><b>${esc(verdictWords(a))}</b></p>`,
+    notMeasuredWords(a) && a.verdict !== 'blocked' ? `<p class="not-measured">${esc(notMeasuredWords(a))}</p>` : '',
     a.blockedBecause.length ? `<ul>${a.blockedBecause.map((b) => `<li>${esc(b)}</li>`).join('')}</ul>` : '',
     a.fixes.length
       ? `<ol class="fixes">${a.fixes.map((f) => `<li data-category="${esc(f.category)}"><b>[${esc(f.category)}]</b> ${esc(f.what)}<div class="why">${esc(f.evidence)}</div></li>`).join('')}</ol>`

@@ -13,6 +13,9 @@ import { PLAN_FLAGS, integer, parse, planFromFlags, targetFlags } from './args.j
 import { DEFAULT_MATRIX, READ_KEEPALIVES } from '../vocabulary.js';
 import { emit, outputFormat } from './output.js';
 
+/** The audit's holds when --hold is not given: 0 s, and past nginx's and AWS ALB's 60 s idle timeout. */
+export const AUDIT_HOLDS_SECONDS: readonly number[] = [0, 65];
+
 export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
 
 The pre-upgrade audit, read-only, each finding with its evidence and what to do:
@@ -31,7 +34,9 @@ The pre-upgrade audit, read-only, each finding with its evidence and what to do:
 Flags:
   --kubeconfig, --context, -n/--namespace   as in kubectl (and run)
   --pod, --selector, --container, --port    the probe target, as in run
-  --hold LIST, --keepalive LIST, --ops LIST, --transports LIST   the A/B, as in run (default hold 0s)
+  --hold LIST, --keepalive LIST, --ops LIST, --transports LIST   the A/B, as in run (default hold 0s,65s: past
+                           nginx's and AWS ALB's 60 s; NAT gateways and NLBs (350 s) need 6m; the verdict says
+                           which idle timeouts its longest hold could not see)
   --scan DIR[,DIR…]        directories to search for the toggles (repeatable)
   --no-ab                  skip the A/B
   -o, --output FORMAT      table | json | html
@@ -68,7 +73,9 @@ export async function auditCommand(argv: readonly string[], io: CommandIO): Prom
     plan: {
       location: hostname(),
       cluster: contextTarget(ctx, { ...values, port: integer('port', values.port, 1, 65535) }),
-      ...planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES }),
+      // Held past the commonest idle class by default (nginx's and AWS ALB's 60 s): an audit that holds 0 s sees no
+      // idle timeout at all, and idle timeouts are half of what it is for (issue 53).
+      ...planFromFlags(values, { ...DEFAULT_MATRIX, keepalives: READ_KEEPALIVES, holdsSeconds: AUDIT_HOLDS_SECONDS }),
     },
   });
   const text = output === 'json' ? JSON.stringify(report, null, 2) + '\n' : output === 'html' ? auditHtml(report) : auditText(report);

@@ -206,7 +206,9 @@ async function auditDemo(argv: readonly string[], io: CommandIO): Promise<number
         'kube-stream-probe demo audit: the emulator as a 1.35 API server, a get-only developers role, and lab/fixtures/audit-scan scanned for toggles.\n\n',
       );
     }
-    return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...argv], io);
+    // The lab's path has no idle timeout to find: the demo holds 0 s (and says so), not the audit's 65 s.
+    const holds = argv.some((a) => a === '--hold' || a.startsWith('--hold=')) ? [] : ['--hold', '0s'];
+    return await auditCommand(['--kubeconfig', lab.kubeconfig, '--scan', AUDIT_FIXTURE, ...holds, ...argv], io);
   } finally {
     await lab.stop();
   }

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DIAGNOSIS_CODES } from '../../src/probe/diagnosis-codes.js';
+import { DIAGNOSES, DIAGNOSIS_CODES, FIX_ORDER } from '../../src/probe/diagnosis-codes.js';
 import { IDLE_DEVICES, type IdleDevice } from '../../src/probe/idle-devices.js';
 
 const BEHAVIOUR: Readonly<Record<IdleDevice['behaviour'], string>> = {
@@ -20,6 +20,21 @@ describe('docs/diagnoses.md', () => {
   it('documents exactly the diagnosis codes the code defines', () => {
     const documented = [...doc.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]);
     expect(documented.sort()).toEqual(Object.keys(DIAGNOSIS_CODES).sort());
+  });
+
+  it('each code’s row is the catalogue’s entry: its meaning and where the audit files it', () => {
+    const rows = Object.fromEntries(
+      [...doc.matchAll(/^\| `([a-z0-9-]+)` \| (.+) \| ([^|]+) \|$/gm)].map((m) => [m[1]!, { meaning: m[2]!.replace(/\\\|/g, '|'), audit: m[3]!.trim() }]),
+    );
+    expect(rows).toEqual(Object.fromEntries(Object.entries(DIAGNOSES).map(([code, e]) => [code, { meaning: e.meaning, audit: e.audit }])));
+  });
+
+  it('every code has a meaning and a filing the audit knows: a fix category, or why it is none', () => {
+    const filings = [...FIX_ORDER, 'restates another', 'said, no fix', 'blocks the audit'];
+    for (const [code, e] of Object.entries(DIAGNOSES)) {
+      expect(e.meaning.length, code).toBeGreaterThan(10);
+      expect(filings, code).toContain(e.audit);
+    }
   });
 
   it('lists every documented device the diagnoses match against, with its fix and source, as the code has it', () => {
