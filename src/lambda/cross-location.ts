@@ -50,6 +50,8 @@ export interface LocationState {
   subject: string;
   message: string;
   run?: string;
+  /** The diagnosis code its page named (LocationPage.diagnosis). */
+  diagnosis?: string;
   /** Paged for this location alone. */
   paged: boolean;
 }
@@ -122,6 +124,7 @@ export async function aggregate(raw: unknown, config: CrossLocationConfig, deps:
       subject: page.subject,
       message: page.message,
       ...(page.run ? { run: page.run } : {}),
+      ...(page.diagnosis ? { diagnosis: page.diagnosis } : {}),
       paged: before?.paged === true,
     };
     return record;
@@ -275,7 +278,8 @@ function locationPage(cluster: string, location: string, s: LocationState, locat
 }
 
 function clusterPage(cluster: string, states: readonly (readonly [string, LocationState])[]): Published {
-  const diagnosis = / - (.+)$/.exec(states[0]![1].subject)?.[1];
+  // The first location's diagnosis, by its field (the code its notifier read from its evidence).
+  const diagnosis = states.find(([, s]) => s.diagnosis)?.[1].diagnosis;
   return {
     kind: 'cluster',
     state: 'ALARM',

@@ -25,6 +25,8 @@ export interface LocationPage {
   readonly subject: string;
   readonly message: string;
   readonly run?: string;
+  /** The code of the diagnosis the page names (DIAGNOSES), as a field: the aggregator never reads it out of the subject. */
+  readonly diagnosis?: string;
 }
 
 /** An EventBridge event carrying a LocationPage (the fields the aggregator reads), checked. */
@@ -38,6 +40,8 @@ export function parseLocationPage(raw: unknown): LocationPage {
   if (d.state !== 'ALARM' && d.state !== 'OK') c.fail('event.detail.state', 'must be ALARM or OK');
   if (Number.isNaN(Date.parse(d.since as string))) c.fail('event.detail.since', 'must be an ISO 8601 time');
   if (d.run !== undefined && typeof d.run !== 'string') c.fail('event.detail.run', 'must be a string');
+  if (d.diagnosis !== undefined && !(typeof d.diagnosis === 'string' && /^[a-z0-9-]{1,64}$/.test(d.diagnosis)))
+    c.fail('event.detail.diagnosis', 'must be a diagnosis code (lowercase letters, digits and hyphens)');
   return d as unknown as LocationPage;
 }
 

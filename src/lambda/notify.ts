@@ -13,6 +13,7 @@ import type { CloudWatchLogsClient } from '@aws-sdk/client-cloudwatch-logs';
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import { Checker } from '../config/checker.js';
+import { DIAGNOSES, type DiagnosisCode } from '../probe/diagnosis-codes.js';
 import { errorMessage, probeError } from '../errors.js';
 import { EVENT_BUS_ARN, LOCATION_PAGE_DETAIL_TYPE, LOCATION_PAGE_SOURCE, type LocationPage } from './location-page.js';
 import { EVIDENCE_LOG_MSG, RECENT_EVIDENCE_SECONDS, evidenceLink, recentEvidenceLink } from './evidence-log.js';
@@ -91,6 +92,8 @@ interface EvidenceLine {
   readonly row: string;
   readonly attempt: string;
   readonly ok: boolean;
+  /** The row's first diagnosis: its code (a field: never taken out of the sentence), and its sentence for people. */
+  readonly diagnosisCode: DiagnosisCode | null;
   readonly diagnosis: string | null;
   readonly check: string | null;
 }
@@ -134,6 +137,7 @@ async function recentLines(config: NotifyConfig, deps: NotifyDeps, cluster: stri
           row: String(l.row ?? ''),
           attempt: String(l.attempt ?? ''),
           ok: l.ok === true,
+          diagnosisCode: typeof l.diagnosisCode === 'string' && Object.hasOwn(DIAGNOSES, l.diagnosisCode) ? (l.diagnosisCode as DiagnosisCode) : null,
           diagnosis: typeof l.diagnosis === 'string' ? l.diagnosis : null,
           check: typeof l.check === 'string' ? l.check : null,
         });
@@ -163,6 +167,8 @@ export interface NotifyOutcome {
   readonly message: string;
   /** The run whose evidence the message links, when one was found. */
   readonly run?: string;
+  /** The code of the diagnosis the subject names (from the evidence line's field), when one was made. */
+  readonly diagnosis?: DiagnosisCode;
   /** Nothing was published: an OK of a ticket, or INSUFFICIENT_DATA. */
   readonly skipped?: true;
   /** Sent to the page bus (route.forward) for the cross-location aggregator, not published. */
@@ -206,7 +212,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
     const recent = recentEvidenceLink({ region: config.region, logGroup: config.logGroup, cluster: route.cluster });
     let evidence: string;
     let run: string | undefined;
-    let diagnosis: string | undefined;
+    let diagnosis: DiagnosisCode | undefined;
     try {
       let found: ReturnType<typeof newestFailedRun>;
       for (const window of [FIRST_WINDOW_SECONDS, RECENT_EVIDENCE_SECONDS]) {
@@ -215,9 +221,9 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       }
       if (found) {
         run = found.run;
-        const first = found.failed.find((l) => l.diagnosis && !l.diagnosis.startsWith('flapping:')) ?? found.failed[0]!;
-        // The diagnosis sentence starts with its code (`upgrade-refused: …`): the code is the subject's.
-        diagnosis = first.diagnosis?.split(':')[0];
+        // The first session with a diagnosis that is about the path (a flapping one-off is not), by its code.
+        const first = found.failed.find((l) => l.diagnosisCode && l.diagnosisCode !== 'flapping') ?? found.failed[0]!;
+        diagnosis = first.diagnosisCode ?? undefined;
         const sessions = [...new Set(found.failed.map((l) => `${l.session} ${l.row}${l.attempt === 'only' ? '' : ` (${l.attempt})`}`))];
         const link = evidenceLink({ region: config.region, logGroup: config.logGroup, runId: found.run, from: new Date(found.from), to: new Date(found.to) });
         evidence = [
@@ -239,6 +245,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       subject: subjectOf(`${route.severity}: ${where}${diagnosis ? ` - ${diagnosis}` : ''}`),
       message: `${route.severity}: ${change.alarmName} is ALARM since ${change.time}.\n${evidence}\n\nWhy it fired: ${change.reason}`,
       ...(run ? { run } : {}),
+      ...(diagnosis ? { diagnosis } : {}),
     };
   }
   if (route.forward && route.cluster && (change.state === 'ALARM' || change.state === 'OK')) {
@@ -251,6 +258,7 @@ export async function notify(raw: unknown, config: NotifyConfig, deps: NotifyDep
       subject: outcome.subject,
       message: outcome.message,
       ...(outcome.run ? { run: outcome.run } : {}),
+      ...(outcome.diagnosis ? { diagnosis: outcome.diagnosis } : {}),
     };
     try {
       await forward(route.forward, page, deps);

@@ -6,6 +6,7 @@
 import { rowText } from '../probe/row-text.js';
 import { TODAYS_KUBECTL } from '../probe/kubectl-model.js';
 import type { ProbeReport } from '../probe/types.js';
+import type { DiagnosisCode } from '../probe/diagnosis-codes.js';
 
 export const VERDICT_LOG_MSG = 'verdict';
 
@@ -25,7 +26,11 @@ export interface VerdictLogLine {
   readonly websocket: string;
   /** Today's kubectl (TODAYS_KUBECTL): works, works-via-fallback, breaks, unknown; not-modelled for holds without pings. */
   readonly kubectl: string;
-  /** Each diagnosis as `code: summary`, joined by " | "; null when clean. */
+  /** The row's diagnosis codes, in order (fields: a reader never takes them out of the sentences); [] when clean. */
+  readonly codes: readonly DiagnosisCode[];
+  /** The first of them, for the dashboard's table; null when clean. */
+  readonly code: DiagnosisCode | null;
+  /** Each diagnosis's sentence, joined by " | ", for people; null when clean. */
   readonly diagnosis: string | null;
   /** What to check first. */
   readonly check: string | null;
@@ -46,7 +51,9 @@ export function verdictLogLines(report: ProbeReport, location: string, schedule:
     spdy: v.spdy,
     websocket: v.websocket,
     kubectl: v.kubectl?.find((k) => k.client === TODAYS_KUBECTL)?.outcome ?? 'not-modelled',
-    diagnosis: v.diagnosis.map((d) => `${d.code}: ${d.summary}`).join(' | ') || null,
+    codes: v.diagnosis.map((d) => d.code),
+    code: v.diagnosis[0]?.code ?? null,
+    diagnosis: v.diagnosis.map((d) => d.summary).join(' | ') || null,
     check: v.diagnosis[0]?.check ?? null,
   }));
 }
@@ -54,6 +61,6 @@ export function verdictLogLines(report: ProbeReport, location: string, schedule:
 /** The latest verdict per cluster × operation × keepalive × row (hold, shaped hold, transfer), with its diagnosis (Logs Insights). */
 export const LATEST_VERDICTS_QUERY: readonly string[] = [
   `filter msg = "${VERDICT_LOG_MSG}"`,
-  'stats latest(verdict) as verdict, latest(kubectl) as kubectl, latest(diagnosis) as diagnosis, latest(check) as check, latest(@timestamp) as at by cluster, operation, keepalive, row',
+  'stats latest(verdict) as verdict, latest(kubectl) as kubectl, latest(code) as code, latest(diagnosis) as diagnosis, latest(check) as check, latest(@timestamp) as at by cluster, operation, keepalive, row',
   'sort cluster, operation, keepalive, row',
 ];

@@ -8,6 +8,7 @@
 import { rowKey, type AttemptRecord, type ProbeReport, type SessionResult, type Verdict } from './types.js';
 import { rowText, sessionWords } from './row-text.js';
 import type { WireTrace } from './evidence.js';
+import type { DiagnosisCode } from './diagnosis-codes.js';
 
 /** The most one record may take as JSON, characters (a CloudWatch Logs event holds 256 KiB; a page's reader, less). */
 export const EVIDENCE_MAX_CHARS = 6000;
@@ -24,8 +25,9 @@ export interface SessionEvidence {
   /** `only`: not retried; `first` / `retry`: the two attempts of a retried session (retry.ts). */
   readonly attempt: 'only' | 'first' | 'retry';
   readonly ok: boolean;
-  /** The row's verdict, and its first diagnosis as one sentence (`code: summary`) with what to check. */
+  /** The row's verdict, and its first diagnosis: its code, its sentence (`code: summary`, for people) and what to check. */
   readonly verdict: string;
+  readonly diagnosisCode: DiagnosisCode | null;
   readonly diagnosis: string | null;
   readonly check: string | null;
   readonly upgrade: AttemptRecord['upgrade'];
@@ -36,9 +38,9 @@ export interface SessionEvidence {
 }
 
 /** The row's sentence for a page: its first diagnosis that is not the fallback's note. */
-function rowDiagnosis(v: Verdict | undefined): { diagnosis: string | null; check: string | null } {
+function rowDiagnosis(v: Verdict | undefined): Pick<SessionEvidence, 'diagnosisCode' | 'diagnosis' | 'check'> {
   const d = v?.diagnosis.find((x) => x.code !== 'silent-fallback') ?? v?.diagnosis[0];
-  return d ? { diagnosis: `${d.code}: ${d.summary}`, check: d.check } : { diagnosis: null, check: null };
+  return d ? { diagnosisCode: d.code, diagnosis: `${d.code}: ${d.summary}`, check: d.check } : { diagnosisCode: null, diagnosis: null, check: null };
 }
 
 function bounded(e: SessionEvidence): SessionEvidence {

@@ -238,6 +238,47 @@ describe('the aggregator, through DynamoDB, SQS and SNS', () => {
     expect((await aggregate(due(4), long, crossDeps)).map((p) => p.location)).toEqual(['corp-vpc-a']);
   });
 
+  it('the cluster’s page names the diagnosis from the pages’ field, never out of a subject (issue 53)', async () => {
+    // Each location's evidence: a cut whose sentence does not start with its code.
+    for (const l of LOCATIONS)
+      aws.logGroups.set(`probe-logs-${l}`, [
+        {
+          timestamp: clock.getTime() - 60_000,
+          message: JSON.stringify({
+            msg: 'evidence',
+            run: `run-${l}`,
+            cluster: 'shared-gitops',
+            session: 'WebSocket exec',
+            row: '65s',
+            attempt: 'only',
+            ok: false,
+            diagnosisCode: 'idle-timeout',
+            diagnosis: 'The session was cut after 8.0 s idle - a hop',
+            check: 'Raise the idle timeout.',
+          }),
+        },
+      ]);
+    try {
+      await notifyFrom('corp-vpc-a', 'ALARM');
+      const first = delivered();
+      expect(first.detail).toMatchObject({ subject: 'PAGE: corp-vpc-a -> shared-gitops - idle-timeout', diagnosis: 'idle-timeout' });
+      // Both pages' subjects without the code (cut, as SNS cuts subjects at 100 characters): the field still says it.
+      await aggregate({ ...first, detail: { ...(first.detail as object), subject: 'PAGE: corp-vpc-a -> shared-gitops' } }, config, crossDeps);
+      await notifyFrom('eu-central-1-public', 'ALARM');
+      const second = delivered();
+      const cut = { ...second, detail: { ...(second.detail as object), subject: 'PAGE: eu-central-1-public -> shared-gitops' } };
+      const out = await aggregate(cut, config, crossDeps);
+      expect(out.map((p) => p.subject)).toEqual(['PAGE: every location -> shared-gitops - idle-timeout']);
+      // A field that is not a code is refused, naming it.
+      const err = await aggregate({ ...second, detail: { ...(second.detail as object), diagnosis: 'Cut: after 8 s' } }, config, crossDeps).catch(
+        (x: unknown) => x,
+      );
+      expect(isProbeError(err) && (err.context as { field: string }).field).toBe('event.detail.diagnosis');
+    } finally {
+      for (const l of LOCATIONS) aws.logGroups.set(`probe-logs-${l}`, []);
+    }
+  });
+
   it('what it cannot place is a typed error naming the field, never a silent drop', async () => {
     await notifyFrom('corp-vpc-a', 'ALARM');
     const e = delivered();

@@ -395,10 +395,14 @@ describe('the probe Lambda', () => {
         kubectl: 'works-via-fallback',
         schedule: 'short',
       });
-      expect(l.diagnosis).toMatch(/^api-server-refused: .* \| silent-fallback: /);
+      // The codes are fields; the sentences are for people and carry no code to read back (issue 53).
+      expect(l.codes).toEqual(['api-server-refused', 'silent-fallback']);
+      expect(l.code).toBe('api-server-refused');
+      expect(l.diagnosis).toMatch(/^The API server itself refused the WebSocket (exec|port-forward) upgrade: HTTP 400.* \| /);
+      expect(l.diagnosis).not.toMatch(/api-server-refused|silent-fallback/);
       expect(l.check).toEqual(expect.any(String));
       // Every field LATEST_VERDICTS_QUERY names is there.
-      for (const field of LATEST_VERDICTS_QUERY.join(' ').match(/\b(verdict|kubectl|diagnosis|check|cluster|operation|keepalive|holdSeconds)\b/g)!)
+      for (const field of LATEST_VERDICTS_QUERY.join(' ').match(/\b(verdict|kubectl|code|diagnosis|check|cluster|operation|keepalive|holdSeconds)\b/g)!)
         expect(l).toHaveProperty(field);
     }
     expect(lines.map((l) => l.operation).sort()).toEqual(['exec', 'portforward']);
@@ -424,6 +428,7 @@ describe('the probe Lambda', () => {
     for (const l of evidence) {
       expect(l).toMatchObject({ level: 'warn', run, location: 'eu-west-1-vpc-a', cluster: 'lab', schedule: 'short', ok: false, verdict: 'websocket-broken' });
       expect(l.upgrade.status).toBe(400);
+      expect(l.diagnosisCode).toBe('api-server-refused');
       expect(l.diagnosis).toMatch(/^api-server-refused: /);
       expect(l.wire.reply.status).toBe(400);
       expect(l.wire.request.headers).toContainEqual(['Authorization', 'Bearer <masked>']);

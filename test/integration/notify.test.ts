@@ -29,6 +29,7 @@ let hop: Hop;
 let config: NotifyConfig;
 let deps: Parameters<typeof notify>[2];
 let runId: string;
+let runLines: ReturnType<typeof evidenceLogLines>;
 const logged: string[] = [];
 const now = new Date('2026-12-06T12:00:00Z');
 
@@ -63,6 +64,7 @@ beforeAll(async () => {
   runId = '0b0c3f7e-1111-4222-8333-944445555666';
   const older = evidenceLogLines({ ...report, cluster: 'other' }, { id: 'older-run', location: 'eu-west-1-public', schedule: 'short' });
   const lines = evidenceLogLines(report, { id: runId, location: 'eu-west-1-public', schedule: 'short' });
+  runLines = lines;
   aws.logGroups.set(LOG_GROUP, [
     ...older.map((l, i) => ({ timestamp: now.getTime() - 3600_000 + i, message: JSON.stringify(l) })),
     { timestamp: now.getTime() - 400_000, message: JSON.stringify({ level: 'info', msg: 'verdict', run: runId, cluster: 'prod-eu' }) },
@@ -134,6 +136,24 @@ describe('the notifier', () => {
     const count = aws.published.length;
     expect(await notify(change('ksp-eu-west-1-public-ga-readiness', 'OK'), config, deps)).toMatchObject({ skipped: true });
     expect(aws.published.length).toBe(count);
+  });
+
+  it('the subject names the diagnosis by its field, never by the words of its sentence (issue 53)', async () => {
+    expect(runLines[0]!.diagnosisCode).toBe('hop-refused-upgrade');
+    // The same run's lines, the first session a one-off (flapping) and the sentences not starting with their codes.
+    const lines = runLines.map((l, i) => ({
+      ...l,
+      diagnosisCode: i === 0 ? 'flapping' : 'idle-timeout',
+      diagnosis: i === 0 ? 'hop-refused-upgrade: a sentence that begins like another code' : 'Cut: after 8.0 s idle.',
+    }));
+    aws.logGroups.set(
+      'fields-group',
+      lines.map((l, i) => ({ timestamp: now.getTime() - 300_000 + i * 10, message: JSON.stringify(l) })),
+    );
+    const out = await notify(change(PAGE, 'ALARM'), { ...config, logGroup: 'fields-group' }, deps);
+    expect(out.subject).toBe('PAGE: eu-west-1-public -> prod-eu - idle-timeout');
+    expect(out.diagnosis).toBe('idle-timeout');
+    expect(out.message).toMatch(/\nDiagnosis: Cut: after 8\.0 s idle\.\n/);
   });
 
   it('evidence that cannot be read never loses the page: it says why and links the recent evidence', async () => {
