@@ -175,8 +175,36 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[], lifetime?: L
   return {
     code: 'idle-timeout',
     summary: `The ${what(r)} session was cut after ${fmt(idle)} s with no byte moving ${where}, without pings (${fmt(h.disconnectSeconds)} s after the 101).`,
-    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} kubectl pings this session every ${pingSeconds} s, which keeps it open only if the timeout is longer than that: compare the keepalive "kubectl" rows. Raise it for clients that send no pings.${owner}${silent}`,
+    check: `${near ? `That is ${near}.` : `A hop (load balancer, proxy, NAT) has an idle timeout of about ${Math.round(idle)} s.`} ${whatPingsDid(r, peers, idle, pingSeconds)} Raise it for clients that send no pings.${owner}${silent}`,
   };
+}
+
+/**
+ * What kubectl's pings did on this path, for a session held without them: one conclusion from what the run measured
+ * (issue 53: a no-ping row said pings keep it open "only if the timeout is longer" beside a pings-ignored finding
+ * saying they do not count). Its twin held with kubectl's pings survived (they count), was cut as early (they do
+ * not), or there is none (then only the arithmetic of ping period against the timeout, said as such).
+ */
+function whatPingsDid(r: SessionResult, peers: readonly SessionResult[], idle: number, pingSeconds: number): string {
+  const withPings = peers.find(
+    (x) =>
+      x !== r &&
+      x.keepalive === 'kubectl' &&
+      x.operation === r.operation &&
+      x.transport === r.transport &&
+      x.holdSeconds === r.holdSeconds &&
+      x.holdShape === r.holdShape &&
+      x.upgrade.ok,
+  );
+  if (withPings?.hold.survived === true) return `kubectl's pings (every ${pingSeconds} s on this session) kept its session open through the same hold.`;
+  if (withPings?.hold.survived === false && withPings.hold.disconnectSeconds !== null) {
+    return idle < pingSeconds
+      ? `kubectl's session was cut too: its pings come every ${pingSeconds} s, less often than the hop's timeout.`
+      : `kubectl's session was cut as early, although its pings (every ${pingSeconds} s) came more often: the hop does not count them as activity.`;
+  }
+  return idle < pingSeconds
+    ? `kubectl pings this session every ${pingSeconds} s, less often than that: kubectl is cut too.`
+    : `kubectl pings this session every ${pingSeconds} s, more often than that: its pings keep it open if the hop counts them (hold with --keepalive kubectl to see).`;
 }
 
 /**

@@ -122,6 +122,22 @@ describe('demo paths', () => {
     expect(r.findings.some((d) => d.code === 'keepalive-dependent')).toBe(false);
   });
 
+  it('one cause, one conclusion: what kubectl’s pings did is said as measured, never its opposite (issue 53)', () => {
+    const texts = (r: ProbeReport) => [...r.verdicts.flatMap((v) => v.diagnosis), ...r.findings].map((d) => `${d.summary} ${d.check}`);
+    // Any byte counts: the no-ping rows say kubectl's pings kept exec open, as the kubectl row and keepalive-dependent do.
+    const anyByte = texts(report(`l4-idle-${DEMO_IDLE_CUT_SECONDS}s`));
+    expect(anyByte.some((t) => /kubectl's pings \(every 5 s on this session\) kept its session open through the same hold/.test(t))).toBe(true);
+    expect(anyByte.some((t) => /do(es)? not count (them|kubectl's pings)|ignores keepalive/.test(t))).toBe(false);
+    // Data only: pings-ignored is concluded, and no text says the pings keep it open or may.
+    const dataOnly = report(`l4-idle-${DEMO_IDLE_CUT_SECONDS}s-data-only`);
+    expect(dataOnly.findings.map((d) => d.code)).toContain('pings-ignored');
+    const said = texts(dataOnly);
+    expect(said.filter((t) => /(?<!cannot )keeps? it open|kept its session open/.test(t))).toEqual([]);
+    expect(said.some((t) => /kubectl's session was cut as early, although its pings \(every 5 s\) came more often: the hop does not count them/.test(t))).toBe(
+      true,
+    );
+  });
+
   it('shows all four verdicts and at least three distinct diagnoses', () => {
     const verdicts = new Set(run.reports.flatMap((r) => r.report.verdicts.map((v) => v.verdict)));
     expect([...verdicts].sort()).toEqual(['both-broken', 'clean', 'spdy-broken', 'websocket-broken']);
