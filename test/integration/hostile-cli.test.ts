@@ -112,6 +112,10 @@ const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 function expectContained(name: Attack, o: Outcome, p: Plan): void {
   const round = (r: Record<Medium, number>) => JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v * 10) / 10])));
   const summary = `${name}: exit ${JSON.stringify(o.codes)}, ${round(o.seconds)} s, peak ${round(o.peakRssMiB)} MiB`;
+  // The figures, in the log of every run (the bounds below are generous; these say how far from them it was).
+  console.info(
+    `hostile ${summary}; output ${o.out.json.length} B json, ${o.out.html.length} B html, ${o.out.table.length + o.err.table.length} B table+stderr`,
+  );
   for (const medium of ['table', 'json', 'html'] as const) {
     expect([0, 1, 3], `${summary}; ${medium} stderr: ${o.err[medium].slice(0, 500)}`).toContain(o.codes[medium]);
     expect(o.seconds[medium], summary).toBeLessThan(2 * p.budgetSeconds);
