@@ -261,9 +261,11 @@ export async function kubectlPortForwardHolding(
       async (port, _pid, view) => {
         const s = net.connect(port, view.host);
         s.on('error', () => undefined);
+        // An echo's answer within 6 s (it was 3 s: kubectl's first connection through a fallback sets up its streams on
+        // a loaded 2-core machine in more than that; a broken path closes the connection long before).
         const read = () =>
           new Promise<boolean>((resolve) => {
-            const t = setTimeout(() => resolve(false), 3000);
+            const t = setTimeout(() => resolve(false), 6000);
             s.once('data', () => (clearTimeout(t), resolve(true)));
             s.once('close', () => (clearTimeout(t), resolve(false)));
           });
