@@ -178,15 +178,7 @@ function onUpgrade(attack: Attack, u: Upgrade): void {
       if (!spdy) return refuse(socket, 403, 'Forbidden');
       socket.write(spdy101(op === 'exec' ? 'v4.channel.k8s.io' : 'portforward.k8s.io'));
       // Server PINGs (even ids, 12 bytes each), 8 M at most (96 MiB); our echoes are never read.
-      return flood(
-        socket,
-        (i) => {
-          const b = Buffer.from([0x80, 0x03, 0x00, 0x06, 0x00, 0x00, 0x00, 0x04, 0, 0, 0, 0]);
-          b.writeUInt32BE(((2 * (i + 1)) & 0x7fffffff) >>> 0, 8);
-          return b;
-        },
-        8_000_000,
-      );
+      return flood(socket, serverPing, 8_000_000);
     case 'pushed-streams':
     case 'syn-flood':
     case 'status-50mb-spdy':
@@ -224,12 +216,19 @@ function tokenPieces(u: Upgrade): void {
   });
 }
 
+/** The server's `i`th SPDY PING (even ids), 12 bytes. */
+export function serverPing(i: number): Buffer {
+  const b = Buffer.from([0x80, 0x03, 0x00, 0x06, 0x00, 0x00, 0x00, 0x04, 0, 0, 0, 0]);
+  b.writeUInt32BE(((2 * (i + 1)) & 0x7fffffff) >>> 0, 8);
+  return b;
+}
+
 function spdy101(protocol: string): string {
   return `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${protocol}\r\n\r\n`;
 }
 
-/** Sends `frames` frames made by `frame`, never reading what comes back. */
-function flood(socket: net.Socket, frame: (i: number) => Buffer, frames: number): void {
+/** Sends `frames` frames made by `frame`, never reading what comes back: our replies pile up in the kernel's buffers, then in the probe's. */
+export function flood(socket: net.Socket, frame: (i: number) => Buffer, frames: number): void {
   socket.pause();
   const batch = 4096;
   let i = 0;

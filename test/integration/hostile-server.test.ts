@@ -80,77 +80,52 @@ describe('a label lookup that fails (issue 57 §7): said, never silent', () => {
 
 describe('a peer that pings and stops reading (issue 57 §2): our replies are bounded, the session cut with PEER_NOT_READING', () => {
   const target = { namespace: 'default', pod: 'p', container: 'main', command: ['cat'], stdin: true, keepalive: 'none' as const };
-  /** Sends `frames` pings (bounded), never reading what comes back. */
-  const flood = (socket: import('node:net').Socket, ping: (i: number) => Buffer, frames: number) => {
-    socket.pause(); // never read: our replies pile up in the kernel's buffers, then in the probe's
-    const batch = 4096;
-    let i = 0;
-    const more = () => {
-      while (i < frames && !socket.destroyed) {
-        const chunk = Buffer.concat(Array.from({ length: Math.min(batch, frames - i) }, (_, k) => ping(i + k)));
-        i += batch;
-        if (!socket.write(chunk)) return void socket.once('drain', more);
-      }
-    };
-    more();
-  };
-
-  it('SPDY: PINGs, never reading the echoes: the exec cannot open, PEER_NOT_READING', async () => {
+  /** A raw server that answers the SPDY upgrade and floods `frames` of `frame`; the exec's open must fail, typed. */
+  const openFailsAgainst = async (frame: (i: number) => Buffer, frames: number) => {
     const { rawServer, spdy101 } = await import('../helpers/raw-server.js');
+    const { flood } = await import('../helpers/hostile-api.js');
     const raw = await rawServer((socket) => {
       socket.write(spdy101('v4.channel.k8s.io'));
-      // Server PINGs: even ids, 12 bytes each; 8 M of them at most (96 MiB), far more than loopback buffers hold.
-      const ping = (i: number) => {
-        const b = Buffer.from([0x80, 0x03, 0x00, 0x06, 0x00, 0x00, 0x00, 0x04, 0, 0, 0, 0]);
-        b.writeUInt32BE(((2 * (i + 1)) & 0x7fffffff) >>> 0, 8);
-        return b;
-      };
-      flood(socket, ping, 8_000_000);
+      flood(socket, frame, frames);
     });
     try {
       const { openExec } = await import('../../src/streaming/index.js');
       // The cut comes while the exec's streams are being set up (no SYN_REPLY ever comes): the open itself fails, typed.
-      const err = await openExec('spdy', { server: raw.url, upgradeTimeoutMs: 3000 }, { ...target }).then(
+      return await openExec('spdy', { server: raw.url, upgradeTimeoutMs: 3000 }, { ...target }).then(
         () => expect.fail('the session opened'),
         (e: unknown) => e as { code?: string; message?: string },
       );
-      expect(err.code).toBe('PEER_NOT_READING');
-      expect(err.message).toMatch(/^the peer kept sending pings and stopped reading: 1,04\d,\d{3} bytes of our replies were waiting unsent/);
     } finally {
       await raw.close();
     }
+  };
+
+  it('SPDY: PINGs, never reading the echoes: the exec cannot open, PEER_NOT_READING', async () => {
+    // Server PINGs, 12 bytes each; 8 M of them at most (96 MiB), far more than loopback buffers hold.
+    const { serverPing } = await import('../helpers/hostile-api.js');
+    const err = await openFailsAgainst(serverPing, 8_000_000);
+    expect(err.code).toBe('PEER_NOT_READING');
+    expect(err.message).toMatch(/^the peer kept sending pings and stopped reading: 1,04\d,\d{3} bytes of our replies were waiting unsent/);
   }, 60_000);
 
   it('SPDY: streams of its own, never reading our refusals: the exec cannot open, PEER_NOT_READING', async () => {
-    const { rawServer, spdy101 } = await import('../helpers/raw-server.js');
     const { HeaderBlockEncoder } = await import('../../src/streaming/spdy/header-block.js');
     const { serializeFrame } = await import('../../src/streaming/spdy/serializer.js');
     const encoder = new HeaderBlockEncoder();
-    const raw = await rawServer((socket) => {
-      socket.write(spdy101('v4.channel.k8s.io'));
-      // Server streams (even ids), each refused with a 16-byte RST_STREAM: 600,000 at most (~27 MiB).
-      const syn = (i: number) =>
-        serializeFrame(
-          { type: 'SYN_STREAM', streamId: 2 * (i + 1), associatedId: 0, priority: 0, slot: 0, flags: 0, headers: { streamtype: ['pushed'] } },
-          encoder,
-        );
-      flood(socket, syn, 600_000);
-    });
-    try {
-      const { openExec } = await import('../../src/streaming/index.js');
-      const err = await openExec('spdy', { server: raw.url, upgradeTimeoutMs: 3000 }, { ...target }).then(
-        () => expect.fail('the session opened'),
-        (e: unknown) => e as { code?: string; message?: string },
+    // Server streams (even ids), each refused with a 16-byte RST_STREAM: 600,000 at most (~27 MiB).
+    const syn = (i: number) =>
+      serializeFrame(
+        { type: 'SYN_STREAM', streamId: 2 * (i + 1), associatedId: 0, priority: 0, slot: 0, flags: 0, headers: { streamtype: ['pushed'] } },
+        encoder,
       );
-      expect(err.code).toBe('PEER_NOT_READING');
-      expect(err.message).toMatch(/^the peer kept sending streams of its own \(each refused\) and stopped reading: 1,04\d,\d{3} bytes of our replies/);
-    } finally {
-      await raw.close();
-    }
+    const err = await openFailsAgainst(syn, 600_000);
+    expect(err.code).toBe('PEER_NOT_READING');
+    expect(err.message).toMatch(/^the peer kept sending streams of its own \(each refused\) and stopped reading: 1,04\d,\d{3} bytes of our replies/);
   }, 60_000);
 
   it('WebSocket: pings, never reading the pongs: the session ends protocol-error, PEER_NOT_READING', async () => {
     const { rawServer, ws101 } = await import('../helpers/raw-server.js');
+    const { flood } = await import('../helpers/hostile-api.js');
     const raw = await rawServer((socket, req) => {
       socket.write(ws101(req, 'v5.channel.k8s.io'));
       socket.write(Buffer.from([0x82, 0x01, 0x01])); // the empty stdout message first
