@@ -10,6 +10,11 @@ import type { Diagnosis, SessionResult } from './types.js';
 const MiB = 1024 * 1024;
 /** One transport's transfer this many times slower than the other's is a finding. */
 export const SLOW_RATIO = 4;
+/**
+ * ...when the slower one took at least this long, s. A rate over less is a few scheduler slices: a 1 MiB transfer
+ * takes ~20 ms on loopback, and one 80 ms pause of a busy probe host makes it "4× slower" with no hop involved.
+ */
+export const RATE_GAP_MIN_SECONDS = 1;
 
 const size = (bytes: number) => (bytes >= MiB && bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`);
 const on = (r: SessionResult) => `${TRANSPORT_WORDS[r.transport]} ${OPERATION_WORDS[r.operation]}`;
@@ -68,7 +73,7 @@ export function transferRateGap(spdy: SessionResult | undefined, ws: SessionResu
   if (!a || !b || a.end !== 'complete' || b.end !== 'complete' || a.mibPerSecond <= 0 || b.mibPerSecond <= 0) return undefined;
   const [slow, fast] = a.mibPerSecond < b.mibPerSecond ? [spdy!, ws!] : [ws!, spdy!];
   const ratio = fast.transfer!.mibPerSecond / slow.transfer!.mibPerSecond;
-  if (ratio < SLOW_RATIO) return undefined;
+  if (ratio < SLOW_RATIO || slow.transfer!.seconds < RATE_GAP_MIN_SECONDS) return undefined;
   return {
     code: 'transfer-slow',
     summary: `${on(slow)} moved ${size(slow.transfer!.bytes)} at ${slow.transfer!.mibPerSecond} MiB/s, ${Math.round(ratio)}× slower than ${TRANSPORT_WORDS[fast.transport]} (${fast.transfer!.mibPerSecond} MiB/s) on the same path.`,

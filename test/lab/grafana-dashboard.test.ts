@@ -107,16 +107,22 @@ describe('its queries against a real Prometheus holding a real run', () => {
     }
     const dashboard = grafanaDashboard({ transfers: true, perNode: true });
     const seen = new Map<string, number>();
-    for (const panel of dashboard.panels!.filter((p): p is Panel => !isRow(p))) {
-      for (const target of (panel.targets ?? []) as Target[]) {
-        const series = await q(target.expr); // throws on PromQL Prometheus rejects
-        seen.set(`${panel.title} ${target.expr}`, series.length);
-        for (const label of [...(target.legendFormat ?? '').matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!))
-          for (const s of series) expect([target.expr, label, s.labels[label] !== undefined]).toEqual([target.expr, label, true]);
+    // Per-node series need a per-node run; alerts need a failing history: the rest all have data. On a loaded machine
+    // the first scrape may hold only part of the push: asked again (up to 20 s) until every panel has its series.
+    let empty: string[] = [];
+    for (let t0 = Date.now(); ; ) {
+      for (const panel of dashboard.panels!.filter((p): p is Panel => !isRow(p))) {
+        for (const target of (panel.targets ?? []) as Target[]) {
+          const series = await q(target.expr); // throws on PromQL Prometheus rejects
+          seen.set(`${panel.title} ${target.expr}`, series.length);
+          for (const label of [...(target.legendFormat ?? '').matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!))
+            for (const s of series) expect([target.expr, label, s.labels[label] !== undefined]).toEqual([target.expr, label, true]);
+        }
       }
+      empty = [...seen].filter(([k, n]) => n === 0 && !/nodes_(probed|failing)|ALERTS/.test(k)).map(([k]) => k);
+      if (!empty.length || Date.now() - t0 > 20_000) break;
+      await new Promise((r) => setTimeout(r, 1000));
     }
-    // Per-node series need a per-node run; alerts need a failing history: the rest all have data.
-    const empty = [...seen].filter(([k, n]) => n === 0 && !/nodes_(probed|failing)|ALERTS/.test(k)).map(([k]) => k);
     expect(empty).toEqual([]);
 
     const now = await q(`min by (operation, transport) (${PROMETHEUS_METRICS.UpgradeSuccess.name}{location="$location",cluster="$cluster"})`);
