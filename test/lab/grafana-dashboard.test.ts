@@ -72,7 +72,7 @@ describe('its queries against a real Prometheus holding a real run', () => {
       transport: string;
       keepalive: string;
       holdSeconds: number;
-      upgrade: { ok: boolean };
+      upgrade: { ok: boolean; handshakeMs: number | null; ownCpu?: { distorted: boolean } };
       transfer?: { mibPerSecond: number };
       hold?: { survived: boolean };
     }[];
@@ -119,7 +119,10 @@ describe('its queries against a real Prometheus holding a real run', () => {
             for (const s of series) expect([target.expr, label, s.labels[label] !== undefined]).toEqual([target.expr, label, true]);
         }
       }
-      empty = [...seen].filter(([k, n]) => n === 0 && !/nodes_(probed|failing)|ALERTS/.test(k)).map(([k]) => k);
+      // A handshake the probe's own CPU distorted is not published (src/metrics/datums.ts): on a loaded machine every
+      // one may be, and then the latency panels are rightly empty - the run's values are none.
+      const published = doc.results.some((r) => r.upgrade.handshakeMs !== null && !r.upgrade.ownCpu?.distorted);
+      empty = [...seen].filter(([k, n]) => n === 0 && !/nodes_(probed|failing)|ALERTS/.test(k) && (published || !/handshake_latency/.test(k))).map(([k]) => k);
       if (!empty.length || Date.now() - t0 > 20_000) break;
       await new Promise((r) => setTimeout(r, 1000));
     }
