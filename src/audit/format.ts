@@ -4,6 +4,7 @@ import { table } from '../text.js';
 import { htmlPage, reportSections } from '../report/html.js';
 import type { AuditReport } from './audit.js';
 import { KUBELET_COUNTER } from './kubelet-metrics.js';
+import { holdToCross } from '../config/device-holds.js';
 
 const KUBELET_STATE_WORDS: Record<AuditReport['kubelets']['nodes'][number]['state'], string> = {
   read: 'yes',
@@ -34,24 +35,27 @@ export function verdictWords(a: AuditReport): string {
   return 'BLOCKED: the audit could not establish readiness.';
 }
 
-/** The hold that crosses the next class of documented timeouts above `longest`. */
-function nextHold(longest: number | null): string | undefined {
-  if (longest === null || longest < 65) return '--hold 0s,65s crosses 60 s (nginx, AWS ALB)';
-  if (longest < 360) return '--hold 0s,65s,6m crosses 350 s (AWS NAT Gateway, NLB, Network Firewall)';
-  if (longest < 3610) return '--hold 61m crosses every idle timeout the audit guidance asks about (at least 3600 s on every hop)';
-  return undefined;
+/** The shortest documented timeout not measured (the first of `devices`, shortest first), and a hold that crosses it. */
+function nextHold(devices: AuditReport['idleNotMeasured']['devices']): string | undefined {
+  const next = devices[0];
+  if (!next) return undefined;
+  const products = [...new Set(devices.filter((d) => d.seconds === next.seconds).map((d) => shortProduct(d.product)))].join(', ');
+  return `--hold ${holdToCross(next.seconds)}s crosses ${next.seconds} s (${products})`;
 }
+
+/** A device's name without its parenthesised detail. */
+const shortProduct = (product: string) => product.replace(/ \(.*\)$/, '');
 
 /** The idle timeouts not measured, grouped by their seconds, and the hold that would see the next of them. */
 export function notMeasuredWords(a: AuditReport): string | undefined {
   const { devices, longestHoldSeconds } = a.idleNotMeasured;
   if (!devices.length) return undefined;
   const bySeconds = new Map<number, string[]>();
-  for (const d of devices) bySeconds.set(d.seconds, [...(bySeconds.get(d.seconds) ?? []), d.product.replace(/ \(.*\)$/, '')]);
+  for (const d of devices) bySeconds.set(d.seconds, [...(bySeconds.get(d.seconds) ?? []), shortProduct(d.product)]);
   const groups = [...bySeconds].map(([sec, products]) => `${sec} s (${[...new Set(products)].join(', ')})`).join('; ');
   const above =
     longestHoldSeconds === null ? ' (no A/B)' : longestHoldSeconds === 0 ? ' (every hold was 0 s)' : ` above ${longestHoldSeconds} s, the longest hold`;
-  const hint = nextHold(longestHoldSeconds);
+  const hint = nextHold(devices);
   return `Not measured: idle timeouts${above}. Documented ones a path may have: ${groups}.${hint ? ` To see them, hold past them: ${hint}.` : ''}`;
 }
 

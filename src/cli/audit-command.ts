@@ -12,9 +12,10 @@ import { exitCodeForSignal, type CommandIO } from './io.js';
 import { PLAN_FLAGS, integer, parse, planFromFlags, targetFlags } from './args.js';
 import { DEFAULT_MATRIX, READ_KEEPALIVES } from '../vocabulary.js';
 import { emit, outputFormat } from './output.js';
+import { holdToCross } from '../config/device-holds.js';
 
 /** The audit's holds when --hold is not given: 0 s, and past nginx's and AWS ALB's 60 s idle timeout. */
-export const AUDIT_HOLDS_SECONDS: readonly number[] = [0, 65];
+export const AUDIT_HOLDS_SECONDS: readonly number[] = [0, holdToCross(60)];
 
 export const AUDIT_HELP = `Usage: kube-stream-probe audit [flags]
 

@@ -6,6 +6,7 @@
  * cluster.
  */
 import { Checker } from '../config/checker.js';
+import { DIAGNOSES, type DiagnosisCode } from '../probe/diagnosis-codes.js';
 
 export const LOCATION_PAGE_SOURCE = 'kube-stream-probe';
 export const LOCATION_PAGE_DETAIL_TYPE = 'Location page state change';
@@ -26,7 +27,7 @@ export interface LocationPage {
   readonly message: string;
   readonly run?: string;
   /** The code of the diagnosis the page names (DIAGNOSES), as a field: the aggregator never reads it out of the subject. */
-  readonly diagnosis?: string;
+  readonly diagnosis?: DiagnosisCode;
 }
 
 /** An EventBridge event carrying a LocationPage (the fields the aggregator reads), checked. */
@@ -40,8 +41,9 @@ export function parseLocationPage(raw: unknown): LocationPage {
   if (d.state !== 'ALARM' && d.state !== 'OK') c.fail('event.detail.state', 'must be ALARM or OK');
   if (Number.isNaN(Date.parse(d.since as string))) c.fail('event.detail.since', 'must be an ISO 8601 time');
   if (d.run !== undefined && typeof d.run !== 'string') c.fail('event.detail.run', 'must be a string');
-  if (d.diagnosis !== undefined && !(typeof d.diagnosis === 'string' && /^[a-z0-9-]{1,64}$/.test(d.diagnosis)))
-    c.fail('event.detail.diagnosis', 'must be a diagnosis code (lowercase letters, digits and hyphens)');
+  // The notifier forwards only a code of the catalogue (notify.ts): the aggregator takes no other.
+  if (d.diagnosis !== undefined && !(typeof d.diagnosis === 'string' && Object.hasOwn(DIAGNOSES, d.diagnosis)))
+    c.fail('event.detail.diagnosis', 'must be a diagnosis code (docs/diagnoses.md)');
   return d as unknown as LocationPage;
 }
 

@@ -16,6 +16,7 @@ import { quietOperation } from './shared-process.js';
 import { HOLD_SHAPE_PERIOD_SECONDS, type Transport } from '../vocabulary.js';
 import { kubectlPingPeriodMs } from '../streaming/keepalive.js';
 import type { IdleBracket, LifetimeCheck, SessionResult, SessionSpec } from './types.js';
+import { heldAlike } from './types.js';
 
 export type { LifetimeCheck } from './types.js';
 
@@ -45,15 +46,7 @@ export function cutDespitePings(r: SessionResult, twin: SessionResult): boolean 
 export function lifetimeQuestion(results: readonly SessionResult[]): { readonly cutSeconds: number; readonly transport: Transport } | undefined {
   for (const r of results) {
     if (r.keepalive !== 'kubectl' || r.holdShape || r.transferBytes) continue;
-    const twin = results.find(
-      (x) =>
-        x.keepalive === 'none' &&
-        x.operation === r.operation &&
-        x.transport === r.transport &&
-        x.holdSeconds === r.holdSeconds &&
-        !x.holdShape &&
-        !x.transferBytes,
-    );
+    const twin = results.find((x) => x.keepalive === 'none' && heldAlike(x, r));
     if (twin && cutDespitePings(r, twin)) return { cutSeconds: tenth((hopCut(r)! + hopCut(twin)!) / 2), transport: r.transport };
   }
   return undefined;

@@ -19,6 +19,7 @@ import { kubectlOnCut } from './kubectl-on-cut.js';
 import { transferDiagnosis } from './transfer-diagnosis.js';
 import { oneDirectionCut } from './shape-diagnosis.js';
 import type { Diagnosis, IdleBracket, LifetimeCheck, SessionResult } from './types.js';
+import { heldAlike } from './types.js';
 
 const UPGRADE_LINE: Readonly<Record<Transport, string>> = {
   websocket: 'GET with `Connection: Upgrade` and `Upgrade: websocket`',
@@ -112,10 +113,7 @@ export function noPingTwin(r: SessionResult, peers: readonly SessionResult[] = [
       (x) =>
         x !== r &&
         x.keepalive === keepalive &&
-        x.operation === r.operation &&
-        x.transport === r.transport &&
-        x.holdSeconds === r.holdSeconds &&
-        x.holdShape === r.holdShape &&
+        heldAlike(x, r) &&
         x.upgrade.ok &&
         x.hold.survived === false &&
         // Cut by the hop (it measured its timer), or its flow forgotten (a black hole has no disconnect time).
@@ -186,16 +184,7 @@ function holdCut(r: SessionResult, peers: readonly SessionResult[], lifetime?: L
  * not), or there is none (then only the arithmetic of ping period against the timeout, said as such).
  */
 function whatPingsDid(r: SessionResult, peers: readonly SessionResult[], idle: number, pingSeconds: number): string {
-  const withPings = peers.find(
-    (x) =>
-      x !== r &&
-      x.keepalive === 'kubectl' &&
-      x.operation === r.operation &&
-      x.transport === r.transport &&
-      x.holdSeconds === r.holdSeconds &&
-      x.holdShape === r.holdShape &&
-      x.upgrade.ok,
-  );
+  const withPings = peers.find((x) => x !== r && x.keepalive === 'kubectl' && heldAlike(x, r) && x.upgrade.ok);
   if (withPings?.hold.survived === true) return `kubectl's pings (every ${pingSeconds} s on this session) kept its session open through the same hold.`;
   if (withPings?.hold.survived === false && withPings.hold.disconnectSeconds !== null) {
     return idle < pingSeconds

@@ -61,6 +61,11 @@ export function rowKey(s: Omit<SessionSpec, 'transport'>): string {
   return `${s.operation}|${s.keepalive}|${s.holdSeconds}|${s.holdShape ?? 'silent'}|${s.transferBytes ?? 0}|${s.transferShape ?? 'echo'}`;
 }
 
+/** The same session but for its keepalive: one operation, transport, hold, hold shape and transfer (a twin held otherwise). */
+export function heldAlike(a: SessionSpec, b: SessionSpec): boolean {
+  return a.transport === b.transport && rowKey({ ...a, keepalive: 'none' }) === rowKey({ ...b, keepalive: 'none' });
+}
+
 export interface UpgradeOutcome {
   readonly ok: boolean;
   /** HTTP status of the answer (101 on success); null when none came. */
