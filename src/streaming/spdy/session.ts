@@ -260,6 +260,9 @@ export class SpdySession extends EventEmitter implements StreamOwner {
         // A client reads only the streams it opened: kubectl's exec and port-forward open every stream themselves, so
         // one the server pushes would be buffered for no reader, and would count against the client's own stream
         // budget (issue 57 §1, §7: 200 pushed streams held 3 GiB; 10,000 used up the 256 streams of ours). Refused.
+        // Not what kubectl does: client-go's client connection accepts them (apimachinery httpstream/spdy
+        // connection.go: NewClientConnection's NoOpNewStreamHandler, then SendReply), and an unread one's data blocks
+        // spdystream's frame loop, so kubectl would stall where the probe goes on; such a server is hostile, not a hop.
         if (this.role === 'client') {
           this.peerStreamsRefused++;
           if (!this.messages) corkForTick(this.transport);
